@@ -1,0 +1,325 @@
+//! Turning a [`Kernel`] into a ready pipeline on a live device, and launching it.
+//!
+//! The chosen variant is checked against the device's limits (wgpu does not check a workgroup size
+//! that comes from an override, nor workgroup memory) and built inside error scopes; any failure
+//! falls back to the baseline with a logged reason. All variants share one explicit pipeline layout
+//! derived from the baseline's bindings, so bind groups the user built for the baseline fit every
+//! variant (an automatic layout would drop bindings a variant does not use).
+//!
+//! Invariant: [`Kernel::load`] returns `Err` only when the *baseline* cannot be built.
+
+use crate::adapter::AdapterIdentity;
+use crate::interface::BindingKind;
+use crate::kernel::{Kernel, MatchKind};
+use crate::program::{DispatchError, Program};
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll};
+
+/// Why a kernel could not be loaded at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The baseline itself failed to build on this device.
+    #[error("kernel {kernel}: the baseline pipeline failed to build: {message}")]
+    Baseline {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// wgpu's message.
+        message: String,
+    },
+}
+
+/// A kernel with its selected program built into a pipeline.
+#[derive(Debug)]
+pub struct LoadedKernel {
+    kernel: &'static Kernel,
+    program: &'static Program,
+    label: &'static str,
+    matched: MatchKind,
+    reason: String,
+    pipeline: wgpu::ComputePipeline,
+    layouts: Vec<wgpu::BindGroupLayout>,
+    max_workgroups_per_dimension: u32,
+}
+
+impl Kernel {
+    /// Selects the variant for the adapter described by `info` and builds its pipeline on `device`.
+    ///
+    /// Falls back to the baseline (and logs why) if the variant exceeds the device's limits or fails
+    /// to build.
+    pub fn load(
+        &'static self,
+        device: &wgpu::Device,
+        info: &wgpu::AdapterInfo,
+    ) -> Result<LoadedKernel, LoadError> {
+        for note in self.build_notes {
+            log::warn!("kernel {}: {note}", self.name);
+        }
+        let identity = AdapterIdentity::from(info);
+        let selection = self.select(&identity);
+        let limits = device.limits();
+        let layouts = self.bind_group_layouts(device);
+        let layout_refs: Vec<Option<&wgpu::BindGroupLayout>> = layouts.iter().map(Some).collect();
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(self.name),
+            bind_group_layouts: &layout_refs,
+            immediate_size: 0,
+        });
+        let loaded = |program: &'static Program, pipeline, label, matched, reason| LoadedKernel {
+            kernel: self,
+            program,
+            label,
+            matched,
+            reason,
+            pipeline,
+            layouts: layouts.clone(),
+            max_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+        };
+
+        if let Some(variant) = selection.variant {
+            let program = variant
+                .program
+                .as_ref()
+                .expect("selection only returns variants with a program");
+            let attempt = check_limits(program, &limits)
+                .and_then(|()| build_pipeline(device, &pipeline_layout, program, self.name));
+            match attempt {
+                Ok(pipeline) => {
+                    log::info!(
+                        "kernel {}: variant={} match={}: {}",
+                        self.name,
+                        variant.id,
+                        selection.matched,
+                        selection.reason
+                    );
+                    return Ok(loaded(
+                        program,
+                        pipeline,
+                        variant.id,
+                        selection.matched,
+                        selection.reason,
+                    ));
+                }
+                Err(message) => {
+                    let reason = format!(
+                        "variant {} (from {}) rejected on this device, using the baseline: {message}",
+                        variant.id, variant.file
+                    );
+                    log::warn!("kernel {}: {reason}", self.name);
+                    let pipeline = build_pipeline(device, &pipeline_layout, &self.baseline, self.name)
+                        .map_err(|message| LoadError::Baseline {
+                            kernel: self.name,
+                            message,
+                        })?;
+                    return Ok(loaded(&self.baseline, pipeline, "baseline", MatchKind::None, reason));
+                }
+            }
+        }
+        log::info!(
+            "kernel {}: variant=baseline match={}: {}",
+            self.name,
+            selection.matched,
+            selection.reason
+        );
+        let pipeline = build_pipeline(device, &pipeline_layout, &self.baseline, self.name).map_err(
+            |message| LoadError::Baseline {
+                kernel: self.name,
+                message,
+            },
+        )?;
+        Ok(loaded(
+            &self.baseline,
+            pipeline,
+            "baseline",
+            selection.matched,
+            selection.reason,
+        ))
+    }
+
+    /// One bind group layout per group index up to the highest used (empty for gaps).
+    pub fn bind_group_layouts(&self, device: &wgpu::Device) -> Vec<wgpu::BindGroupLayout> {
+        let groups = self.bindings.iter().map(|b| b.group + 1).max().unwrap_or(0);
+        (0..groups)
+            .map(|group| {
+                let entries: Vec<wgpu::BindGroupLayoutEntry> = self
+                    .bindings
+                    .iter()
+                    .filter(|b| b.group == group)
+                    .map(|b| wgpu::BindGroupLayoutEntry {
+                        binding: b.binding,
+                        visibility: wgpu::ShaderStages::COMPUTE,
+                        ty: wgpu::BindingType::Buffer {
+                            ty: match b.kind {
+                                BindingKind::Uniform => wgpu::BufferBindingType::Uniform,
+                                BindingKind::StorageRead => {
+                                    wgpu::BufferBindingType::Storage { read_only: true }
+                                }
+                                BindingKind::StorageReadWrite => {
+                                    wgpu::BufferBindingType::Storage { read_only: false }
+                                }
+                            },
+                            has_dynamic_offset: false,
+                            min_binding_size: None,
+                        },
+                        count: None,
+                    })
+                    .collect();
+                device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some(self.name),
+                    entries: &entries,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Checks what wgpu does not: override-driven workgroup sizes and workgroup memory.
+fn check_limits(program: &Program, limits: &wgpu::Limits) -> Result<(), String> {
+    let [x, y, z] = program.workgroup_size;
+    let max = [
+        limits.max_compute_workgroup_size_x,
+        limits.max_compute_workgroup_size_y,
+        limits.max_compute_workgroup_size_z,
+    ];
+    if x > max[0] || y > max[1] || z > max[2] || x == 0 || y == 0 || z == 0 {
+        return Err(format!(
+            "workgroup size {x}x{y}x{z} is outside the device's per-dimension limits {}x{}x{}",
+            max[0], max[1], max[2]
+        ));
+    }
+    if program.invocations_per_workgroup() > u64::from(limits.max_compute_invocations_per_workgroup) {
+        return Err(format!(
+            "workgroup size {x}x{y}x{z} exceeds {} invocations per workgroup",
+            limits.max_compute_invocations_per_workgroup
+        ));
+    }
+    if program.workgroup_storage_bytes > limits.max_compute_workgroup_storage_size {
+        return Err(format!(
+            "{} bytes of workgroup memory exceed the device's {}",
+            program.workgroup_storage_bytes, limits.max_compute_workgroup_storage_size
+        ));
+    }
+    Ok(())
+}
+
+/// Builds `program` under validation, out-of-memory and internal error scopes.
+pub(crate) fn build_pipeline(
+    device: &wgpu::Device,
+    layout: &wgpu::PipelineLayout,
+    program: &Program,
+    label: &str,
+) -> Result<wgpu::ComputePipeline, String> {
+    let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
+    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(program.wgsl.clone()),
+    });
+    let constants = program.constants_pairs();
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: Some(layout),
+        module: &module,
+        entry_point: Some(&program.entry),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &constants,
+            zero_initialize_workgroup_memory: true,
+        },
+        cache: None,
+    });
+    let errors = [
+        block_on(device, validation.pop()),
+        block_on(device, oom.pop()),
+        block_on(device, internal.pop()),
+    ];
+    match errors.into_iter().flatten().next() {
+        None => Ok(pipeline),
+        Some(error) => Err(first_lines(&error.to_string(), 6)),
+    }
+}
+
+fn first_lines(text: &str, n: usize) -> String {
+    text.lines().take(n).collect::<Vec<_>>().join(" | ")
+}
+
+/// Drives a wgpu future to completion. Native error-scope futures are ready at once; the loop
+/// only matters for backends that resolve them asynchronously.
+fn block_on<F: Future>(device: &wgpu::Device, future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        let _ = device.poll(wgpu::PollType::Poll);
+        std::thread::yield_now();
+    }
+}
+
+impl LoadedKernel {
+    /// The kernel this was loaded from.
+    pub fn kernel(&self) -> &'static Kernel {
+        self.kernel
+    }
+
+    /// `baseline` or the variant id.
+    pub fn variant(&self) -> &'static str {
+        self.label
+    }
+
+    /// How the chosen entry relates to this adapter.
+    pub fn matched(&self) -> MatchKind {
+        self.matched
+    }
+
+    /// Why this program was chosen.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// The program that runs.
+    pub fn program(&self) -> &'static Program {
+        self.program
+    }
+
+    /// The compute pipeline.
+    pub fn pipeline(&self) -> &wgpu::ComputePipeline {
+        &self.pipeline
+    }
+
+    /// The layout for bind group `group` (build your bind groups with it).
+    ///
+    /// # Panics
+    /// If the kernel has no bindings in a group with that index or a higher one.
+    pub fn bind_group_layout(&self, group: u32) -> &wgpu::BindGroupLayout {
+        &self.layouts[group as usize]
+    }
+
+    /// Workgroup counts for the selected program at the given named sizes.
+    pub fn workgroups(&self, sizes: &[(&str, u64)]) -> Result<[u32; 3], DispatchError> {
+        self.program.dispatch.workgroups(
+            self.program.workgroup_size,
+            |name| sizes.iter().find(|(n, _)| *n == name).map(|(_, v)| *v),
+            self.max_workgroups_per_dimension,
+        )
+    }
+
+    /// Sets the pipeline and bind groups (group `i` = `bind_groups[i]`) and dispatches the workgroup
+    /// counts the selected program needs for `sizes`. Returns the counts.
+    pub fn dispatch(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        bind_groups: &[&wgpu::BindGroup],
+        sizes: &[(&str, u64)],
+    ) -> Result<[u32; 3], DispatchError> {
+        let counts = self.workgroups(sizes)?;
+        pass.set_pipeline(&self.pipeline);
+        for (i, group) in bind_groups.iter().enumerate() {
+            pass.set_bind_group(i as u32, Some(*group), &[]);
+        }
+        pass.dispatch_workgroups(counts[0], counts[1], counts[2]);
+        Ok(counts)
+    }
+}

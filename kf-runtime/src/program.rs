@@ -1,0 +1,228 @@
+//! A runnable kernel program (WGSL + entry point + override constants + launch rule) and the
+//! dispatch rule that turns named sizes into workgroup counts.
+//!
+//! The same types are embedded in a user's binary (borrowed `'static` data built by the macro) and
+//! stored in cache files (owned data read by serde), so everything is `Cow<'static, _>`.
+//!
+//! Invariant: a variant's dispatch rule is evaluated with the variant's workgroup size, never the
+//! baseline's; that is what lets a variant change its workgroup size safely.
+
+use crate::expr::{ExprError, SizeExpr};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::fmt;
+
+/// How the three dispatch expressions are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DispatchMode {
+    /// The expressions count logical invocations; workgroups = ceil(invocations / workgroup size).
+    Grid,
+    /// The expressions count workgroups directly (e.g. one workgroup per row), whatever their size.
+    Workgroups,
+}
+
+/// The launch rule of a program: a mode and one size expression per dimension.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Dispatch {
+    /// How `size` is read.
+    pub mode: DispatchMode,
+    /// Invocations or workgroups in x, y, z.
+    pub size: [SizeExpr; 3],
+}
+
+/// Why workgroup counts could not be computed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DispatchError {
+    /// A dispatch expression could not be evaluated.
+    #[error(transparent)]
+    Expr(#[from] ExprError),
+    /// The count does not fit the dispatch call.
+    #[error("dispatch needs {count} workgroups in dimension {dim}, more than {max}")]
+    TooManyWorkgroups {
+        /// 0 for x, 1 for y, 2 for z.
+        dim: usize,
+        /// The count needed.
+        count: u64,
+        /// The largest count allowed.
+        max: u64,
+    },
+}
+
+impl Dispatch {
+    /// Workgroup counts for `workgroup_size`, with sizes looked up by `lookup`.
+    pub fn workgroups(
+        &self,
+        workgroup_size: [u32; 3],
+        lookup: impl Fn(&str) -> Option<u64>,
+        max_per_dimension: u32,
+    ) -> Result<[u32; 3], DispatchError> {
+        let mut counts = [0u32; 3];
+        for dim in 0..3 {
+            let value = self.size[dim].eval(&lookup)?;
+            let count = match self.mode {
+                DispatchMode::Grid => value.div_ceil(u64::from(workgroup_size[dim].max(1))),
+                DispatchMode::Workgroups => value,
+            };
+            if count > u64::from(max_per_dimension) {
+                return Err(DispatchError::TooManyWorkgroups {
+                    dim,
+                    count,
+                    max: u64::from(max_per_dimension),
+                });
+            }
+            counts[dim] = count as u32;
+        }
+        Ok(counts)
+    }
+
+    /// Total logical invocations this rule launches with `workgroup_size` (for reports).
+    pub fn invocations(
+        &self,
+        workgroup_size: [u32; 3],
+        lookup: impl Fn(&str) -> Option<u64>,
+    ) -> Result<u64, DispatchError> {
+        let counts = self.workgroups(workgroup_size, lookup, u32::MAX)?;
+        Ok((0..3)
+            .map(|d| u64::from(counts[d]) * u64::from(workgroup_size[d]))
+            .product())
+    }
+}
+
+impl fmt::Display for Dispatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mode = match self.mode {
+            DispatchMode::Grid => "grid",
+            DispatchMode::Workgroups => "workgroups",
+        };
+        write!(
+            f,
+            "{mode}({}, {}, {})",
+            self.size[0], self.size[1], self.size[2]
+        )
+    }
+}
+
+/// A pipeline-overridable constant's value, by name.
+pub type Constant = (Cow<'static, str>, f64);
+
+/// Everything needed to build a compute pipeline and launch it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Program {
+    /// WGSL source.
+    pub wgsl: Cow<'static, str>,
+    /// Entry point name.
+    pub entry: Cow<'static, str>,
+    /// Values for `override` declarations, passed as pipeline constants.
+    #[serde(with = "constants_map", default)]
+    pub constants: Cow<'static, [Constant]>,
+    /// The workgroup size after the constants are applied.
+    pub workgroup_size: [u32; 3],
+    /// Bytes of `var<workgroup>` memory after the constants are applied (0 when unknown).
+    #[serde(default)]
+    pub workgroup_storage_bytes: u32,
+    /// The launch rule.
+    pub dispatch: Dispatch,
+}
+
+impl Program {
+    /// Invocations per workgroup.
+    pub fn invocations_per_workgroup(&self) -> u64 {
+        self.workgroup_size.iter().map(|&d| u64::from(d)).product()
+    }
+
+    /// Constants as `(&str, f64)` pairs, in declaration order.
+    pub fn constants_pairs(&self) -> Vec<(&str, f64)> {
+        self.constants.iter().map(|(k, v)| (k.as_ref(), *v)).collect()
+    }
+}
+
+mod constants_map {
+    //! Constants serialize as a JSON object (`{"WG": 256}`) so committed cache files read well.
+    use super::Constant;
+    use serde::ser::SerializeMap;
+    use serde::{Deserializer, Serializer};
+    use std::borrow::Cow;
+
+    pub fn serialize<S: Serializer>(value: &Cow<'static, [Constant]>, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(value.len()))?;
+        for (k, v) in value.iter() {
+            map.serialize_entry(k.as_ref(), v)?;
+        }
+        map.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Cow<'static, [Constant]>, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Vec<Constant>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map from override name to number")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, f64>()? {
+                    out.push((Cow::Owned(k), v));
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Visitor).map(Cow::Owned)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid(x: &str) -> Dispatch {
+        Dispatch {
+            mode: DispatchMode::Grid,
+            size: [SizeExpr::parse(x).unwrap(), SizeExpr::lit(1), SizeExpr::lit(1)],
+        }
+    }
+
+    #[test]
+    fn grid_rounds_up_per_workgroup_size() {
+        let d = grid("n");
+        let lookup = |n: &str| (n == "n").then_some(1000);
+        assert_eq!(d.workgroups([64, 1, 1], lookup, 65535), Ok([16, 1, 1]));
+        assert_eq!(d.workgroups([256, 1, 1], lookup, 65535), Ok([4, 1, 1]));
+        assert_eq!(d.invocations([256, 1, 1], lookup), Ok(1024));
+        assert!(matches!(
+            d.workgroups([1, 1, 1], lookup, 999),
+            Err(DispatchError::TooManyWorkgroups { dim: 0, count: 1000, .. })
+        ));
+    }
+
+    #[test]
+    fn workgroups_mode_ignores_workgroup_size() {
+        let d = Dispatch {
+            mode: DispatchMode::Workgroups,
+            size: [SizeExpr::size("rows"), SizeExpr::lit(1), SizeExpr::lit(1)],
+        };
+        assert_eq!(
+            d.workgroups([256, 1, 1], |n| (n == "rows").then_some(7), 65535),
+            Ok([7, 1, 1])
+        );
+        assert_eq!(d.to_string(), "workgroups(rows, 1, 1)");
+    }
+
+    #[test]
+    fn program_serializes_constants_as_a_map() {
+        let p = Program {
+            wgsl: "x".into(),
+            entry: "main".into(),
+            constants: vec![(Cow::Borrowed("WG"), 256.0)].into(),
+            workgroup_size: [256, 1, 1],
+            workgroup_storage_bytes: 0,
+            dispatch: grid("n"),
+        };
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["constants"], serde_json::json!({"WG": 256.0}));
+        assert_eq!(json["dispatch"], serde_json::json!({"mode": "grid", "size": ["n", "1", "1"]}));
+        let back: Program = serde_json::from_value(json).unwrap();
+        assert_eq!(back, p);
+    }
+}

@@ -1,0 +1,866 @@
+//! WGSL reflection with naga, and resolution of a [`Spec`] against it.
+//!
+//! Reflection turns WGSL into an [`Interface`] (entry point, workgroup size, bindings with their
+//! layouts, overrides). Resolution checks the user's spec against that interface and fills in what
+//! the user left out, producing a [`ResolvedKernel`]: everything the harness needs to create and
+//! fill buffers, launch the baseline and compare outputs, as plain data.
+//!
+//! The macro runs this at compile time (errors become spanned compile errors); `cargo
+//! kernelfoundry` runs the same code on the same attribute, so what compiles is what gets tuned.
+//!
+//! Invariant: reflection never panics on user input; every problem is a [`ReflectError`] or a
+//! [`SpecError`] that names the offending spec location.
+
+use crate::expr::SizeExpr;
+use crate::hash::content_hash;
+use crate::interface::{
+    ArrayLayout, BindingInterface, BindingKind, BufferLayout, Field, Interface, OverrideInterface,
+    Scalar,
+};
+use crate::program::{Dispatch, DispatchMode, Program};
+use crate::spec::{BindingRef, Init, Loc, Role, Shape, Spec, Value};
+use naga::common::wgsl::TypeContext;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+/// Why WGSL could not be reflected. The variants follow the fitness ladder: parse (0),
+/// validation (1), interface (3).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReflectError {
+    /// The text is not WGSL.
+    #[error("{rendered}")]
+    Parse {
+        /// naga's message.
+        message: String,
+        /// naga's rendered diagnostic (file, line, caret).
+        rendered: String,
+        /// 1-based line, when known.
+        line: Option<u32>,
+    },
+    /// The WGSL parses but is not valid.
+    #[error("{rendered}")]
+    Validation {
+        /// naga's message.
+        message: String,
+        /// naga's rendered diagnostic (file, line, caret).
+        rendered: String,
+        /// 1-based line, when known.
+        line: Option<u32>,
+    },
+    /// No suitable compute entry point.
+    #[error("{0}")]
+    Entry(String),
+    /// The module uses something reflection cannot describe (e.g. a texture binding).
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// A reflected WGSL module.
+pub struct Reflected {
+    /// naga's IR.
+    pub module: naga::Module,
+    /// naga's validation results.
+    pub info: naga::valid::ModuleInfo,
+    /// The interface of the chosen entry point.
+    pub interface: Interface,
+}
+
+/// Parses, validates and reflects `wgsl`. `path` is only used in diagnostics.
+pub fn reflect(wgsl: &str, entry: Option<&str>, path: &str) -> Result<Reflected, ReflectError> {
+    let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| ReflectError::Parse {
+        message: e.message().to_owned(),
+        rendered: e.emit_to_string_with_path(wgsl, path),
+        line: e.location(wgsl).map(|l| l.line_number),
+    })?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .map_err(|e| ReflectError::Validation {
+        message: e.as_inner().to_string(),
+        rendered: e.emit_to_string_with_path(wgsl, path),
+        line: e.location(wgsl).map(|l| l.line_number),
+    })?;
+    let interface = interface_of(&module, wgsl, entry)?;
+    Ok(Reflected {
+        module,
+        info,
+        interface,
+    })
+}
+
+fn interface_of(module: &naga::Module, wgsl: &str, entry: Option<&str>) -> Result<Interface, ReflectError> {
+    let computes: Vec<&naga::EntryPoint> = module
+        .entry_points
+        .iter()
+        .filter(|e| e.stage == naga::ShaderStage::Compute)
+        .collect();
+    let names = || {
+        computes
+            .iter()
+            .map(|e| format!("`{}`", e.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let ep = match entry {
+        Some(name) => *computes.iter().find(|e| e.name == name).ok_or_else(|| {
+            ReflectError::Entry(if computes.is_empty() {
+                format!("entry point `{name}` not found: the module has no `@compute` entry point")
+            } else {
+                format!("entry point `{name}` not found; the module's compute entry points are {}", names())
+            })
+        })?,
+        None => match computes.as_slice() {
+            [one] => *one,
+            [] => return Err(ReflectError::Entry("the module has no `@compute` entry point".into())),
+            _ => {
+                return Err(ReflectError::Entry(format!(
+                    "the module has several compute entry points ({}); choose one with `entry = \"..\"`",
+                    names()
+                )));
+            }
+        },
+    };
+
+    let mut layouter = naga::proc::Layouter::default();
+    layouter
+        .update(module.to_ctx())
+        .map_err(|e| ReflectError::Unsupported(format!("cannot lay out types: {e}")))?;
+
+    let overrides: Vec<OverrideInterface> = module
+        .overrides
+        .iter()
+        .map(|(_, o)| OverrideInterface {
+            name: o.name.clone().unwrap_or_default(),
+            id: o.id,
+            ty: module.to_ctx().type_to_string(o.ty),
+            default: o.init.and_then(|e| literal_value(module, e)),
+        })
+        .collect();
+
+    let mut workgroup_size = ep.workgroup_size;
+    let mut workgroup_size_overrides: [Option<String>; 3] = [None, None, None];
+    if let Some(exprs) = &ep.workgroup_size_overrides {
+        for (dim, expr) in exprs.iter().enumerate() {
+            let Some(expr) = expr else { continue };
+            match &module.global_expressions[*expr] {
+                naga::Expression::Override(h) => {
+                    let o = &module.overrides[*h];
+                    let name = o.name.clone().unwrap_or_default();
+                    let default = o.init.and_then(|e| literal_value(module, e));
+                    workgroup_size[dim] = match default {
+                        Some(v) if v >= 1.0 => v as u32,
+                        _ => {
+                            return Err(ReflectError::Unsupported(format!(
+                                "the workgroup size uses override `{name}`, which needs a literal default (e.g. `override {name}: u32 = 64;`)"
+                            )));
+                        }
+                    };
+                    workgroup_size_overrides[dim] = Some(name);
+                }
+                other => match literal_expr(other) {
+                    Some(v) => workgroup_size[dim] = v as u32,
+                    None => {
+                        return Err(ReflectError::Unsupported(
+                            "the workgroup size is an override expression; use a literal or a single override (`@workgroup_size(WG)`)".into(),
+                        ));
+                    }
+                },
+            }
+        }
+    }
+
+    let mut bindings = Vec::new();
+    let mut workgroup_bytes: Option<u32> = Some(0);
+    for (_, var) in module.global_variables.iter() {
+        match var.space {
+            naga::AddressSpace::WorkGroup => {
+                let size = match &module.types[var.ty].inner {
+                    naga::TypeInner::Array {
+                        size: naga::ArraySize::Pending(_),
+                        ..
+                    } => None,
+                    _ => Some(layouter[var.ty].size),
+                };
+                workgroup_bytes = workgroup_bytes.zip(size).map(|(a, b)| a + b);
+            }
+            naga::AddressSpace::Uniform | naga::AddressSpace::Storage { .. } => {
+                let Some(binding) = &var.binding else { continue };
+                let kind = match var.space {
+                    naga::AddressSpace::Uniform => BindingKind::Uniform,
+                    naga::AddressSpace::Storage { access }
+                        if access.contains(naga::StorageAccess::STORE) =>
+                    {
+                        BindingKind::StorageReadWrite
+                    }
+                    _ => BindingKind::StorageRead,
+                };
+                let name = var.name.clone().unwrap_or_default();
+                let layout = buffer_layout(module, &layouter, var.ty).map_err(|why| {
+                    ReflectError::Unsupported(format!("binding `{name}`: {why}"))
+                })?;
+                bindings.push(BindingInterface {
+                    group: binding.group,
+                    binding: binding.binding,
+                    name,
+                    kind,
+                    ty: module.to_ctx().type_to_string(var.ty),
+                    layout,
+                });
+            }
+            naga::AddressSpace::Handle => {
+                if var.binding.is_some() {
+                    return Err(ReflectError::Unsupported(format!(
+                        "binding `{}` is a texture or sampler; KernelFoundry tunes kernels over buffers only",
+                        var.name.clone().unwrap_or_default()
+                    )));
+                }
+            }
+            _ => {}
+        }
+    }
+    bindings.sort_by_key(|b| (b.group, b.binding));
+
+    Ok(Interface {
+        entry: ep.name.clone(),
+        workgroup_size,
+        workgroup_size_overrides,
+        bindings,
+        overrides,
+        workgroup_storage_bytes: workgroup_bytes,
+        enables: enables(wgsl),
+    })
+}
+
+/// `enable` directives, read from the text (naga does not keep them in the IR).
+fn enables(wgsl: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in wgsl.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("enable ") {
+            for ext in rest.trim_end_matches(';').split(',') {
+                let ext = ext.trim();
+                if !ext.is_empty() {
+                    out.push(ext.to_owned());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn literal_expr(expr: &naga::Expression) -> Option<f64> {
+    match expr {
+        naga::Expression::Literal(lit) => Some(match *lit {
+            naga::Literal::F64(v) => v,
+            naga::Literal::F32(v) => f64::from(v),
+            naga::Literal::F16(v) => f64::from(f32::from(v)),
+            naga::Literal::U32(v) => f64::from(v),
+            naga::Literal::I32(v) => f64::from(v),
+            naga::Literal::U16(v) => f64::from(v),
+            naga::Literal::I16(v) => f64::from(v),
+            naga::Literal::U64(v) => v as f64,
+            naga::Literal::I64(v) => v as f64,
+            naga::Literal::Bool(v) => f64::from(u8::from(v)),
+            naga::Literal::AbstractInt(v) => v as f64,
+            naga::Literal::AbstractFloat(v) => v,
+        }),
+        _ => None,
+    }
+}
+
+fn literal_value(module: &naga::Module, expr: naga::Handle<naga::Expression>) -> Option<f64> {
+    match &module.global_expressions[expr] {
+        naga::Expression::Constant(c) => literal_value(module, module.constants[*c].init),
+        other => literal_expr(other),
+    }
+}
+
+fn scalar_of(s: naga::Scalar) -> Result<Scalar, String> {
+    match (s.kind, s.width) {
+        (naga::ScalarKind::Float, 4) => Ok(Scalar::F32),
+        (naga::ScalarKind::Float, 2) => Ok(Scalar::F16),
+        (naga::ScalarKind::Uint, 4) => Ok(Scalar::U32),
+        (naga::ScalarKind::Sint, 4) => Ok(Scalar::I32),
+        (kind, width) => Err(format!(
+            "{kind:?} scalars of {width} bytes are not supported in buffers yet"
+        )),
+    }
+}
+
+/// Appends the scalars of `ty` placed at `base` to `out`.
+fn flatten(
+    module: &naga::Module,
+    layouter: &naga::proc::Layouter,
+    ty: naga::Handle<naga::Type>,
+    base: u32,
+    out: &mut Vec<Field>,
+) -> Result<(), String> {
+    match &module.types[ty].inner {
+        naga::TypeInner::Scalar(s) | naga::TypeInner::Atomic(s) => out.push(Field {
+            offset: base,
+            scalar: scalar_of(*s)?,
+        }),
+        naga::TypeInner::Vector { size, scalar } => {
+            let sc = scalar_of(*scalar)?;
+            for i in 0..*size as u32 {
+                out.push(Field {
+                    offset: base + i * sc.size(),
+                    scalar: sc,
+                });
+            }
+        }
+        naga::TypeInner::Matrix {
+            columns,
+            rows,
+            scalar,
+        } => {
+            let sc = scalar_of(*scalar)?;
+            // Column stride is the alignment of a vector of `rows` scalars.
+            let rows_n = *rows as u32;
+            let col_stride = if rows_n == 2 { 2 } else { 4 } * sc.size();
+            for c in 0..*columns as u32 {
+                for r in 0..rows_n {
+                    out.push(Field {
+                        offset: base + c * col_stride + r * sc.size(),
+                        scalar: sc,
+                    });
+                }
+            }
+        }
+        naga::TypeInner::Array {
+            base: elem,
+            size: naga::ArraySize::Constant(n),
+            stride,
+        } => {
+            for i in 0..n.get() {
+                flatten(module, layouter, *elem, base + i * stride, out)?;
+            }
+        }
+        naga::TypeInner::Array { .. } => {
+            return Err("runtime-sized and override-sized arrays may only be the buffer's outermost array".into());
+        }
+        naga::TypeInner::Struct { members, .. } => {
+            for m in members {
+                flatten(module, layouter, m.ty, base + m.offset, out)?;
+            }
+        }
+        other => return Err(format!("type {other:?} cannot live in a buffer")),
+    }
+    Ok(())
+}
+
+fn buffer_layout(
+    module: &naga::Module,
+    layouter: &naga::proc::Layouter,
+    ty: naga::Handle<naga::Type>,
+) -> Result<BufferLayout, String> {
+    let array_part = |elem: naga::Handle<naga::Type>, stride: u32, count: Option<u32>| -> Result<ArrayLayout, String> {
+        let mut fields = Vec::new();
+        flatten(module, layouter, elem, 0, &mut fields)?;
+        Ok(ArrayLayout {
+            stride,
+            fields,
+            count,
+        })
+    };
+    match &module.types[ty].inner {
+        naga::TypeInner::Array { base, size, stride } => {
+            let count = match size {
+                naga::ArraySize::Constant(n) => Some(n.get()),
+                naga::ArraySize::Dynamic => None,
+                naga::ArraySize::Pending(_) => {
+                    return Err("a buffer array sized by an override is not supported".into());
+                }
+            };
+            Ok(BufferLayout {
+                header: Vec::new(),
+                header_size: 0,
+                array: Some(array_part(*base, *stride, count)?),
+            })
+        }
+        naga::TypeInner::Struct { members, span } => {
+            let mut header = Vec::new();
+            let mut array = None;
+            let mut header_size = *span;
+            for (i, m) in members.iter().enumerate() {
+                let last = i + 1 == members.len();
+                match &module.types[m.ty].inner {
+                    naga::TypeInner::Array {
+                        base,
+                        size: naga::ArraySize::Dynamic,
+                        stride,
+                    } if last => {
+                        header_size = m.offset;
+                        array = Some(array_part(*base, *stride, None)?);
+                    }
+                    _ => flatten(module, layouter, m.ty, m.offset, &mut header)?,
+                }
+            }
+            Ok(BufferLayout {
+                header,
+                header_size,
+                array,
+            })
+        }
+        _ => {
+            let mut header = Vec::new();
+            flatten(module, layouter, ty, 0, &mut header)?;
+            Ok(BufferLayout {
+                header,
+                header_size: layouter[ty].size,
+                array: None,
+            })
+        }
+    }
+}
+
+/// One binding with its spec merged in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BufferPlan {
+    /// The reflected binding.
+    #[serde(flatten)]
+    pub binding: BindingInterface,
+    /// What it is for.
+    pub role: Role,
+    /// Element count of the runtime-sized array, if any.
+    pub len: Option<SizeExpr>,
+    /// How inputs are filled; `None` uses the default for the scalar type.
+    pub init: Option<Init>,
+    /// Uniform values, one per scalar of the layout.
+    pub values: Vec<Value>,
+}
+
+impl BufferPlan {
+    /// Element count on `shape` (0 for fixed-size layouts).
+    pub fn len_on(&self, shape: &Shape) -> Result<u64, crate::expr::ExprError> {
+        match &self.len {
+            Some(e) => e.eval(|n| shape.get(n).copied()),
+            None => Ok(0),
+        }
+    }
+
+    /// Byte size on `shape`, rounded up to 4 and at least 4 (wgpu rejects empty bindings).
+    pub fn byte_size(&self, shape: &Shape) -> Result<u64, crate::expr::ExprError> {
+        let bytes = self.binding.layout.byte_size(self.len_on(shape)?);
+        Ok(bytes.div_ceil(4).max(1) * 4)
+    }
+
+    /// Whether the harness compares this buffer after a run.
+    pub fn is_compared(&self) -> bool {
+        matches!(self.role, Role::Output | Role::Inout)
+    }
+}
+
+/// A spec resolved against its WGSL: all the harness and the macro need.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResolvedKernel {
+    /// The static's name.
+    pub name: String,
+    /// See [`crate::hash::content_hash`].
+    pub content_hash: String,
+    /// Where the WGSL came from (a path relative to the crate, or `<inline>`).
+    pub source_label: String,
+    /// The baseline program (the user's WGSL, no constants).
+    pub baseline: Program,
+    /// The reflected interface of the baseline.
+    pub interface: Interface,
+    /// Every binding, in (group, binding) order.
+    pub buffers: Vec<BufferPlan>,
+    /// Named sizes with their defaults, in declaration order.
+    pub sizes: Vec<(String, u64)>,
+    /// Shapes to tune on.
+    pub tune_shapes: Vec<Shape>,
+    /// Shapes to verify on (never tuned on).
+    pub verify_shapes: Vec<Shape>,
+    /// Candidate values for overrides given in the spec.
+    pub params: Vec<(String, Vec<f64>)>,
+    /// Relative tolerance for float outputs.
+    pub tolerance: f64,
+}
+
+/// One problem with a spec, located in the attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecError {
+    /// Where in the attribute.
+    pub loc: Loc,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub hint: Option<String>,
+}
+
+impl SpecError {
+    fn new(loc: Loc, message: impl Into<String>) -> Self {
+        SpecError {
+            loc,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+/// Why a spec could not be resolved.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResolveError {
+    /// The WGSL itself is broken or has no suitable entry point.
+    #[error(transparent)]
+    Wgsl(#[from] ReflectError),
+    /// The spec does not fit the WGSL.
+    #[error("{}", .0.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("; "))]
+    Spec(Vec<SpecError>),
+}
+
+/// The default relative tolerance for float outputs.
+pub const DEFAULT_TOLERANCE: f64 = 1e-3;
+
+/// Resolves `spec` (for the static `name`) against `wgsl`, whose origin is `source_label`.
+pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Result<ResolvedKernel, ResolveError> {
+    let reflected = reflect(wgsl, spec.entry.as_deref(), source_label).map_err(|e| match e {
+        ReflectError::Entry(m) if spec.entry.is_some() => ResolveError::Spec(vec![
+            SpecError::new(Loc::Entry, m).hint("`entry` must name a `@compute` function of the WGSL"),
+        ]),
+        ReflectError::Entry(m) => ResolveError::Spec(vec![SpecError::new(Loc::Source, m)]),
+        other => ResolveError::Wgsl(other),
+    })?;
+    let interface = reflected.interface;
+    let mut errors = Vec::new();
+
+    // Sizes and shapes.
+    let declared: Vec<&str> = spec.sizes.iter().map(|(n, _)| n.as_str()).collect();
+    let declare_hint = |n: &str| {
+        format!(
+            "declare it with a default value: `sizes({}{n} = 1024)`",
+            declared.iter().map(|d| format!("{d} = .., ")).collect::<String>()
+        )
+    };
+    let check_names = |names: Vec<&str>, loc: Loc, errors: &mut Vec<SpecError>| {
+        for n in names {
+            if !declared.contains(&n) {
+                errors.push(SpecError::new(loc, format!("size `{n}` is not declared in `sizes(..)`")).hint(declare_hint(n)));
+            }
+        }
+    };
+    let full_shape = |partial: &[(String, u64)]| -> Shape {
+        let mut shape: Shape = spec.sizes.iter().cloned().collect();
+        shape.extend(partial.iter().cloned());
+        shape
+    };
+    for (i, shape) in spec.tune_shapes.iter().enumerate() {
+        check_names(shape.iter().map(|(n, _)| n.as_str()).collect(), Loc::TuneShape(i), &mut errors);
+    }
+    for (i, shape) in spec.verify_shapes.iter().enumerate() {
+        check_names(shape.iter().map(|(n, _)| n.as_str()).collect(), Loc::VerifyShape(i), &mut errors);
+    }
+    let tune_shapes: Vec<Shape> = if spec.tune_shapes.is_empty() {
+        vec![full_shape(&[])]
+    } else {
+        spec.tune_shapes.iter().map(|s| full_shape(s)).collect()
+    };
+    let verify_shapes: Vec<Shape> = if spec.verify_shapes.is_empty() {
+        tune_shapes.iter().map(derive_verify_shape).collect()
+    } else {
+        spec.verify_shapes.iter().map(|s| full_shape(s)).collect()
+    };
+
+    // Bindings: match each spec entry to a reflected binding.
+    let mut plans: Vec<Option<BufferPlan>> = vec![None; interface.bindings.len()];
+    let available = || {
+        interface
+            .bindings
+            .iter()
+            .map(|b| format!("`{}` (@group({}) @binding({}), var<{}>)", b.name, b.group, b.binding, b.kind))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (i, b) in spec.bindings.iter().enumerate() {
+        let found = interface.bindings.iter().position(|r| match &b.target {
+            BindingRef::Name(n) => r.name == *n,
+            BindingRef::Slot { group, binding } => r.group == *group && r.binding == *binding,
+        });
+        let Some(idx) = found else {
+            errors.push(
+                SpecError::new(Loc::Binding(i), format!("the WGSL has no binding {}", b.target))
+                    .hint(if interface.bindings.is_empty() {
+                        "the entry point's module declares no buffer bindings".to_string()
+                    } else {
+                        format!("the WGSL declares {}", available())
+                    }),
+            );
+            continue;
+        };
+        let r = &interface.bindings[idx];
+        if plans[idx].is_some() {
+            errors.push(SpecError::new(Loc::Binding(i), format!("binding `{}` is described twice", r.name)));
+            continue;
+        }
+        let role_ok = match (r.kind, b.role) {
+            (BindingKind::Uniform, Role::Uniform) => true,
+            (BindingKind::StorageRead, Role::Input) => true,
+            (BindingKind::StorageReadWrite, Role::Input | Role::Output | Role::Inout | Role::Scratch) => true,
+            _ => false,
+        };
+        if !role_ok {
+            let hint = match r.kind {
+                BindingKind::Uniform => "a uniform binding is described with `uniform(values..)`",
+                BindingKind::StorageRead => "a read-only buffer can only be an `input(len)`",
+                BindingKind::StorageReadWrite => "a read_write buffer is `output(len)`, `inout(len)`, `scratch(len)` or `input(len)`",
+            };
+            errors.push(
+                SpecError::new(
+                    Loc::BindingRole(i),
+                    format!("binding `{}` is var<{}>; it cannot be `{}`", r.name, r.kind, b.role),
+                )
+                .hint(hint),
+            );
+            continue;
+        }
+        if let Some(len) = &b.len {
+            check_names(len.names().collect(), Loc::BindingLen(i), &mut errors);
+            if !r.layout.is_runtime_sized() {
+                errors.push(
+                    SpecError::new(
+                        Loc::BindingLen(i),
+                        format!("binding `{}` has the fixed-size type `{}`; a length applies only to runtime-sized arrays", r.name, r.ty),
+                    )
+                    .hint(format!("remove the length: `{} = {}`", r.name, b.role)),
+                );
+                continue;
+            }
+        } else if r.layout.is_runtime_sized() {
+            errors.push(
+                SpecError::new(
+                    Loc::BindingRole(i),
+                    format!("binding `{}` is a runtime-sized `{}`; give its element count", r.name, r.ty),
+                )
+                .hint(format!("e.g. `{} = {}(n)` with `n` declared in `sizes(..)`", r.name, b.role)),
+            );
+            continue;
+        }
+        if let Some(init) = &b.init {
+            let values: Vec<&Value> = match init {
+                Init::Range(lo, hi) => vec![lo, hi],
+                Init::Constant(v) => vec![v],
+            };
+            for v in values {
+                if let Value::Size(e) = v {
+                    check_names(e.names().collect(), Loc::BindingRole(i), &mut errors);
+                }
+            }
+        }
+        if b.role == Role::Uniform {
+            let scalars: Vec<_> = r.layout.scalars(0).collect();
+            if scalars.len() != b.values.len() {
+                errors.push(
+                    SpecError::new(
+                        Loc::BindingRole(i),
+                        format!(
+                            "uniform `{}` (`{}`) holds {} scalar(s); {} value(s) given",
+                            r.name,
+                            r.ty,
+                            scalars.len(),
+                            b.values.len()
+                        ),
+                    )
+                    .hint("give one value per scalar member, in declaration order: sizes like `n` or float literals like `0.5`"),
+                );
+                continue;
+            }
+            for v in &b.values {
+                if let Value::Size(e) = v {
+                    check_names(e.names().collect(), Loc::BindingRole(i), &mut errors);
+                }
+            }
+        }
+        plans[idx] = Some(BufferPlan {
+            binding: r.clone(),
+            role: b.role,
+            len: b.len.clone(),
+            init: b.init.clone(),
+            values: b.values.clone(),
+        });
+    }
+    // Bindings the spec left out: defaults where possible.
+    for (idx, r) in interface.bindings.iter().enumerate() {
+        if plans[idx].is_some() {
+            continue;
+        }
+        let role = match r.kind {
+            BindingKind::Uniform => Role::Uniform,
+            BindingKind::StorageRead => Role::Input,
+            BindingKind::StorageReadWrite => Role::Output,
+        };
+        let needs = (r.layout.is_runtime_sized() && role != Role::Uniform)
+            || (role == Role::Uniform && r.layout.scalars(0).next().is_some());
+        if needs {
+            let example = if role == Role::Uniform {
+                format!("bind({} = uniform(..values..))", r.name)
+            } else {
+                format!("bind({} = {}(n))", r.name, role)
+            };
+            errors.push(
+                SpecError::new(Loc::Attr, format!("binding `{}` (`{}`) is not described", r.name, r.ty))
+                    .hint(format!("add it to the spec, e.g. `{example}`")),
+            );
+            continue;
+        }
+        plans[idx] = Some(BufferPlan {
+            binding: r.clone(),
+            role,
+            len: None,
+            init: None,
+            values: Vec::new(),
+        });
+    }
+    let buffers: Vec<BufferPlan> = plans.into_iter().flatten().collect();
+    if errors.is_empty() && !buffers.iter().any(BufferPlan::is_compared) {
+        errors.push(
+            SpecError::new(Loc::Attr, "nothing to verify: no binding is an `output` or `inout`")
+                .hint("mark the buffer the kernel writes, e.g. `bind(y = output(n))`"),
+        );
+    }
+
+    // Dispatch.
+    let dispatch = match &spec.dispatch {
+        Some(d) => {
+            for e in &d.size {
+                check_names(e.names().collect(), Loc::Dispatch, &mut errors);
+            }
+            let mut size = d.size.clone();
+            while size.len() < 3 {
+                size.push(SizeExpr::lit(1));
+            }
+            Some(Dispatch {
+                mode: d.mode,
+                size: [size[0].clone(), size[1].clone(), size[2].clone()],
+            })
+        }
+        None => {
+            let outputs: Vec<&BufferPlan> = buffers.iter().filter(|b| b.is_compared()).collect();
+            match (outputs.as_slice(), interface.workgroup_size) {
+                ([one], [_, 1, 1]) if one.len.is_some() => Some(Dispatch {
+                    mode: DispatchMode::Grid,
+                    size: [one.len.clone().expect("checked"), SizeExpr::lit(1), SizeExpr::lit(1)],
+                }),
+                _ => {
+                    if errors.is_empty() {
+                        errors.push(
+                            SpecError::new(Loc::Attr, "the launch rule cannot be inferred")
+                                .hint("add `grid = (..)` (invocations per dimension, e.g. `grid = (cols, rows)`) or `workgroups = (..)` (workgroup counts, e.g. one per row: `workgroups = (rows)`)"),
+                        );
+                    }
+                    None
+                }
+            }
+        }
+    };
+
+    // Parameters.
+    for (i, (p, values)) in spec.params.iter().enumerate() {
+        match interface.overrides.iter().find(|o| o.name == *p) {
+            None => errors.push(
+                SpecError::new(Loc::Param(i), format!("the WGSL has no `override {p}`")).hint(
+                    if interface.overrides.is_empty() {
+                        "declare it in the WGSL, e.g. `override TILE: u32 = 16;`".to_string()
+                    } else {
+                        format!(
+                            "its overrides are {}",
+                            interface.overrides.iter().map(|o| format!("`{}`", o.name)).collect::<Vec<_>>().join(", ")
+                        )
+                    },
+                ),
+            ),
+            Some(o) if o.ty != "f32" && o.ty != "f16" && values.iter().any(|v| v.fract() != 0.0) => {
+                errors.push(SpecError::new(Loc::Param(i), format!("`override {p}` is `{}`; its candidates must be integers", o.ty)))
+            }
+            Some(_) => {}
+        }
+    }
+
+    // Every size expression must evaluate on every shape.
+    if errors.is_empty() {
+        for shape in tune_shapes.iter().chain(&verify_shapes) {
+            for b in &buffers {
+                match b.len_on(shape) {
+                    Ok(0) if b.len.is_some() => errors.push(SpecError::new(
+                        spec_binding_loc(spec, &b.binding),
+                        format!("binding `{}` has length 0 on shape {}", b.binding.name, shape_text(shape)),
+                    )),
+                    Err(e) => errors.push(SpecError::new(spec_binding_loc(spec, &b.binding), format!("{e} on shape {}", shape_text(shape)))),
+                    Ok(_) => {}
+                }
+            }
+            if let Some(d) = &dispatch {
+                if let Err(e) = d.workgroups(interface.workgroup_size, |n| shape.get(n).copied(), u32::MAX) {
+                    errors.push(SpecError::new(Loc::Dispatch, format!("{e} on shape {}", shape_text(shape))));
+                }
+            }
+        }
+    }
+
+    if !errors.is_empty() {
+        return Err(ResolveError::Spec(errors));
+    }
+    let dispatch = dispatch.expect("no errors means a dispatch rule");
+    let hash = content_hash(wgsl, &interface.entry, &dispatch.to_string());
+    Ok(ResolvedKernel {
+        name: name.to_owned(),
+        content_hash: hash,
+        source_label: source_label.to_owned(),
+        baseline: Program {
+            wgsl: Cow::Owned(wgsl.to_owned()),
+            entry: Cow::Owned(interface.entry.clone()),
+            constants: Cow::Owned(Vec::new()),
+            workgroup_size: interface.workgroup_size,
+            workgroup_storage_bytes: interface.workgroup_storage_bytes.unwrap_or(0),
+            dispatch,
+        },
+        interface,
+        buffers,
+        sizes: spec.sizes.clone(),
+        tune_shapes,
+        verify_shapes,
+        params: spec.params.clone(),
+        tolerance: spec.tolerance.unwrap_or(DEFAULT_TOLERANCE),
+    })
+}
+
+/// The spec location of the length of binding `b`, or the whole attribute if the spec omits it.
+fn spec_binding_loc(spec: &Spec, b: &BindingInterface) -> Loc {
+    spec.bindings
+        .iter()
+        .position(|s| match &s.target {
+            BindingRef::Name(n) => *n == b.name,
+            BindingRef::Slot { group, binding } => *group == b.group && *binding == b.binding,
+        })
+        .map_or(Loc::Attr, Loc::BindingLen)
+}
+
+/// `(rows = 4096, cols = 4096)`.
+pub fn shape_text(shape: &Shape) -> String {
+    let inner: Vec<String> = shape.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!("({})", inner.join(", "))
+}
+
+/// A verification shape derived from a tune shape: every size moved to a nearby odd value, so it is
+/// a multiple of no workgroup size and was never seen by the search.
+pub fn derive_verify_shape(shape: &Shape) -> Shape {
+    shape
+        .iter()
+        .map(|(k, &v)| {
+            let w = if v <= 2 { v } else { (v - v / 8 - 1) | 1 };
+            (k.clone(), w.max(1))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,127 @@
+use super::*;
+use crate::syntax::parse_spec;
+
+const SAXPY: &str = r#"
+struct Params { n: u32, a: f32 }
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < p.n) { y[g.x] = p.a * x[g.x] + y[g.x]; }
+}
+"#;
+
+fn resolve_attr(attr: &str, wgsl: &str) -> Result<ResolvedKernel, ResolveError> {
+    let (spec, _) = parse_spec(attr.parse().unwrap()).expect("attribute parses");
+    resolve("K", &spec, wgsl, "k.wgsl")
+}
+
+#[track_caller]
+fn check_spec_err(attr: &str, wgsl: &str, loc: Loc, needle: &str) {
+    match resolve_attr(attr, wgsl) {
+        Err(ResolveError::Spec(errors)) => {
+            assert!(
+                errors.iter().any(|e| e.loc == loc && (e.message.contains(needle) || e.hint.as_deref().unwrap_or("").contains(needle))),
+                "no error at {loc:?} containing `{needle}` in {errors:#?}"
+            );
+        }
+        other => panic!("expected spec errors, got {other:?}"),
+    }
+}
+
+#[test]
+fn saxpy_resolves_with_inferred_types_and_dispatch() {
+    let k = resolve_attr(
+        r#"source = "", sizes(n = 1000), bind(x = input(n), y = inout(n), p = uniform(n, 2.0))"#,
+        SAXPY,
+    )
+    .unwrap();
+    assert_eq!(k.interface.entry, "main");
+    assert_eq!(k.interface.workgroup_size, [64, 1, 1]);
+    assert_eq!(k.buffers.len(), 3);
+    assert_eq!(k.buffers[0].binding.kind, BindingKind::StorageRead);
+    assert_eq!(k.buffers[1].role, Role::Inout);
+    let p = &k.buffers[2];
+    assert_eq!(p.binding.layout.scalars(0).collect::<Vec<_>>(), vec![(0, Scalar::U32), (4, Scalar::F32)]);
+    assert_eq!(k.baseline.dispatch.to_string(), "grid(n, 1, 1)", "inferred from the single inout");
+    assert_eq!(k.tune_shapes.len(), 1);
+    assert_eq!(k.verify_shapes[0]["n"], 875 | 1);
+    assert_eq!(k.buffers[0].byte_size(&k.tune_shapes[0]).unwrap(), 4000);
+    assert_eq!(k.content_hash.len(), 16);
+}
+
+#[test]
+fn spec_errors_point_at_their_token() {
+    let base = r#"source = "", sizes(n = 1000), "#;
+    check_spec_err(&format!("{base} bind(z = input(n))"), SAXPY, Loc::Binding(0), "no binding z");
+    check_spec_err(&format!("{base} bind(z = input(n))"), SAXPY, Loc::Binding(0), "`x` (@group(0) @binding(0)");
+    check_spec_err(&format!("{base} bind(x = output(n))"), SAXPY, Loc::BindingRole(0), "cannot be `output`");
+    check_spec_err(&format!("{base} bind(x = input(m), y = inout(n), p = uniform(n, 1.0))"), SAXPY, Loc::BindingLen(0), "size `m` is not declared");
+    check_spec_err(&format!("{base} bind(x = input(n), y = inout(n), p = uniform(n))"), SAXPY, Loc::BindingRole(2), "holds 2 scalar(s); 1 value(s) given");
+    check_spec_err(&format!("{base} entry = \"nope\", bind(x = input(n), y = inout(n), p = uniform(n, 1.0))"), SAXPY, Loc::Entry, "entry point `nope` not found");
+    check_spec_err(&format!("{base} bind(x = input(n), y = inout(n))"), SAXPY, Loc::Attr, "binding `p`");
+    check_spec_err(&format!("{base} bind(x = input(n), y = inout(n), p = uniform(n, 1.0)), grid = (q)"), SAXPY, Loc::Dispatch, "size `q`");
+    check_spec_err(&format!("{base} bind(x = input(n), y = inout(n), p = uniform(n, 1.0)), params(WG = [1])"), SAXPY, Loc::Param(0), "no `override WG`");
+    check_spec_err(&format!("{base} bind(x = input(n - 2000), y = inout(n), p = uniform(n, 1.0))"), SAXPY, Loc::BindingLen(0), "underflow");
+}
+
+#[test]
+fn wgsl_errors_carry_file_and_line() {
+    let broken = "@compute @workgroup_size(1)\nfn main() {\n  let x: f32 = 1u;\n}\n";
+    match resolve_attr(r#"source = """#, broken) {
+        Err(ResolveError::Wgsl(ReflectError::Parse { rendered, line, .. })) => {
+            assert_eq!(line, Some(3));
+            assert!(rendered.contains("k.wgsl:3"), "{rendered}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let invalid = "@group(0) @binding(0) var<storage, read> x: array<f32>;\n@compute @workgroup_size(1)\nfn main() { x[0] = 1.0; }\n";
+    assert!(matches!(
+        resolve_attr(r#"source = """#, invalid),
+        Err(ResolveError::Wgsl(ReflectError::Validation { .. } | ReflectError::Parse { .. }))
+    ));
+}
+
+#[test]
+fn override_workgroup_sizes_and_struct_arrays_reflect() {
+    let wgsl = r#"
+override WG: u32 = 128;
+struct Buf { n: u32, pad: u32, data: array<vec2<f32>> }
+@group(0) @binding(0) var<storage, read_write> b: Buf;
+@group(1) @binding(3) var<storage, read> m: array<mat3x3<f32>, 2>;
+var<workgroup> tile: array<f32, 256>;
+@compute @workgroup_size(WG, 1)
+fn main(@builtin(local_invocation_index) i: u32) { tile[i] = m[0][0][0]; b.data[i] = vec2(tile[i]); }
+"#;
+    let r = reflect(wgsl, None, "x.wgsl").unwrap().interface;
+    assert_eq!(r.workgroup_size, [128, 1, 1]);
+    assert_eq!(r.workgroup_size_overrides[0].as_deref(), Some("WG"));
+    assert_eq!(r.overrides[0].default, Some(128.0));
+    assert_eq!(r.workgroup_storage_bytes, Some(1024));
+    let b = &r.bindings[0].layout;
+    assert_eq!(b.header_size, 8);
+    assert_eq!(b.array.as_ref().unwrap().stride, 8);
+    assert_eq!(b.byte_size(10), 88);
+    let m = &r.bindings[1];
+    assert_eq!((m.group, m.binding), (1, 3));
+    assert_eq!(m.layout.byte_size(0), 96);
+    // mat3x3 columns are 16 bytes apart; 9 scalars per matrix.
+    assert_eq!(m.layout.scalars(0).count(), 18);
+    assert_eq!(m.layout.scalars(0).nth(3), Some((16, Scalar::F32)));
+}
+
+#[test]
+fn interface_mismatches_are_described() {
+    let a = reflect(SAXPY, None, "a").unwrap().interface;
+    let changed = SAXPY
+        .replace("var<storage, read> x", "var<storage, read_write> x")
+        .replace("@binding(2)", "@binding(5)");
+    let b = reflect(&changed, None, "b").unwrap().interface;
+    let m = a.mismatches(&b);
+    assert_eq!(m.len(), 2, "{m:?}");
+    assert!(m[0].contains("var<storage, read_write> instead of var<storage, read>"), "{m:?}");
+    assert!(m[1].contains("@binding(5) `p` is not a binding of the baseline"), "{m:?}");
+    assert!(a.mismatches(&a).is_empty());
+}

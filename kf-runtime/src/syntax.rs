@@ -1,0 +1,572 @@
+//! The `#[kernelfoundry(..)]` grammar, parsed with syn.
+//!
+//! Both the macro (at compile time) and `cargo kernelfoundry` (reading source files) parse the
+//! attribute with this one parser, so they can never disagree about what a spec says.
+//!
+//! ```text
+//! path = "src/k.wgsl" | source = "<wgsl>"          the WGSL (exactly one)
+//! entry = "main"                                    optional with one compute entry point
+//! sizes(rows = 4096, cols = 4096)                   named sizes and their default values
+//! tune_shapes = [(rows = 4096), (rows = 1, cols = 128256)]
+//! verify_shapes = [(rows = 33, cols = 1000)]
+//! bind(x = input(n), y = output(n), 2 = uniform(n, 1.5), idx = input(n, range(0, n)))
+//! grid = (cols, rows) | workgroups = (rows)         the baseline's launch rule
+//! params(TILE = [8, 16, 32])                        candidate values for `override`s
+//! tolerance = 1e-3
+//! ```
+//!
+//! Invariant: every part of the spec that later checks can reject has its span recorded in
+//! [`SpecSpans`], so an error found by reflection still points at the token that caused it.
+
+use crate::expr::{Op, SizeExpr};
+use crate::program::DispatchMode;
+use crate::spec::{BindingRef, BindingSpec, DispatchSpec, Init, Loc, Role, SourceRef, Spec, Value};
+use proc_macro2::{Span, TokenStream};
+use std::borrow::Cow;
+use syn::parse::{ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, Ident, LitFloat, LitInt, LitStr, Token, bracketed, parenthesized};
+
+/// The keys the attribute accepts, for error hints.
+pub const KEYS: &str =
+    "path, source, entry, sizes, tune_shapes, verify_shapes, bind, grid, workgroups, params, tolerance";
+
+/// Spans of the parts of a parsed spec.
+#[derive(Clone, Debug, Default)]
+pub struct SpecSpans {
+    spans: Vec<(Loc, Span)>,
+    attr: Option<Span>,
+}
+
+impl SpecSpans {
+    /// The span recorded for `loc`, falling back to the whole attribute.
+    pub fn span(&self, loc: Loc) -> Span {
+        self.spans
+            .iter()
+            .find(|(l, _)| *l == loc)
+            .map(|(_, s)| *s)
+            .or(self.attr)
+            .unwrap_or_else(Span::call_site)
+    }
+
+    fn set(&mut self, loc: Loc, span: Span) {
+        self.spans.push((loc, span));
+    }
+
+    /// Records the span of the whole attribute (or the item), used when nothing finer is known.
+    pub fn set_attr(&mut self, span: Span) {
+        self.attr = Some(span);
+    }
+}
+
+/// Parses the tokens inside `#[kernelfoundry( … )]`.
+pub fn parse_spec(tokens: TokenStream) -> syn::Result<(Spec, SpecSpans)> {
+    let parser = |input: ParseStream| parse_items(input);
+    parser.parse2(tokens)
+}
+
+fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
+    let mut spans = SpecSpans::default();
+    let mut source: Option<(SourceRef, Span)> = None;
+    let mut spec = Spec {
+        source: SourceRef::Inline(String::new()),
+        entry: None,
+        sizes: Vec::new(),
+        tune_shapes: Vec::new(),
+        verify_shapes: Vec::new(),
+        bindings: Vec::new(),
+        dispatch: None,
+        params: Vec::new(),
+        tolerance: None,
+    };
+    let mut seen: Vec<String> = Vec::new();
+    while !input.is_empty() {
+        let key: Ident = input.parse()?;
+        let name = key.to_string();
+        if seen.contains(&name) {
+            return Err(syn::Error::new(key.span(), format!("`{name}` is given twice")));
+        }
+        seen.push(name.clone());
+        match name.as_str() {
+            "path" | "source" => {
+                input.parse::<Token![=]>()?;
+                let lit: LitStr = input.parse()?;
+                if let Some((_, first)) = &source {
+                    let mut err = syn::Error::new(
+                        key.span(),
+                        "give the WGSL once: either `path = \"..\"` or `source = \"..\"`",
+                    );
+                    err.combine(syn::Error::new(*first, "first given here"));
+                    return Err(err);
+                }
+                let value = if name == "path" {
+                    SourceRef::Path(lit.value())
+                } else {
+                    SourceRef::Inline(lit.value())
+                };
+                spans.set(Loc::Source, lit.span());
+                source = Some((value, key.span()));
+            }
+            "entry" => {
+                input.parse::<Token![=]>()?;
+                let lit: LitStr = input.parse()?;
+                spans.set(Loc::Entry, lit.span());
+                spec.entry = Some(lit.value());
+            }
+            "sizes" => {
+                let content;
+                parenthesized!(content in input);
+                for (i, (name, value, span)) in parse_assignments(&content)?.into_iter().enumerate() {
+                    spans.set(Loc::Size(i), span);
+                    spec.sizes.push((name, value));
+                }
+            }
+            "tune_shapes" | "verify_shapes" => {
+                input.parse::<Token![=]>()?;
+                let content;
+                bracketed!(content in input);
+                let mut shapes = Vec::new();
+                while !content.is_empty() {
+                    let inner;
+                    let paren = parenthesized!(inner in content);
+                    let shape: Vec<(String, u64)> = parse_assignments(&inner)?
+                        .into_iter()
+                        .map(|(n, v, _)| (n, v))
+                        .collect();
+                    let loc = if name == "tune_shapes" {
+                        Loc::TuneShape(shapes.len())
+                    } else {
+                        Loc::VerifyShape(shapes.len())
+                    };
+                    spans.set(loc, paren.span.join());
+                    shapes.push(shape);
+                    if content.is_empty() {
+                        break;
+                    }
+                    content.parse::<Token![,]>()?;
+                }
+                if shapes.is_empty() {
+                    return Err(syn::Error::new(key.span(), format!("`{name}` needs at least one shape, e.g. `{name} = [(n = 1024)]`")));
+                }
+                if name == "tune_shapes" {
+                    spec.tune_shapes = shapes;
+                } else {
+                    spec.verify_shapes = shapes;
+                }
+            }
+            "bind" => {
+                let content;
+                parenthesized!(content in input);
+                while !content.is_empty() {
+                    let i = spec.bindings.len();
+                    let (binding, target_span, len_span, role_span) = parse_binding(&content)?;
+                    spans.set(Loc::Binding(i), target_span);
+                    if let Some(s) = len_span {
+                        spans.set(Loc::BindingLen(i), s);
+                    }
+                    spans.set(Loc::BindingRole(i), role_span);
+                    spec.bindings.push(binding);
+                    if content.is_empty() {
+                        break;
+                    }
+                    content.parse::<Token![,]>()?;
+                }
+            }
+            "grid" | "workgroups" => {
+                if seen.iter().filter(|k| *k == "grid" || *k == "workgroups").count() > 1 {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        "give either `grid = (..)` (invocations) or `workgroups = (..)` (workgroup counts), not both",
+                    ));
+                }
+                input.parse::<Token![=]>()?;
+                let exprs: Vec<Expr> = if input.peek(syn::token::Paren) {
+                    let content;
+                    parenthesized!(content in input);
+                    Punctuated::<Expr, Token![,]>::parse_terminated(&content)?
+                        .into_iter()
+                        .collect()
+                } else {
+                    vec![input.parse()?]
+                };
+                if exprs.is_empty() || exprs.len() > 3 {
+                    return Err(syn::Error::new(key.span(), format!("`{name}` takes one to three dimensions, e.g. `{name} = (cols, rows)`")));
+                }
+                let span = exprs
+                    .iter()
+                    .map(|e| e.span())
+                    .reduce(|a, b| a.join(b).unwrap_or(a))
+                    .unwrap_or_else(|| key.span());
+                spans.set(Loc::Dispatch, span);
+                spec.dispatch = Some(DispatchSpec {
+                    mode: if name == "grid" {
+                        DispatchMode::Grid
+                    } else {
+                        DispatchMode::Workgroups
+                    },
+                    size: exprs.iter().map(size_expr).collect::<syn::Result<_>>()?,
+                });
+            }
+            "params" => {
+                let content;
+                parenthesized!(content in input);
+                while !content.is_empty() {
+                    let name: Ident = content.parse()?;
+                    content.parse::<Token![=]>()?;
+                    let values;
+                    bracketed!(values in content);
+                    let list: Vec<f64> = Punctuated::<Expr, Token![,]>::parse_terminated(&values)?
+                        .iter()
+                        .map(number)
+                        .collect::<syn::Result<_>>()?;
+                    if list.is_empty() {
+                        return Err(syn::Error::new(name.span(), "give at least one candidate value"));
+                    }
+                    spans.set(Loc::Param(spec.params.len()), name.span());
+                    spec.params.push((name.to_string(), list));
+                    if content.is_empty() {
+                        break;
+                    }
+                    content.parse::<Token![,]>()?;
+                }
+            }
+            "tolerance" => {
+                input.parse::<Token![=]>()?;
+                let e: Expr = input.parse()?;
+                let t = number(&e)?;
+                if !(t > 0.0 && t < 1.0) {
+                    return Err(syn::Error::new(e.span(), "tolerance is relative and must be in (0, 1), e.g. `tolerance = 1e-3`"));
+                }
+                spec.tolerance = Some(t);
+            }
+            other => {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("unknown key `{other}`\n  = help: expected one of: {KEYS}"),
+                ));
+            }
+        }
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    match source {
+        Some((s, _)) => spec.source = s,
+        None => {
+            return Err(syn::Error::new(
+                input.span(),
+                "missing the WGSL: add `path = \"src/kernel.wgsl\"` (relative to the crate root) or `source = r#\"..\"#`",
+            ));
+        }
+    }
+    Ok((spec, spans))
+}
+
+fn parse_assignments(input: ParseStream) -> syn::Result<Vec<(String, u64, Span)>> {
+    let mut out: Vec<(String, u64, Span)> = Vec::new();
+    while !input.is_empty() {
+        let name: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let value: Expr = input.parse()?;
+        let v = const_int(&value)?;
+        if out.iter().any(|(n, _, _)| *n == name.to_string()) {
+            return Err(syn::Error::new(name.span(), format!("size `{name}` is given twice")));
+        }
+        out.push((name.to_string(), v, name.span()));
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    Ok(out)
+}
+
+/// Returns the binding and the spans of its target, its length expression and its role.
+fn parse_binding(input: ParseStream) -> syn::Result<(BindingSpec, Span, Option<Span>, Span)> {
+    let (target, target_span) = if input.peek(Ident) {
+        let ident: Ident = input.parse()?;
+        (BindingRef::Name(ident.to_string()), ident.span())
+    } else if input.peek(LitInt) {
+        let lit: LitInt = input.parse()?;
+        (
+            BindingRef::Slot {
+                group: 0,
+                binding: lit.base10_parse()?,
+            },
+            lit.span(),
+        )
+    } else if input.peek(LitFloat) {
+        // `1.3` lexes as a float literal: group 1, binding 3.
+        let lit: LitFloat = input.parse()?;
+        let text = lit.base10_digits().to_owned();
+        let (g, b) = text.split_once('.').ok_or_else(|| {
+            syn::Error::new(lit.span(), "write a binding as `name`, `3` (group 0) or `1.3` (group 1, binding 3)")
+        })?;
+        let parse = |s: &str| {
+            s.parse::<u32>()
+                .map_err(|_| syn::Error::new(lit.span(), "write a binding as `name`, `3` (group 0) or `1.3` (group 1, binding 3)"))
+        };
+        (
+            BindingRef::Slot {
+                group: parse(g)?,
+                binding: parse(b)?,
+            },
+            lit.span(),
+        )
+    } else {
+        return Err(input.error("expected a binding: its WGSL name (`x = input(n)`), its number (`0 = input(n)`) or `group.binding` (`1.0 = input(n)`)"));
+    };
+    input.parse::<Token![=]>()?;
+    let role_ident: Ident = input.parse()?;
+    let role = match role_ident.to_string().as_str() {
+        "input" => Role::Input,
+        "output" => Role::Output,
+        "inout" => Role::Inout,
+        "scratch" => Role::Scratch,
+        "uniform" => Role::Uniform,
+        other => {
+            return Err(syn::Error::new(
+                role_ident.span(),
+                format!("unknown binding role `{other}`\n  = help: expected input(len), output(len), inout(len), scratch(len) or uniform(values..)"),
+            ));
+        }
+    };
+    let mut binding = BindingSpec {
+        target,
+        role,
+        len: None,
+        init: None,
+        values: Vec::new(),
+    };
+    let mut len_span = None;
+    let mut role_span = role_ident.span();
+    if input.peek(syn::token::Paren) {
+        let content;
+        let paren = parenthesized!(content in input);
+        role_span = role_ident.span().join(paren.span.join()).unwrap_or(role_span);
+        let args: Vec<Expr> = Punctuated::<Expr, Token![,]>::parse_terminated(&content)?
+            .into_iter()
+            .collect();
+        if role == Role::Uniform {
+            binding.values = args.iter().map(value).collect::<syn::Result<_>>()?;
+        } else {
+            let mut args = args.into_iter();
+            if let Some(first) = args.next() {
+                if let Expr::Call(call) = &first {
+                    // `input(range(0, 10))` without a length: a fixed-size array.
+                    binding.init = Some(init(call)?);
+                } else {
+                    len_span = Some(first.span());
+                    binding.len = Some(size_expr(&first)?);
+                }
+            }
+            if let Some(second) = args.next() {
+                match &second {
+                    Expr::Call(call) => binding.init = Some(init(call)?),
+                    other => {
+                        return Err(syn::Error::new(
+                            other.span(),
+                            "expected an input distribution: `range(lo, hi)` or `constant(v)`",
+                        ));
+                    }
+                }
+            }
+            if let Some(extra) = args.next() {
+                return Err(syn::Error::new(extra.span(), "too many arguments: expected `(len)` or `(len, range(lo, hi))`"));
+            }
+            if binding.init.is_some() && matches!(role, Role::Output | Role::Scratch) {
+                return Err(syn::Error::new(
+                    role_span,
+                    format!("`{role}` buffers are poisoned before every run; an input distribution only applies to `input` and `inout`"),
+                ));
+            }
+        }
+    }
+    Ok((binding, target_span, len_span, role_span))
+}
+
+fn init(call: &syn::ExprCall) -> syn::Result<Init> {
+    let Expr::Path(p) = &*call.func else {
+        return Err(syn::Error::new(call.func.span(), "expected `range` or `constant`"));
+    };
+    let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+    let args: Vec<&Expr> = call.args.iter().collect();
+    match (name.as_str(), args.as_slice()) {
+        ("range", [lo, hi]) => Ok(Init::Range(value(lo)?, value(hi)?)),
+        ("constant", [v]) => Ok(Init::Constant(value(v)?)),
+        _ => Err(syn::Error::new(
+            call.span(),
+            "expected an input distribution: `range(lo, hi)` (uniform in [lo, hi)) or `constant(v)`",
+        )),
+    }
+}
+
+/// A float literal (possibly negative) or a size expression.
+fn value(expr: &Expr) -> syn::Result<Value> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(_),
+            ..
+        }) => Ok(Value::Float(number(expr)?)),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            ..
+        }) => Ok(Value::Float(number(expr)?)),
+        _ => Ok(Value::Size(size_expr(expr)?)),
+    }
+}
+
+/// A numeric literal, possibly negated.
+fn number(expr: &Expr) -> syn::Result<f64> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(f),
+            ..
+        }) => f.base10_parse(),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<i64>().map(|v| v as f64),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => number(expr).map(|v| -v),
+        other => Err(syn::Error::new(other.span(), "expected a number")),
+    }
+}
+
+/// An integer computed from literals, for shape values (`1 << 20` and `4096 * 4` are allowed).
+fn const_int(expr: &Expr) -> syn::Result<u64> {
+    let err = |span: Span, msg: &str| syn::Error::new(span, msg);
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse(),
+        Expr::Paren(p) => const_int(&p.expr),
+        Expr::Binary(b) => {
+            let (l, r) = (const_int(&b.left)?, const_int(&b.right)?);
+            let v = match b.op {
+                syn::BinOp::Add(_) => l.checked_add(r),
+                syn::BinOp::Sub(_) => l.checked_sub(r),
+                syn::BinOp::Mul(_) => l.checked_mul(r),
+                syn::BinOp::Div(_) => l.checked_div(r),
+                syn::BinOp::Shl(_) => u32::try_from(r).ok().and_then(|r| l.checked_shl(r)),
+                _ => return Err(err(b.op.span(), "only + - * / << are allowed in a size value")),
+            };
+            v.ok_or_else(|| err(expr.span(), "size value out of range"))
+        }
+        other => Err(err(other.span(), "expected an integer, e.g. `4096` or `1 << 20`")),
+    }
+}
+
+/// Converts a Rust expression into a size expression (postfix program).
+pub fn size_expr(expr: &Expr) -> syn::Result<SizeExpr> {
+    let mut ops = Vec::new();
+    push_ops(expr, &mut ops)?;
+    Ok(SizeExpr::from_ops(ops))
+}
+
+fn push_ops(expr: &Expr, ops: &mut Vec<Op>) -> syn::Result<()> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => ops.push(Op::Lit(i.base10_parse()?)),
+        Expr::Path(p) if p.path.get_ident().is_some() => {
+            let ident = p.path.get_ident().expect("checked");
+            ops.push(Op::Size(Cow::Owned(ident.to_string())));
+        }
+        Expr::Paren(p) => push_ops(&p.expr, ops)?,
+        Expr::Group(g) => push_ops(&g.expr, ops)?,
+        Expr::Binary(b) => {
+            push_ops(&b.left, ops)?;
+            push_ops(&b.right, ops)?;
+            ops.push(match b.op {
+                syn::BinOp::Add(_) => Op::Add,
+                syn::BinOp::Sub(_) => Op::Sub,
+                syn::BinOp::Mul(_) => Op::Mul,
+                syn::BinOp::Div(_) => Op::Div,
+                syn::BinOp::Rem(_) => Op::Rem,
+                other => {
+                    return Err(syn::Error::new(
+                        other.span(),
+                        "only + - * / % are allowed in a size expression",
+                    ));
+                }
+            });
+        }
+        other => {
+            return Err(syn::Error::new(
+                other.span(),
+                "expected a size expression over named sizes and integers, e.g. `rows * cols` or `(n + 3) / 4`",
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote_free::ts;
+
+    /// Tiny helper so tests read like the attribute.
+    mod quote_free {
+        pub fn ts(s: &str) -> proc_macro2::TokenStream {
+            s.parse().expect("tokens")
+        }
+    }
+
+    #[test]
+    fn parses_the_full_grammar() {
+        let (spec, _) = parse_spec(ts(r#"
+            path = "shaders/softmax.wgsl", entry = "main",
+            sizes(rows = 4096, cols = 1 << 12),
+            tune_shapes = [(rows = 4096, cols = 4096), (rows = 1)],
+            verify_shapes = [(rows = 33, cols = 1000)],
+            bind(input = input(rows * cols, range(-2.0, 2.0)), 1 = output(rows * cols),
+                 1.2 = uniform(rows, cols, 0.5), idx = input(n, range(0, n))),
+            grid = (rows, 1),
+            params(TILE = [8, 16]),
+            tolerance = 1e-4,
+        "#))
+        .unwrap();
+        assert_eq!(spec.source, SourceRef::Path("shaders/softmax.wgsl".into()));
+        assert_eq!(spec.sizes, vec![("rows".into(), 4096), ("cols".into(), 4096)]);
+        assert_eq!(spec.tune_shapes.len(), 2);
+        assert_eq!(spec.bindings.len(), 4);
+        assert_eq!(spec.bindings[1].target, BindingRef::Slot { group: 0, binding: 1 });
+        assert_eq!(spec.bindings[2].target, BindingRef::Slot { group: 1, binding: 2 });
+        assert_eq!(spec.bindings[2].values.len(), 3);
+        assert_eq!(spec.bindings[0].len.as_ref().unwrap().to_string(), "rows * cols");
+        assert!(matches!(spec.bindings[0].init, Some(Init::Range(Value::Float(-2.0), Value::Float(2.0)))));
+        assert_eq!(spec.dispatch.as_ref().unwrap().size.len(), 2);
+        assert_eq!(spec.params, vec![("TILE".into(), vec![8.0, 16.0])]);
+        assert_eq!(spec.tolerance, Some(1e-4));
+    }
+
+    #[track_caller]
+    fn check_err(tokens: &str, needle: &str) {
+        let err = parse_spec(ts(tokens)).expect_err("should fail").to_string();
+        assert!(err.contains(needle), "error `{err}` should contain `{needle}`");
+    }
+
+    #[test]
+    fn errors_explain_what_is_expected() {
+        check_err(r#"path = "a", colour = 3"#, "unknown key `colour`");
+        check_err(r#"sizes(n = 3)"#, "missing the WGSL");
+        check_err(r#"path = "a", source = "b""#, "give the WGSL once");
+        check_err(r#"path = "a", bind(x = banana(n))"#, "unknown binding role `banana`");
+        check_err(r#"path = "a", bind(x = input(n.len()))"#, "expected a size expression");
+        check_err(r#"path = "a", bind(x = output(n, range(0, 1)))"#, "poisoned");
+        check_err(r#"path = "a", grid = (a, b, c, d)"#, "one to three dimensions");
+        check_err(r#"path = "a", grid = (n), workgroups = (n)"#, "not both");
+        check_err(r#"path = "a", tolerance = 2.0"#, "must be in (0, 1)");
+        check_err(r#"path = "a", entry = "x", entry = "y""#, "given twice");
+        check_err(r#"path = "a", sizes(n = 1, n = 2)"#, "given twice");
+    }
+}
