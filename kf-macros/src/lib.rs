@@ -1,1 +1,34 @@
-//! placeholder
+/*!
+`#[kernelfoundry(..)]`: marks a WGSL compute kernel for tuning and embeds its tuned variants.
+
+```ignore
+use kf_macros::kernelfoundry;
+use kf_runtime::Kernel;
+
+#[kernelfoundry(
+    path = "src/saxpy.wgsl",                      // relative to the crate root, or `source = r#"..."#`
+    sizes(n = 1048576),                            // named sizes and their default values
+    bind(x = input(n), y = inout(n), p = uniform(n, 2.0)),
+    grid = (n),                                    // invocations of the baseline (x, y, z)
+)]
+pub static SAXPY: Kernel;
+```
+
+At compile time the macro parses and validates the WGSL with naga, checks the spec against naga's
+reflection (errors point at the offending token, with a hint), and embeds every cache entry under
+`kernelfoundry/<NAME>/<content-hash>/` whose variant still fits the kernel. Entries that do not are
+skipped with a warning; the build never fails because of the cache. The grammar is documented in
+`kf_runtime::syntax`.
+*/
+
+mod expand;
+
+use proc_macro::TokenStream;
+
+/// Marks `static NAME: Kernel;` as a tunable WGSL kernel. See the crate docs for the grammar.
+#[proc_macro_attribute]
+pub fn kernelfoundry(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::expand(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}

@@ -1,0 +1,371 @@
+//! Expansion of `#[kernelfoundry(..)]`: parse → read and reflect WGSL → check the spec → pick up
+//! cache entries → emit the `Kernel` static.
+//!
+//! Errors about the user's code are `syn::Error`s on the offending token; problems with cache files
+//! are never errors: the entry is skipped, a warning is emitted (through a `#[deprecated]` item, the
+//! only way a proc macro can warn on stable Rust) and the reason is embedded so the runtime logs it.
+//!
+//! Invariant: every file the expansion read is named in an `include_bytes!`/`include_str!`, so
+//! cargo rebuilds the crate when one changes. New files are picked up through the build-script
+//! helper `kf_build::track_cache()`.
+
+use kf_runtime::AdapterKey;
+use kf_runtime::cache::{self, CacheEntry, Outcome};
+use kf_runtime::expr::{Op, SizeExpr};
+use kf_runtime::interface::BindingKind;
+use kf_runtime::program::{DispatchMode, Program};
+use kf_runtime::resolve::{self, ReflectError, ResolveError, ResolvedKernel};
+use kf_runtime::spec::{Loc, SourceRef};
+use kf_runtime::syntax::{self, SpecSpans};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use std::path::{Path, PathBuf};
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::{Attribute, Ident, Token, Type, Visibility};
+
+/// `static NAME: Kernel;` — a static without a value (the macro provides it).
+struct KernelItem {
+    attrs: Vec<Attribute>,
+    vis: Visibility,
+    ident: Ident,
+    ty: Type,
+}
+
+impl Parse for KernelItem {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        if !input.peek(Token![static]) {
+            return Err(input.error(
+                "#[kernelfoundry] goes on a static without a value: `pub static NAME: Kernel;`",
+            ));
+        }
+        input.parse::<Token![static]>()?;
+        if input.peek(Token![mut]) {
+            return Err(input.error("a kernel static cannot be `mut`"));
+        }
+        let ident: Ident = input.parse()?;
+        input.parse::<Token![:]>()?;
+        let ty: Type = input.parse()?;
+        if input.peek(Token![=]) {
+            return Err(input.error(
+                "leave the static without a value (`static NAME: Kernel;`): #[kernelfoundry] builds it",
+            ));
+        }
+        input.parse::<Token![;]>()?;
+        Ok(KernelItem {
+            attrs,
+            vis,
+            ident,
+            ty,
+        })
+    }
+}
+
+pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let item: KernelItem = syn::parse2(item)?;
+    let is_kernel = matches!(&item.ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Kernel"));
+    if !is_kernel {
+        return Err(syn::Error::new(
+            item.ty.span(),
+            "a #[kernelfoundry] static must have type `Kernel` (kf_runtime::Kernel)",
+        ));
+    }
+    let (spec, spans) = syntax::parse_spec(attr)?;
+    let name = item.ident.to_string();
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
+
+    let (wgsl, label, wgsl_path) = match &spec.source {
+        SourceRef::Path(rel) => {
+            let path = manifest_dir.join(rel);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                syn::Error::new(
+                    spans.span(Loc::Source),
+                    format!(
+                        "cannot read WGSL file `{rel}`: {e}\n  = help: paths are relative to the crate root ({})",
+                        manifest_dir.display()
+                    ),
+                )
+            })?;
+            (text, rel.clone(), Some(path))
+        }
+        SourceRef::Inline(text) => (text.clone(), format!("<inline WGSL of {name}>"), None),
+    };
+
+    let kernel = resolve::resolve(&name, &spec, &wgsl, &label).map_err(|e| resolve_error(e, &spans, &label))?;
+    let found = embed_cache(&manifest_dir, &kernel);
+
+    let baseline_wgsl = match &wgsl_path {
+        Some(p) => {
+            let p = p.to_string_lossy();
+            quote!(::kf_runtime::__private::Cow::Borrowed(::core::include_str!(#p)))
+        }
+        None => quote!(::kf_runtime::__private::Cow::Borrowed(#wgsl)),
+    };
+    let baseline = program_tokens(&kernel.baseline, baseline_wgsl);
+    let bindings = kernel.interface.bindings.iter().map(|b| {
+        let (group, binding, bname) = (b.group, b.binding, &b.name);
+        let kind = match b.kind {
+            BindingKind::Uniform => quote!(Uniform),
+            BindingKind::StorageRead => quote!(StorageRead),
+            BindingKind::StorageReadWrite => quote!(StorageReadWrite),
+        };
+        quote!(::kf_runtime::Binding { group: #group, binding: #binding, name: #bname, kind: ::kf_runtime::__private::BindingKind::#kind })
+    });
+    let variants = found.variants.iter().map(|(rel, entry)| variant_tokens(rel, entry));
+    let notes = &found.notes;
+    let tracked = found.tracked.iter().map(|p| {
+        let p = p.to_string_lossy();
+        quote!(const _: &[u8] = ::core::include_bytes!(#p);)
+    });
+    let warnings: Vec<TokenStream> = found
+        .notes
+        .iter()
+        .enumerate()
+        .map(|(i, note)| warning(&item.ident, i, note))
+        .collect();
+    let KernelItem { attrs, vis, ident, ty } = item;
+    let content_hash = &kernel.content_hash;
+    Ok(quote! {
+        #(#attrs)*
+        #vis static #ident: #ty = ::kf_runtime::Kernel {
+            name: #name,
+            content_hash: #content_hash,
+            baseline: #baseline,
+            bindings: &[#(#bindings),*],
+            variants: &[#(#variants),*],
+            build_notes: &[#(#notes),*],
+        };
+        #(#tracked)*
+        #(#warnings)*
+    })
+}
+
+fn resolve_error(e: ResolveError, spans: &SpecSpans, label: &str) -> syn::Error {
+    match e {
+        ResolveError::Wgsl(ReflectError::Parse { rendered, .. }) => syn::Error::new(
+            spans.span(Loc::Source),
+            format!("WGSL parse error in {label}:\n{}", rendered.trim_end()),
+        ),
+        ResolveError::Wgsl(ReflectError::Validation { rendered, .. }) => syn::Error::new(
+            spans.span(Loc::Source),
+            format!("invalid WGSL in {label}:\n{}", rendered.trim_end()),
+        ),
+        ResolveError::Spec(errors) => {
+            let mut iter = errors.into_iter().map(|e| {
+                let message = match e.hint {
+                    Some(h) => format!("{}\n  = help: {h}", e.message),
+                    None => e.message,
+                };
+                syn::Error::new(spans.span(e.loc), message)
+            });
+            let mut first = iter.next().expect("at least one spec error");
+            for e in iter {
+                first.combine(e);
+            }
+            first
+        }
+        other => syn::Error::new(spans.span(Loc::Source), format!("{label}: {other}")),
+    }
+}
+
+/// Cache entries that fit the kernel, notes on those that don't, and every file read.
+struct Found {
+    variants: Vec<(String, CacheEntry)>,
+    notes: Vec<String>,
+    tracked: Vec<PathBuf>,
+}
+
+fn embed_cache(crate_root: &Path, kernel: &ResolvedKernel) -> Found {
+    let scan = cache::scan(crate_root, &kernel.name, &kernel.content_hash);
+    let mut found = Found {
+        variants: Vec::new(),
+        notes: Vec::new(),
+        tracked: Vec::new(),
+    };
+    let rel = |p: &Path| {
+        p.strip_prefix(crate_root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    for problem in scan.problems {
+        let path = match &problem {
+            cache::CacheError::Io { path, .. }
+            | cache::CacheError::Corrupt { path, .. }
+            | cache::CacheError::Version { path, .. } => path.clone(),
+            _ => PathBuf::new(),
+        };
+        if path.is_file() {
+            found.tracked.push(path.clone());
+        }
+        found.notes.push(format!(
+            "skipped cache file {}: {}",
+            rel(&path),
+            problem.to_string().replace(&path.to_string_lossy().to_string(), "it")
+        ));
+    }
+    for (path, entry) in scan.entries {
+        found.tracked.push(path.clone());
+        match check_entry(kernel, &entry) {
+            Ok(()) => found.variants.push((rel(&path), entry)),
+            Err(why) => found
+                .notes
+                .push(format!("skipped cache file {}: {why}", rel(&path))),
+        }
+    }
+    found
+}
+
+/// Re-checks what a hand-edited or stale entry could get wrong, so the runtime never dispatches a
+/// variant with a dispatch rule that does not match its WGSL.
+fn check_entry(kernel: &ResolvedKernel, entry: &CacheEntry) -> Result<(), String> {
+    if entry.kernel.name != kernel.name {
+        return Err(format!("it belongs to kernel `{}`", entry.kernel.name));
+    }
+    let Some(variant) = &entry.variant else {
+        return Ok(());
+    };
+    if entry.outcome != Outcome::Tuned {
+        return Ok(());
+    }
+    let program = &variant.program;
+    let reflected = resolve::reflect(&program.wgsl, Some(&program.entry), "variant")
+        .map_err(|e| format!("its variant {} is not valid WGSL: {}", variant.id, first_line(&e.to_string())))?;
+    let mismatches = kernel.interface.mismatches(&reflected.interface);
+    if !mismatches.is_empty() {
+        return Err(format!(
+            "its variant {} changes the kernel's interface: {}",
+            variant.id,
+            mismatches.join("; ")
+        ));
+    }
+    for (name, _) in program.constants.iter() {
+        if !reflected.interface.overrides.iter().any(|o| o.name == *name) {
+            return Err(format!("its variant sets `{name}`, which the variant's WGSL does not declare as an override"));
+        }
+    }
+    let mut size = reflected.interface.workgroup_size;
+    for (dim, o) in reflected.interface.workgroup_size_overrides.iter().enumerate() {
+        if let Some(o) = o {
+            if let Some((_, v)) = program.constants.iter().find(|(n, _)| n == o) {
+                size[dim] = *v as u32;
+            }
+        }
+    }
+    if size != program.workgroup_size {
+        return Err(format!(
+            "its recorded workgroup size {:?} does not match its WGSL and constants ({size:?})",
+            program.workgroup_size
+        ));
+    }
+    let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
+    for expr in &program.dispatch.size {
+        if let Some(n) = expr.names().find(|n| !declared.contains(n)) {
+            return Err(format!("its dispatch rule uses size `{n}`, which the spec does not declare"));
+        }
+    }
+    Ok(())
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn expr_tokens(e: &SizeExpr) -> TokenStream {
+    let ops = e.ops().iter().map(|op| match op {
+        Op::Lit(v) => quote!(::kf_runtime::__private::Op::Lit(#v)),
+        Op::Size(n) => {
+            let n = n.as_ref();
+            quote!(::kf_runtime::__private::Op::Size(::kf_runtime::__private::Cow::Borrowed(#n)))
+        }
+        Op::Add => quote!(::kf_runtime::__private::Op::Add),
+        Op::Sub => quote!(::kf_runtime::__private::Op::Sub),
+        Op::Mul => quote!(::kf_runtime::__private::Op::Mul),
+        Op::Div => quote!(::kf_runtime::__private::Op::Div),
+        Op::Rem => quote!(::kf_runtime::__private::Op::Rem),
+    });
+    quote!(::kf_runtime::__private::SizeExpr::from_static(&[#(#ops),*]))
+}
+
+fn program_tokens(p: &Program, wgsl: TokenStream) -> TokenStream {
+    let entry = p.entry.as_ref();
+    let constants = p.constants.iter().map(|(k, v)| {
+        let k = k.as_ref();
+        quote!((::kf_runtime::__private::Cow::Borrowed(#k), #v))
+    });
+    let [x, y, z] = p.workgroup_size;
+    let bytes = p.workgroup_storage_bytes;
+    let mode = match p.dispatch.mode {
+        DispatchMode::Grid => quote!(Grid),
+        DispatchMode::Workgroups => quote!(Workgroups),
+    };
+    let size = p.dispatch.size.iter().map(expr_tokens);
+    quote! {
+        ::kf_runtime::Program {
+            wgsl: #wgsl,
+            entry: ::kf_runtime::__private::Cow::Borrowed(#entry),
+            constants: ::kf_runtime::__private::Cow::Borrowed(&[#(#constants),*]),
+            workgroup_size: [#x, #y, #z],
+            workgroup_storage_bytes: #bytes,
+            dispatch: ::kf_runtime::Dispatch {
+                mode: ::kf_runtime::DispatchMode::#mode,
+                size: [#(#size),*],
+            },
+        }
+    }
+}
+
+fn variant_tokens(rel: &str, entry: &CacheEntry) -> TokenStream {
+    let a = &entry.adapter.identity;
+    let key: &AdapterKey = &entry.adapter.key;
+    let key = key.as_str();
+    let (name, vendor, device, backend, driver, driver_info) =
+        (&a.name, a.vendor, a.device, &a.backend, &a.driver, &a.driver_info);
+    let (outcome, id, program) = match (&entry.outcome, &entry.variant) {
+        (Outcome::Tuned, Some(v)) => {
+            let wgsl = v.program.wgsl.as_ref();
+            let p = program_tokens(&v.program, quote!(::kf_runtime::__private::Cow::Borrowed(#wgsl)));
+            (quote!(Tuned), v.id.as_str(), quote!(::core::option::Option::Some(#p)))
+        }
+        _ => (quote!(BaselineBest), "baseline", quote!(::core::option::Option::None)),
+    };
+    let speedup = entry.speedup;
+    quote! {
+        ::kf_runtime::EmbeddedVariant {
+            adapter_key: #key,
+            adapter_name: #name,
+            vendor: #vendor,
+            device: #device,
+            backend: #backend,
+            driver: #driver,
+            driver_info: #driver_info,
+            outcome: ::kf_runtime::__private::Outcome::#outcome,
+            id: #id,
+            program: #program,
+            speedup: #speedup,
+            file: #rel,
+        }
+    }
+}
+
+/// A compiler warning from a proc macro on stable Rust: a use of a `#[deprecated]` constant whose
+/// note carries the message.
+fn warning(kernel: &Ident, index: usize, note: &str) -> TokenStream {
+    let name = format_ident!("kernelfoundry_cache_{}_{}", kernel.to_string().to_lowercase(), index);
+    let note = format!("kernel {kernel}: {note} (the entry is ignored; retune with `cargo kernelfoundry tune`)");
+    let span = Span::call_site();
+    quote_spanned! {span=>
+        const _: () = {
+            #[deprecated(note = #note)]
+            #[allow(non_upper_case_globals)]
+            const #name: () = ();
+            #name
+        };
+    }
+}
