@@ -16,9 +16,24 @@ fn main() {
 ```
 
 With the default `cli` feature the crate also provides the `cargo-kernelfoundry` binary and the
-pipeline it runs: `discover` → `spec` → `harness` → `search` → `cache` (see ARCHITECTURE.md).
+pipeline it runs, one module per stage with data flowing one way:
+`discover` → `search` (asking a `harness` evaluator in a worker process) → `store`
+(see ARCHITECTURE.md).
 */
 
 mod track;
 
 pub use track::{STAMP_ENV, stamp, track_cache, track_cache_lines};
+
+#[cfg(feature = "cli")]
+pub mod cli;
+#[cfg(feature = "cli")]
+pub mod discover;
+#[cfg(feature = "cli")]
+pub mod gpu;
+#[cfg(feature = "cli")]
+pub mod harness;
+#[cfg(feature = "cli")]
+pub mod search;
+#[cfg(feature = "cli")]
+pub mod store;

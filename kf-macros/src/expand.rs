@@ -63,10 +63,25 @@ impl Parse for KernelItem {
     }
 }
 
+fn is_kernel_type(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Kernel"))
+}
+
+/// What to emit beside a compile error: the static with a placeholder value, when the item is
+/// well-formed enough to name one.
+pub fn fallback(item: TokenStream) -> TokenStream {
+    match syn::parse2::<KernelItem>(item) {
+        Ok(KernelItem { attrs, vis, ident, ty }) if is_kernel_type(&ty) => {
+            let name = ident.to_string();
+            quote!(#(#attrs)* #vis static #ident: #ty = ::kf_runtime::Kernel::__placeholder(#name);)
+        }
+        _ => TokenStream::new(),
+    }
+}
+
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let item: KernelItem = syn::parse2(item)?;
-    let is_kernel = matches!(&item.ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Kernel"));
-    if !is_kernel {
+    if !is_kernel_type(&item.ty) {
         return Err(syn::Error::new(
             item.ty.span(),
             "a #[kernelfoundry] static must have type `Kernel` (kf_runtime::Kernel)",
@@ -146,7 +161,7 @@ fn resolve_error(e: ResolveError, spans: &SpecSpans, label: &str) -> syn::Error 
     match e {
         ResolveError::Wgsl(ReflectError::Parse { rendered, .. }) => syn::Error::new(
             spans.span(Loc::Source),
-            format!("WGSL parse error in {label}:\n{}", rendered.trim_end()),
+            format!("invalid WGSL in {label}:\n{}", rendered.trim_end()),
         ),
         ResolveError::Wgsl(ReflectError::Validation { rendered, .. }) => syn::Error::new(
             spans.span(Loc::Source),
@@ -158,7 +173,12 @@ fn resolve_error(e: ResolveError, spans: &SpecSpans, label: &str) -> syn::Error 
                     Some(h) => format!("{}\n  = help: {h}", e.message),
                     None => e.message,
                 };
-                syn::Error::new(spans.span(e.loc), message)
+                let span = e
+                    .culprit
+                    .as_deref()
+                    .and_then(|n| spans.name_span(e.loc, n))
+                    .unwrap_or_else(|| spans.span(e.loc));
+                syn::Error::new(span, message)
             });
             let mut first = iter.next().expect("at least one spec error");
             for e in iter {

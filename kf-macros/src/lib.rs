@@ -28,7 +28,14 @@ use proc_macro::TokenStream;
 /// Marks `static NAME: Kernel;` as a tunable WGSL kernel. See the crate docs for the grammar.
 #[proc_macro_attribute]
 pub fn kernelfoundry(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::expand(attr.into(), item.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    let item = proc_macro2::TokenStream::from(item);
+    match expand::expand(attr.into(), item.clone()) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => {
+            // The error, plus a placeholder static so uses of it add no unrelated errors.
+            let mut tokens = error.into_compile_error();
+            tokens.extend(expand::fallback(item));
+            tokens.into()
+        }
+    }
 }

@@ -120,6 +120,35 @@ impl Selection {
 }
 
 impl Kernel {
+    /// A kernel with no code, emitted next to a compile error so that uses of the static do not add
+    /// unrelated errors. Never runs: the crate does not compile.
+    #[doc(hidden)]
+    pub const fn __placeholder(name: &'static str) -> Kernel {
+        const ONE: &[crate::expr::Op] = &[crate::expr::Op::Lit(1)];
+        Kernel {
+            name,
+            content_hash: "",
+            baseline: Program {
+                wgsl: std::borrow::Cow::Borrowed(""),
+                entry: std::borrow::Cow::Borrowed("main"),
+                constants: std::borrow::Cow::Borrowed(&[]),
+                workgroup_size: [1, 1, 1],
+                workgroup_storage_bytes: 0,
+                dispatch: crate::program::Dispatch {
+                    mode: crate::program::DispatchMode::Grid,
+                    size: [
+                        crate::expr::SizeExpr::from_static(ONE),
+                        crate::expr::SizeExpr::from_static(ONE),
+                        crate::expr::SizeExpr::from_static(ONE),
+                    ],
+                },
+            },
+            bindings: &[],
+            variants: &[],
+            build_notes: &[],
+        }
+    }
+
     /// Picks the entry for `adapter`, honouring [`VARIANT_ENV`].
     pub fn select(&'static self, adapter: &AdapterIdentity) -> Selection {
         let forced = std::env::var(VARIANT_ENV).ok();

@@ -146,24 +146,7 @@ impl Kernel {
                     .bindings
                     .iter()
                     .filter(|b| b.group == group)
-                    .map(|b| wgpu::BindGroupLayoutEntry {
-                        binding: b.binding,
-                        visibility: wgpu::ShaderStages::COMPUTE,
-                        ty: wgpu::BindingType::Buffer {
-                            ty: match b.kind {
-                                BindingKind::Uniform => wgpu::BufferBindingType::Uniform,
-                                BindingKind::StorageRead => {
-                                    wgpu::BufferBindingType::Storage { read_only: true }
-                                }
-                                BindingKind::StorageReadWrite => {
-                                    wgpu::BufferBindingType::Storage { read_only: false }
-                                }
-                            },
-                            has_dynamic_offset: false,
-                            min_binding_size: None,
-                        },
-                        count: None,
-                    })
+                    .map(|b| layout_entry(b.binding, b.kind))
                     .collect();
                 device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                     label: Some(self.name),
@@ -174,8 +157,28 @@ impl Kernel {
     }
 }
 
+/// The bind group layout entry for a compute-visible buffer binding of `kind`.
+pub fn layout_entry(binding: u32, kind: BindingKind) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: match kind {
+                BindingKind::Uniform => wgpu::BufferBindingType::Uniform,
+                BindingKind::StorageRead => wgpu::BufferBindingType::Storage { read_only: true },
+                BindingKind::StorageReadWrite => {
+                    wgpu::BufferBindingType::Storage { read_only: false }
+                }
+            },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
 /// Checks what wgpu does not: override-driven workgroup sizes and workgroup memory.
-fn check_limits(program: &Program, limits: &wgpu::Limits) -> Result<(), String> {
+pub fn check_limits(program: &Program, limits: &wgpu::Limits) -> Result<(), String> {
     let [x, y, z] = program.workgroup_size;
     let max = [
         limits.max_compute_workgroup_size_x,
@@ -203,8 +206,9 @@ fn check_limits(program: &Program, limits: &wgpu::Limits) -> Result<(), String> 
     Ok(())
 }
 
-/// Builds `program` under validation, out-of-memory and internal error scopes.
-pub(crate) fn build_pipeline(
+/// Builds `program` under validation, out-of-memory and internal error scopes; the error is wgpu's
+/// message, shortened to its first lines.
+pub fn build_pipeline(
     device: &wgpu::Device,
     layout: &wgpu::PipelineLayout,
     program: &Program,

@@ -479,6 +479,8 @@ pub struct ResolvedKernel {
     pub params: Vec<(String, Vec<f64>)>,
     /// Relative tolerance for float outputs.
     pub tolerance: f64,
+    /// Floating-point operations per launch, if the spec gives them.
+    pub flops: Option<SizeExpr>,
 }
 
 /// One problem with a spec, located in the attribute.
@@ -490,6 +492,8 @@ pub struct SpecError {
     pub message: String,
     /// How to fix it.
     pub hint: Option<String>,
+    /// The size name at fault, when the error is about one name inside an expression.
+    pub culprit: Option<String>,
 }
 
 impl SpecError {
@@ -498,6 +502,7 @@ impl SpecError {
             loc,
             message: message.into(),
             hint: None,
+            culprit: None,
         }
     }
 
@@ -520,7 +525,7 @@ pub enum ResolveError {
 }
 
 /// The default relative tolerance for float outputs.
-pub const DEFAULT_TOLERANCE: f64 = 1e-3;
+pub const DEFAULT_TOLERANCE: f64 = 1e-4;
 
 /// Resolves `spec` (for the static `name`) against `wgsl`, whose origin is `source_label`.
 pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Result<ResolvedKernel, ResolveError> {
@@ -545,7 +550,10 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
     let check_names = |names: Vec<&str>, loc: Loc, errors: &mut Vec<SpecError>| {
         for n in names {
             if !declared.contains(&n) {
-                errors.push(SpecError::new(loc, format!("size `{n}` is not declared in `sizes(..)`")).hint(declare_hint(n)));
+                let mut e = SpecError::new(loc, format!("size `{n}` is not declared in `sizes(..)`"))
+                    .hint(declare_hint(n));
+                e.culprit = Some(n.to_owned());
+                errors.push(e);
             }
         }
     };
@@ -573,6 +581,8 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
 
     // Bindings: match each spec entry to a reflected binding.
     let mut plans: Vec<Option<BufferPlan>> = vec![None; interface.bindings.len()];
+    // Bindings the spec names, even with errors, so they are not reported as left out too.
+    let mut described = vec![false; interface.bindings.len()];
     let available = || {
         interface
             .bindings
@@ -588,7 +598,7 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
         });
         let Some(idx) = found else {
             errors.push(
-                SpecError::new(Loc::Binding(i), format!("the WGSL has no binding {}", b.target))
+                SpecError::new(Loc::Binding(i), format!("the WGSL has no binding `{}`", b.target))
                     .hint(if interface.bindings.is_empty() {
                         "the entry point's module declares no buffer bindings".to_string()
                     } else {
@@ -598,10 +608,11 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
             continue;
         };
         let r = &interface.bindings[idx];
-        if plans[idx].is_some() {
+        if described[idx] {
             errors.push(SpecError::new(Loc::Binding(i), format!("binding `{}` is described twice", r.name)));
             continue;
         }
+        described[idx] = true;
         let role_ok = match (r.kind, b.role) {
             (BindingKind::Uniform, Role::Uniform) => true,
             (BindingKind::StorageRead, Role::Input) => true,
@@ -690,7 +701,7 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
     }
     // Bindings the spec left out: defaults where possible.
     for (idx, r) in interface.bindings.iter().enumerate() {
-        if plans[idx].is_some() {
+        if described[idx] {
             continue;
         }
         let role = match r.kind {
@@ -785,6 +796,10 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
         }
     }
 
+    if let Some(f) = &spec.flops {
+        check_names(f.names().collect(), Loc::Flops, &mut errors);
+    }
+
     // Every size expression must evaluate on every shape.
     if errors.is_empty() {
         for shape in tune_shapes.iter().chain(&verify_shapes) {
@@ -830,6 +845,7 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
         verify_shapes,
         params: spec.params.clone(),
         tolerance: spec.tolerance.unwrap_or(DEFAULT_TOLERANCE),
+        flops: spec.flops.clone(),
     })
 }
 

@@ -160,8 +160,10 @@ pub struct Spec {
     pub dispatch: Option<DispatchSpec>,
     /// Candidate values for `override` constants.
     pub params: Vec<(String, Vec<f64>)>,
-    /// Relative tolerance for float outputs (default 1e-3 elementwise, scaled to the output).
+    /// Relative tolerance for float outputs (default 1e-4, scaled to the output's magnitude).
     pub tolerance: Option<f64>,
+    /// Floating-point operations one launch performs, for GFLOP/s reports (e.g. `2 * m * n * k`).
+    pub flops: Option<SizeExpr>,
 }
 
 /// A place in the attribute, for pointing errors at the right token.
@@ -189,6 +191,8 @@ pub enum Loc {
     Dispatch,
     /// The `i`-th `params(..)` entry.
     Param(usize),
+    /// `flops = ..`.
+    Flops,
     /// The static item the attribute is on.
     Item,
 }

@@ -12,7 +12,8 @@
 //! bind(x = input(n), y = output(n), 2 = uniform(n, 1.5), idx = input(n, range(0, n)))
 //! grid = (cols, rows) | workgroups = (rows)         the baseline's launch rule
 //! params(TILE = [8, 16, 32])                        candidate values for `override`s
-//! tolerance = 1e-3
+//! tolerance = 1e-3                                   relative, for float outputs
+//! flops = 2 * m * n * k                              for GFLOP/s reports
 //! ```
 //!
 //! Invariant: every part of the spec that later checks can reject has its span recorded in
@@ -29,13 +30,13 @@ use syn::spanned::Spanned;
 use syn::{Expr, Ident, LitFloat, LitInt, LitStr, Token, bracketed, parenthesized};
 
 /// The keys the attribute accepts, for error hints.
-pub const KEYS: &str =
-    "path, source, entry, sizes, tune_shapes, verify_shapes, bind, grid, workgroups, params, tolerance";
+pub const KEYS: &str = "path, source, entry, sizes, tune_shapes, verify_shapes, bind, grid, workgroups, params, tolerance, flops";
 
 /// Spans of the parts of a parsed spec.
 #[derive(Clone, Debug, Default)]
 pub struct SpecSpans {
     spans: Vec<(Loc, Span)>,
+    names: Vec<(Loc, String, Span)>,
     attr: Option<Span>,
 }
 
@@ -50,8 +51,40 @@ impl SpecSpans {
             .unwrap_or_else(Span::call_site)
     }
 
+    /// The span of the size name `name` used at `loc`, if it was recorded.
+    pub fn name_span(&self, loc: Loc, name: &str) -> Option<Span> {
+        self.names
+            .iter()
+            .find(|(l, n, _)| *l == loc && n == name)
+            .map(|(_, _, s)| *s)
+    }
+
     fn set(&mut self, loc: Loc, span: Span) {
         self.spans.push((loc, span));
+    }
+
+    /// Records the span of every size name in `expr` under `loc`.
+    fn names_in(&mut self, loc: Loc, expr: &Expr) {
+        match expr {
+            Expr::Path(p) => {
+                if let Some(ident) = p.path.get_ident() {
+                    self.names.push((loc, ident.to_string(), ident.span()));
+                }
+            }
+            Expr::Paren(p) => self.names_in(loc, &p.expr),
+            Expr::Group(g) => self.names_in(loc, &g.expr),
+            Expr::Binary(b) => {
+                self.names_in(loc, &b.left);
+                self.names_in(loc, &b.right);
+            }
+            Expr::Call(c) => {
+                for a in &c.args {
+                    self.names_in(loc, a);
+                }
+            }
+            Expr::Unary(u) => self.names_in(loc, &u.expr),
+            _ => {}
+        }
     }
 
     /// Records the span of the whole attribute (or the item), used when nothing finer is known.
@@ -79,6 +112,7 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
         dispatch: None,
         params: Vec::new(),
         tolerance: None,
+        flops: None,
     };
     let mut seen: Vec<String> = Vec::new();
     while !input.is_empty() {
@@ -160,7 +194,8 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
                 parenthesized!(content in input);
                 while !content.is_empty() {
                     let i = spec.bindings.len();
-                    let (binding, target_span, len_span, role_span) = parse_binding(&content)?;
+                    let (binding, target_span, len_span, role_span) =
+                        parse_binding(&content, i, &mut spans)?;
                     spans.set(Loc::Binding(i), target_span);
                     if let Some(s) = len_span {
                         spans.set(Loc::BindingLen(i), s);
@@ -199,6 +234,9 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
                     .reduce(|a, b| a.join(b).unwrap_or(a))
                     .unwrap_or_else(|| key.span());
                 spans.set(Loc::Dispatch, span);
+                for e in &exprs {
+                    spans.names_in(Loc::Dispatch, e);
+                }
                 spec.dispatch = Some(DispatchSpec {
                     mode: if name == "grid" {
                         DispatchMode::Grid
@@ -239,6 +277,13 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
                     return Err(syn::Error::new(e.span(), "tolerance is relative and must be in (0, 1), e.g. `tolerance = 1e-3`"));
                 }
                 spec.tolerance = Some(t);
+            }
+            "flops" => {
+                input.parse::<Token![=]>()?;
+                let e: Expr = input.parse()?;
+                spans.set(Loc::Flops, e.span());
+                spans.names_in(Loc::Flops, &e);
+                spec.flops = Some(size_expr(&e)?);
             }
             other => {
                 return Err(syn::Error::new(
@@ -284,7 +329,11 @@ fn parse_assignments(input: ParseStream) -> syn::Result<Vec<(String, u64, Span)>
 }
 
 /// Returns the binding and the spans of its target, its length expression and its role.
-fn parse_binding(input: ParseStream) -> syn::Result<(BindingSpec, Span, Option<Span>, Span)> {
+fn parse_binding(
+    input: ParseStream,
+    index: usize,
+    spans: &mut SpecSpans,
+) -> syn::Result<(BindingSpec, Span, Option<Span>, Span)> {
     let (target, target_span) = if input.peek(Ident) {
         let ident: Ident = input.parse()?;
         (BindingRef::Name(ident.to_string()), ident.span())
@@ -349,6 +398,11 @@ fn parse_binding(input: ParseStream) -> syn::Result<(BindingSpec, Span, Option<S
         let args: Vec<Expr> = Punctuated::<Expr, Token![,]>::parse_terminated(&content)?
             .into_iter()
             .collect();
+        for (k, a) in args.iter().enumerate() {
+            let is_len = k == 0 && role != Role::Uniform && !matches!(a, Expr::Call(_));
+            let loc = if is_len { Loc::BindingLen(index) } else { Loc::BindingRole(index) };
+            spans.names_in(loc, a);
+        }
         if role == Role::Uniform {
             binding.values = args.iter().map(value).collect::<syn::Result<_>>()?;
         } else {
@@ -532,7 +586,7 @@ mod tests {
                  1.2 = uniform(rows, cols, 0.5), idx = input(n, range(0, n))),
             grid = (rows, 1),
             params(TILE = [8, 16]),
-            tolerance = 1e-4,
+            tolerance = 1e-4, flops = 2 * rows * cols,
         "#))
         .unwrap();
         assert_eq!(spec.source, SourceRef::Path("shaders/softmax.wgsl".into()));
@@ -547,6 +601,7 @@ mod tests {
         assert_eq!(spec.dispatch.as_ref().unwrap().size.len(), 2);
         assert_eq!(spec.params, vec![("TILE".into(), vec![8.0, 16.0])]);
         assert_eq!(spec.tolerance, Some(1e-4));
+        assert_eq!(spec.flops.unwrap().to_string(), "2 * rows * cols");
     }
 
     #[track_caller]

@@ -8,8 +8,7 @@ use kf_runtime::Kernel;
 /// Elementwise: `y = a * x + y`.
 #[kernelfoundry(
     path = "src/shaders/saxpy.wgsl",
-    sizes(n = 262144),
-    tune_shapes = [(n = 262144)],
+    sizes(n = 131072),
     bind(x = input(n), y = inout(n), params = uniform(n, 2.5)),
     grid = (n),
 )]

@@ -55,7 +55,7 @@ fn saxpy_resolves_with_inferred_types_and_dispatch() {
 #[test]
 fn spec_errors_point_at_their_token() {
     let base = r#"source = "", sizes(n = 1000), "#;
-    check_spec_err(&format!("{base} bind(z = input(n))"), SAXPY, Loc::Binding(0), "no binding z");
+    check_spec_err(&format!("{base} bind(z = input(n))"), SAXPY, Loc::Binding(0), "no binding `z`");
     check_spec_err(&format!("{base} bind(z = input(n))"), SAXPY, Loc::Binding(0), "`x` (@group(0) @binding(0)");
     check_spec_err(&format!("{base} bind(x = output(n))"), SAXPY, Loc::BindingRole(0), "cannot be `output`");
     check_spec_err(&format!("{base} bind(x = input(m), y = inout(n), p = uniform(n, 1.0))"), SAXPY, Loc::BindingLen(0), "size `m` is not declared");

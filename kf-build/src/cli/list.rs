@@ -1,0 +1,175 @@
+//! `cargo kernelfoundry list`: the marked kernels and their cache status per adapter.
+
+use super::{WorkspaceArgs, exit, print_json};
+use crate::gpu::{self, AdapterReport};
+use clap::Args;
+use kf_runtime::cache::{CACHE_DIR, Outcome};
+use kf_runtime::resolve::{ResolvedKernel, shape_text};
+use serde::Serialize;
+
+#[derive(Args, Debug)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    workspace: WorkspaceArgs,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct CacheStatus {
+    adapter_index: usize,
+    adapter: String,
+    adapter_key: String,
+    /// `tuned`, `baseline-best` or `not-tuned`.
+    status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    variant: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    speedup: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+}
+
+#[derive(Serialize)]
+struct KernelInfo {
+    package: String,
+    name: String,
+    file: String,
+    line: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content_hash: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spec: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    cache: Vec<CacheStatus>,
+    /// Entries under other content hashes: tuned for an older version of the kernel.
+    stale_entries: usize,
+}
+
+#[derive(Serialize)]
+struct Report {
+    kernels: Vec<KernelInfo>,
+    adapters: Vec<AdapterReport>,
+}
+
+/// One line summarising a resolved spec.
+pub(crate) fn summary(k: &ResolvedKernel) -> String {
+    let bindings: Vec<String> = k
+        .buffers
+        .iter()
+        .map(|b| match &b.len {
+            Some(len) => format!("{}={}({len})", b.binding.name, b.role),
+            None => format!("{}={}", b.binding.name, b.role),
+        })
+        .collect();
+    let [x, y, z] = k.interface.workgroup_size;
+    format!(
+        "entry {}, workgroup {x}x{y}x{z}, {}, bind({}), tune on {}, verify on {}",
+        k.interface.entry,
+        k.baseline.dispatch,
+        bindings.join(", "),
+        k.tune_shapes.iter().map(shape_text).collect::<Vec<_>>().join(" "),
+        k.verify_shapes.iter().map(shape_text).collect::<Vec<_>>().join(" "),
+    )
+}
+
+fn stale_entries(crate_root: &std::path::Path, name: &str, hash: Option<&str>) -> usize {
+    let dir = crate_root.join(CACHE_DIR).join(name);
+    let Ok(hashes) = std::fs::read_dir(dir) else { return 0 };
+    hashes
+        .flatten()
+        .filter(|h| Some(h.file_name().to_string_lossy().as_ref()) != hash)
+        .map(|h| std::fs::read_dir(h.path()).map(|d| d.count()).unwrap_or(0))
+        .sum()
+}
+
+pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
+    let (ws, found) = args.workspace.discover()?;
+    let instance = gpu::instance();
+    let adapters: Vec<AdapterReport> = gpu::adapters(&instance)
+        .iter()
+        .enumerate()
+        .map(|(i, a)| gpu::report(i, a))
+        .collect();
+    let mut kernels = Vec::new();
+    for f in &found {
+        let (hash, spec, error) = match &f.resolved {
+            Ok(k) => (Some(k.content_hash.clone()), Some(summary(k)), None),
+            Err(e) => (None, None, Some(e.clone())),
+        };
+        let cache = match &hash {
+            None => Vec::new(),
+            Some(hash) => adapters
+                .iter()
+                .map(|a| {
+                    let entry = crate::store::read_entry(&f.crate_root, &f.name, hash, &a.key);
+                    let (status, variant, speedup, file) = match entry {
+                        None => ("not-tuned".to_owned(), None, None, None),
+                        Some((path, e)) => (
+                            match e.outcome {
+                                Outcome::Tuned => "tuned",
+                                Outcome::BaselineBest => "baseline-best",
+                            }
+                            .to_owned(),
+                            e.variant.as_ref().map(|v| v.id.clone()),
+                            Some(e.speedup),
+                            Some(path.strip_prefix(&f.crate_root).unwrap_or(&path).display().to_string()),
+                        ),
+                    };
+                    CacheStatus {
+                        adapter_index: a.index,
+                        adapter: format!("{} ({})", a.identity.name, a.identity.backend),
+                        adapter_key: a.key.to_string(),
+                        status,
+                        variant,
+                        speedup,
+                        file,
+                    }
+                })
+                .collect(),
+        };
+        kernels.push(KernelInfo {
+            package: f.package.clone(),
+            name: f.name.clone(),
+            file: f.file.strip_prefix(&ws.root).unwrap_or(&f.file).display().to_string(),
+            line: f.line,
+            stale_entries: stale_entries(&f.crate_root, &f.name, hash.as_deref()),
+            content_hash: hash,
+            spec,
+            error,
+            cache,
+        });
+    }
+    let code = if kernels.iter().any(|k| k.error.is_some()) { exit::FAILED } else { exit::OK };
+    if args.json {
+        print_json(&Report { kernels, adapters });
+        return Ok(code);
+    }
+    if kernels.is_empty() {
+        println!("no #[kernelfoundry] kernels in {}", ws.root.display());
+    }
+    for k in &kernels {
+        println!("{} ({}) {}:{}", k.name, k.package, k.file, k.line);
+        if let Some(s) = &k.spec {
+            println!("    {s}");
+        }
+        if let Some(e) = &k.error {
+            for line in e.lines() {
+                println!("    error: {line}");
+            }
+        }
+        for c in &k.cache {
+            let detail = match (&c.variant, c.speedup) {
+                (Some(v), Some(s)) => format!(" {v} {s:.2}x"),
+                _ => String::new(),
+            };
+            println!("    [{}] {}: {}{detail}", c.adapter_index, c.adapter, c.status);
+        }
+        if k.stale_entries > 0 {
+            println!("    {} stale entries (tuned for an earlier version of this kernel)", k.stale_entries);
+        }
+    }
+    Ok(code)
+}

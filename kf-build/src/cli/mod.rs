@@ -1,0 +1,217 @@
+//! The command line: argument types (clap), dispatch to the verbs, output, exit codes.
+//!
+//! Each verb builds a serializable report; `--json` prints it as one JSON object on stdout, and
+//! without it a human summary goes to stdout with progress on stderr. Errors are reported with
+//! context (anyhow) and mapped to the exit codes in [`exit`].
+//!
+//! Invariant: stdout carries only the report (human or JSON); logs and progress go to stderr, so
+//! `--json` output can always be piped into a parser.
+
+mod adapters;
+mod eval;
+mod list;
+mod tune;
+
+use crate::gpu::{AdapterSelector, GpuError};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Process exit codes.
+pub mod exit {
+    /// Everything asked for succeeded.
+    pub const OK: i32 = 0;
+    /// The command ran, but a kernel failed to tune or a candidate was rejected.
+    pub const FAILED: i32 = 1;
+    /// Bad input: arguments, workspace, kernel names, adapter selector.
+    pub const USAGE: i32 = 2;
+    /// No GPU adapter could be used.
+    pub const NO_GPU: i32 = 3;
+}
+
+#[derive(Parser, Debug)]
+#[command(name = "cargo-kernelfoundry", bin_name = "cargo", version, styles = clap::builder::styling::Styles::plain())]
+enum Cargo {
+    /// Tune the WGSL kernels marked with #[kernelfoundry] for the GPU in this machine.
+    #[command(name = "kernelfoundry", version)]
+    Kernelfoundry(App),
+}
+
+/// Tune the WGSL compute kernels marked with `#[kernelfoundry(..)]` for the GPU in this machine.
+///
+/// `tune` finds every marked kernel in the workspace, measures it on the adapter wgpu detects,
+/// searches its template parameters (override constants and the workgroup size), verifies the
+/// fastest variant against the original on fresh inputs and unseen shapes, and writes it to
+/// `kernelfoundry/<KERNEL>/<content-hash>/<adapter-key>.json` at the crate root. Commit those
+/// files: the macro embeds them at build time and `kf-runtime` picks the one for the GPU it
+/// finds at startup.
+#[derive(Args, Debug)]
+#[command(after_help = "Exit status: 0 success, 1 a kernel failed or a candidate was rejected, 2 bad input, 3 no usable GPU adapter.\nLogs: RUST_LOG=kf_build=debug.")]
+struct App {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List the GPU adapters wgpu finds, with the adapter keys cache entries are filed under.
+    Adapters(adapters::AdaptersArgs),
+    /// List the marked kernels of the workspace and their cache status on each adapter.
+    List(list::ListArgs),
+    /// Tune every marked kernel (or one) on an adapter and write the variant cache.
+    Tune(tune::TuneArgs),
+    /// Evaluate a hand-written candidate WGSL file against a marked kernel's baseline.
+    Eval(eval::EvalArgs),
+}
+
+/// Options shared by the verbs that read the workspace.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct WorkspaceArgs {
+    /// Path to Cargo.toml of the workspace or package to read.
+    #[arg(long, value_name = "PATH", help_heading = "Package Selection")]
+    manifest_path: Option<PathBuf>,
+    /// Only kernels of this package (may be repeated). Default: the current package, or every
+    /// member of a virtual workspace.
+    #[arg(short = 'p', long = "package", value_name = "SPEC", help_heading = "Package Selection")]
+    packages: Vec<String>,
+    /// Kernels of every workspace member.
+    #[arg(long, help_heading = "Package Selection", conflicts_with = "packages")]
+    workspace: bool,
+}
+
+impl WorkspaceArgs {
+    /// Reads the workspace and the selected packages' kernels.
+    pub(crate) fn discover(&self) -> anyhow::Result<(crate::discover::Workspace, Vec<crate::discover::Found>)> {
+        let ws = crate::discover::workspace(self.manifest_path.as_deref())?;
+        let found = {
+            let packages = ws.select(&self.packages, self.workspace)?;
+            crate::discover::kernels(&packages)
+        };
+        Ok((ws, found))
+    }
+}
+
+/// The adapter option shared by the verbs that use the GPU.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct AdapterArgs {
+    /// Adapter to use: an index or key from `cargo kernelfoundry adapters`, or part of its name
+    /// (case-insensitive) or a backend (`vulkan`, `gl`). Default: wgpu's high-performance choice.
+    #[arg(long, value_name = "INDEX|KEY|NAME", env = "KERNELFOUNDRY_ADAPTER")]
+    adapter: Option<String>,
+}
+
+impl AdapterArgs {
+    fn selector(&self) -> AdapterSelector {
+        AdapterSelector(self.adapter.clone())
+    }
+}
+
+/// Runs the command line and returns the exit code.
+pub fn main() -> i32 {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == crate::harness::worker::WORKER_VERB) {
+        return match crate::harness::worker::serve() {
+            Ok(()) => exit::OK,
+            Err(e) => {
+                eprintln!("worker: {e}");
+                exit::FAILED
+            }
+        };
+    }
+    // Invoked directly as `cargo-kernelfoundry tune` rather than through cargo: add the verb.
+    if args.get(1).is_none_or(|a| a != "kernelfoundry") {
+        args.insert(1, "kernelfoundry".into());
+    }
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,wgpu_hal=off,wgpu_core=off,naga=warn"))
+        .format_timestamp(None)
+        .init();
+    let Cargo::Kernelfoundry(app) = match Cargo::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { exit::USAGE } else { exit::OK };
+        }
+    };
+    let result = match app.command {
+        Command::Adapters(a) => adapters::run(a),
+        Command::List(a) => list::run(a),
+        Command::Tune(a) => tune::run(a),
+        Command::Eval(a) => eval::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            if e.chain().any(|c| c.downcast_ref::<GpuError>().is_some_and(|g| matches!(g, GpuError::NoAdapter))) {
+                exit::NO_GPU
+            } else {
+                exit::USAGE
+            }
+        }
+    }
+}
+
+/// Prints `value` as one line of JSON on stdout.
+pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
+    println!("{}", serde_json::to_string(value).expect("reports serialize"));
+}
+
+/// `1.23 ms`, `45.6 µs`, `789 ns`.
+pub(crate) fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+/// Reads stored ceilings for the worker's adapter, or measures and stores them.
+pub(crate) fn ceilings(
+    worker: &mut crate::harness::worker::WorkerProcess,
+    workspace_root: Option<&std::path::Path>,
+    quiet: bool,
+) -> Option<crate::harness::Ceilings> {
+    use crate::harness::Evaluator;
+    let key = worker.adapter().key.clone();
+    if let Some(c) = workspace_root.and_then(|r| crate::store::read_ceilings(r, &key)) {
+        return Some(c);
+    }
+    if !quiet {
+        eprintln!("measuring copy bandwidth and FMA rate of {} …", worker.adapter().identity.name);
+    }
+    match worker.probe() {
+        Ok(c) => {
+            if let Some(root) = workspace_root {
+                if let Err(e) = crate::store::write_ceilings(root, &c) {
+                    log::warn!("could not store the adapter's ceilings: {e}");
+                }
+            }
+            Some(c)
+        }
+        Err(e) => {
+            log::warn!("could not measure the adapter's ceilings (the roofline cap is off): {e}");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cargo::command().debug_assert();
+    }
+
+    #[test]
+    fn formats_durations() {
+        assert_eq!(fmt_ns(1_500_000.0), "1.50 ms");
+        assert_eq!(fmt_ns(2_500.0), "2.5 µs");
+        assert_eq!(fmt_ns(12.0), "12 ns");
+    }
+}

@@ -1,0 +1,222 @@
+//! Comparing a candidate's output buffer with the baseline's.
+//!
+//! Floats pass when both the relative L2 error of the whole buffer and every element's error are
+//! within the tolerance; an element's error is relative to its own magnitude but never to less than
+//! 1 % of the buffer's largest value, so results near zero in a buffer of large values are not held
+//! to an impossible standard. NaN must meet NaN and ±Inf the same ±Inf. Integers must be equal.
+//! A reference that is constant or all zero cannot tell a correct kernel from a constant fill, so
+//! the comparison refuses to judge and says so.
+//!
+//! Invariant: a mismatch report names the first offending elements with expected and actual values
+//! — that log is what a user (or a later LLM prompt) reads to fix the kernel.
+
+use super::inputs::{ScalarValue, read_scalar};
+use kf_runtime::interface::BufferLayout;
+
+/// Floor of an element's error denominator, as a fraction of the buffer's largest magnitude.
+const SCALE_FLOOR: f64 = 1e-2;
+
+/// One mismatching element.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mismatch {
+    /// Scalar index in the buffer (the element index for `array<f32>`).
+    pub index: u64,
+    /// Expected (baseline) value.
+    pub expected: String,
+    /// Actual (candidate) value.
+    pub actual: String,
+}
+
+/// The outcome of comparing one buffer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Comparison {
+    /// Scalars compared.
+    pub scalars: u64,
+    /// Scalars out of tolerance.
+    pub mismatched: u64,
+    /// The first few mismatches.
+    pub first: Vec<Mismatch>,
+    /// Relative L2 error over finite floats.
+    pub rel_l2: f64,
+    /// Largest elementwise error relative to max(|expected|, 1 % of the scale).
+    pub max_rel_elem: f64,
+    /// Why the reference cannot be judged, if it cannot.
+    pub degenerate: Option<String>,
+}
+
+impl Comparison {
+    /// Whether the buffers agree.
+    pub fn ok(&self, tolerance: f64) -> bool {
+        self.mismatched == 0 && self.rel_l2 <= tolerance
+    }
+
+    /// A distilled description of the differences.
+    pub fn describe(&self, tolerance: f64) -> String {
+        let mut s = format!(
+            "{} of {} values differ (relative L2 error {:.3e}, tolerance {:.1e})",
+            self.mismatched, self.scalars, self.rel_l2, tolerance
+        );
+        for m in &self.first {
+            s.push_str(&format!("\n  [{}] expected {} got {}", m.index, m.expected, m.actual));
+        }
+        s
+    }
+}
+
+fn show(v: ScalarValue) -> String {
+    match v {
+        ScalarValue::Float(f) if f.is_nan() => "NaN (never written?)".to_owned(),
+        ScalarValue::Float(f) => format!("{f:.6e}"),
+        ScalarValue::Int(i) if i == super::inputs::POISON_INT => format!("{i:#x} (never written?)"),
+        ScalarValue::Int(i) => i.to_string(),
+    }
+}
+
+/// Compares `candidate` against `reference`, both laid out as `layout` with `len` array elements.
+pub fn compare(layout: &BufferLayout, len: u64, reference: &[u8], candidate: &[u8], tolerance: f64) -> Comparison {
+    let mut scale: f64 = 0.0;
+    let mut first_float: Option<f64> = None;
+    let mut floats_constant = true;
+    let mut any_float = false;
+    let mut first_int: Option<u32> = None;
+    let mut ints_constant = true;
+    let mut any_int = false;
+    for (offset, scalar) in layout.scalars(len) {
+        match read_scalar(reference, offset as usize, scalar) {
+            ScalarValue::Float(f) if f.is_finite() => {
+                any_float = true;
+                scale = scale.max(f.abs());
+                match first_float {
+                    None => first_float = Some(f),
+                    Some(x) if x != f => floats_constant = false,
+                    Some(_) => {}
+                }
+            }
+            ScalarValue::Float(_) => {}
+            ScalarValue::Int(i) => {
+                any_int = true;
+                match first_int {
+                    None => first_int = Some(i),
+                    Some(x) if x != i => ints_constant = false,
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+    let mut out = Comparison::default();
+    let floats_degenerate = !any_float || floats_constant || scale < 1e-30;
+    let ints_degenerate = !any_int || ints_constant;
+    if floats_degenerate && ints_degenerate {
+        out.degenerate = Some(match (any_float, any_int, first_float) {
+            (false, false, _) => "the baseline wrote no finite value".to_owned(),
+            (true, _, Some(v)) if scale < 1e-30 || floats_constant => {
+                format!("every value the baseline wrote is {v}")
+            }
+            _ => "the baseline's output is constant".to_owned(),
+        });
+    }
+    let floor = (scale * SCALE_FLOOR).max(f64::MIN_POSITIVE);
+    let (mut diff2, mut ref2) = (0.0f64, 0.0f64);
+    for (i, (offset, scalar)) in layout.scalars(len).enumerate() {
+        out.scalars += 1;
+        let r = read_scalar(reference, offset as usize, scalar);
+        let c = read_scalar(candidate, offset as usize, scalar);
+        let bad = match (r, c) {
+            (ScalarValue::Float(r), ScalarValue::Float(c)) => {
+                if r.is_nan() || c.is_nan() {
+                    !(r.is_nan() && c.is_nan())
+                } else if r.is_infinite() || c.is_infinite() {
+                    r != c
+                } else {
+                    let err = (r - c).abs();
+                    diff2 += err * err;
+                    ref2 += r * r;
+                    let rel = err / r.abs().max(floor);
+                    out.max_rel_elem = out.max_rel_elem.max(rel);
+                    rel > tolerance
+                }
+            }
+            (ScalarValue::Int(r), ScalarValue::Int(c)) => r != c,
+            _ => true,
+        };
+        if bad {
+            out.mismatched += 1;
+            if out.first.len() < 5 {
+                out.first.push(Mismatch {
+                    index: i as u64,
+                    expected: show(r),
+                    actual: show(c),
+                });
+            }
+        }
+    }
+    out.rel_l2 = if ref2 > 0.0 { (diff2 / ref2).sqrt() } else if diff2 > 0.0 { f64::INFINITY } else { 0.0 };
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kf_runtime::interface::{ArrayLayout, Field, Scalar};
+
+    fn layout(scalar: Scalar) -> BufferLayout {
+        BufferLayout {
+            header: vec![],
+            header_size: 0,
+            array: Some(ArrayLayout {
+                stride: 4,
+                fields: vec![Field { offset: 0, scalar }],
+                count: None,
+            }),
+        }
+    }
+
+    fn f(v: &[f32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    #[track_caller]
+    fn check(r: &[f32], c: &[f32], ok: bool) -> Comparison {
+        let cmp = compare(&layout(Scalar::F32), r.len() as u64, &f(r), &f(c), 1e-4);
+        assert_eq!(cmp.ok(1e-4), ok, "{}", cmp.describe(1e-4));
+        cmp
+    }
+
+    #[test]
+    fn float_tolerance_scales_with_magnitude() {
+        check(&[1000.0, -2000.0, 3.0], &[1000.01, -2000.0, 3.0], true);
+        check(&[1000.0, -2000.0, 3.0], &[1001.0, -2000.0, 3.0], false);
+        // An element near zero is judged against 1 % of the largest value.
+        check(&[1000.0, 0.0001, 3.0], &[1000.0, 0.0002, 3.0], true);
+        check(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0 * (1.0 + 3e-4)], false);
+    }
+
+    #[test]
+    fn nan_and_inf_must_match() {
+        check(&[f32::NAN, 1.0, 2.0], &[f32::NAN, 1.0, 2.0], true);
+        let c = check(&[1.0, 2.0, 3.0], &[f32::NAN, 2.0, 3.0], false);
+        assert!(c.describe(1e-4).contains("[0] expected 1.000000e0 got NaN"), "{}", c.describe(1e-4));
+        check(&[f32::INFINITY, 1.0, 2.0], &[f32::NEG_INFINITY, 1.0, 2.0], false);
+        check(&[f32::INFINITY, 1.0, 2.0], &[f32::INFINITY, 1.0, 2.0], true);
+    }
+
+    #[test]
+    fn degenerate_references_are_flagged() {
+        let c = check(&[0.0, 0.0, 0.0], &[0.0, 0.0, 0.0], true);
+        assert!(c.degenerate.as_deref().unwrap().contains("every value the baseline wrote is 0"));
+        let c = check(&[2.0, 2.0], &[2.0, 2.0], true);
+        assert!(c.degenerate.is_some());
+        let c = check(&[f32::NAN, f32::NAN], &[f32::NAN, f32::NAN], true);
+        assert_eq!(c.degenerate.as_deref(), Some("the baseline wrote no finite value"));
+        assert!(check(&[1.0, 2.0], &[1.0, 2.0], true).degenerate.is_none());
+    }
+
+    #[test]
+    fn integers_are_exact() {
+        let r: Vec<u8> = [1u32, 2, 3].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let c: Vec<u8> = [1u32, 2, 4].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let cmp = compare(&layout(Scalar::U32), 3, &r, &c, 1e-4);
+        assert_eq!(cmp.mismatched, 1);
+        assert!(compare(&layout(Scalar::U32), 3, &r, &r, 1e-4).ok(1e-4));
+    }
+}

@@ -1,0 +1,280 @@
+//! Measured ceilings of an adapter: copy bandwidth and f32 FMA rate.
+//!
+//! The roofline cap (a candidate claiming more bandwidth than the adapter can copy is a measurement
+//! error or a cheat) and the roofline verdict (memory- or compute-bound, and how close to the
+//! ceiling) both need these numbers, and spec sheets are not measurements. Copy bandwidth is
+//! measured at several working-set sizes and the largest is kept, because small working sets run
+//! from cache and an honest kernel on a small shape can be faster than DRAM.
+//!
+//! Invariant: every number here was measured on the adapter named in the record, by the method
+//! recorded beside it.
+
+use crate::gpu::{AdapterReport, Gpu};
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+use wgpu::util::DeviceExt;
+
+/// Format version of a ceilings file.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Copy bandwidth at one working-set size.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CopyPoint {
+    /// Bytes copied (read + written = 2 × this).
+    pub bytes: u64,
+    /// GB/s counting bytes read plus bytes written.
+    pub gbps: f64,
+    /// Median time, ns.
+    pub median_ns: f64,
+}
+
+/// An adapter's measured ceilings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ceilings {
+    /// [`FORMAT_VERSION`].
+    pub format_version: u32,
+    /// kf-build version that measured.
+    pub tool_version: String,
+    /// The adapter.
+    pub adapter: AdapterReport,
+    /// The largest copy bandwidth over [`Ceilings::copy_by_size`], GB/s.
+    pub copy_gbps: f64,
+    /// Copy bandwidth per working-set size.
+    pub copy_by_size: Vec<CopyPoint>,
+    /// f32 FMA rate, GFLOP/s (one FMA = 2 FLOP).
+    pub fma_gflops: f64,
+    /// `timestamp-query` or `wall-clock`.
+    pub method: String,
+    /// Timed samples per point (median taken).
+    pub samples: u32,
+}
+
+const COPY_WGSL: &str = r#"
+@group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+    let i = g.x + g.y * nw.x * 256u;
+    if (i < arrayLength(&src)) {
+        dst[i] = src[i];
+    }
+}
+"#;
+
+/// Iterations of the FMA loop; 8 independent vec4 chains per iteration.
+const FMA_ITERS: u64 = 512;
+
+const FMA_WGSL: &str = r#"
+@group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+    let i = g.x + g.y * nw.x * 256u;
+    let s = f32(i) * 1e-7;
+    var a0 = vec4<f32>(s, s + 1.0, s + 2.0, s + 3.0);
+    var a1 = a0 + 0.1; var a2 = a0 + 0.2; var a3 = a0 + 0.3;
+    var a4 = a0 + 0.4; var a5 = a0 + 0.5; var a6 = a0 + 0.6; var a7 = a0 + 0.7;
+    let m = vec4<f32>(0.9999);
+    let c = vec4<f32>(0.0001);
+    for (var k = 0u; k < 512u; k++) {
+        a0 = fma(a0, m, c); a1 = fma(a1, m, c); a2 = fma(a2, m, c); a3 = fma(a3, m, c);
+        a4 = fma(a4, m, c); a5 = fma(a5, m, c); a6 = fma(a6, m, c); a7 = fma(a7, m, c);
+    }
+    if (i < arrayLength(&out)) {
+        out[i] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+    }
+}
+"#;
+
+/// A 2-D grid of 256-wide workgroups covering `invocations`.
+fn grid(invocations: u64) -> (u32, u32) {
+    let groups = invocations.div_ceil(256);
+    let x = groups.min(32768);
+    (x as u32, groups.div_ceil(x) as u32)
+}
+
+struct Bench<'a> {
+    gpu: &'a Gpu,
+    pipeline: wgpu::ComputePipeline,
+    bind_group: wgpu::BindGroup,
+    counts: (u32, u32),
+}
+
+impl Bench<'_> {
+    fn median_ns(&self, warmup: u32, samples: u32) -> Result<(f64, &'static str), String> {
+        let device = &self.gpu.device;
+        let stamps = self.gpu.timestamps.then(|| {
+            (
+                device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: None,
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2,
+                }),
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: None,
+                    size: 16,
+                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                }),
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: None,
+                    size: 16,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                }),
+            )
+        });
+        let period = f64::from(self.gpu.queue.get_timestamp_period());
+        let mut times = Vec::new();
+        for i in 0..warmup + samples {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: None,
+                    timestamp_writes: stamps.as_ref().map(|(q, _, _)| wgpu::ComputePassTimestampWrites {
+                        query_set: q,
+                        beginning_of_pass_write_index: Some(0),
+                        end_of_pass_write_index: Some(1),
+                    }),
+                });
+                pass.set_pipeline(&self.pipeline);
+                pass.set_bind_group(0, &self.bind_group, &[]);
+                pass.dispatch_workgroups(self.counts.0, self.counts.1, 1);
+            }
+            if let Some((q, resolve, read)) = &stamps {
+                encoder.resolve_query_set(q, 0..2, resolve, 0);
+                encoder.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
+            }
+            let t0 = Instant::now();
+            self.gpu.queue.submit([encoder.finish()]);
+            if let Some((_, _, read)) = &stamps {
+                read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+            }
+            device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| e.to_string())?;
+            let wall = t0.elapsed().as_nanos() as f64;
+            let ns = match &stamps {
+                Some((_, _, read)) => {
+                    let ticks = {
+                        let view = read.slice(..).get_mapped_range().map_err(|e| e.to_string())?;
+                        let t0 = u64::from_le_bytes(view[0..8].try_into().expect("8 bytes"));
+                        let t1 = u64::from_le_bytes(view[8..16].try_into().expect("8 bytes"));
+                        t1.saturating_sub(t0)
+                    };
+                    read.unmap();
+                    ticks as f64 * period
+                }
+                None => wall,
+            };
+            if i >= warmup {
+                times.push(if ns > 0.0 { ns } else { wall });
+            }
+        }
+        let method = if stamps.is_some() { "timestamp-query" } else { "wall-clock" };
+        Ok((super::runner::median(&times), method))
+    }
+}
+
+fn pipeline(gpu: &Gpu, wgsl: &str) -> Result<wgpu::ComputePipeline, String> {
+    let module = gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("probe"),
+        source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+    });
+    Ok(gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("probe"),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    }))
+}
+
+/// Measures copy bandwidth and FMA rate on `gpu`.
+pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
+    let device = &gpu.device;
+    let limits = gpu.limits();
+    let cpu = gpu.is_cpu();
+    let (warmup, samples) = if cpu { (1, 5) } else { (3, 20) };
+    let max_bytes = limits
+        .max_storage_buffer_binding_size
+        .min(if cpu { 64 << 20 } else { 1 << 30 });
+    let sizes: Vec<u64> = [1u64 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]
+        .into_iter()
+        .filter(|&s| s <= max_bytes)
+        .collect();
+
+    let copy = pipeline(gpu, COPY_WGSL)?;
+    let mut copy_by_size = Vec::new();
+    let mut method = "wall-clock";
+    for bytes in sizes {
+        let src = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("probe src"),
+            contents: &vec![1u8; bytes as usize],
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let dst = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("probe dst"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &copy.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: src.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: dst.as_entire_binding() },
+            ],
+        });
+        let bench = Bench {
+            gpu,
+            pipeline: copy.clone(),
+            bind_group,
+            counts: grid(bytes / 16),
+        };
+        let (ns, m) = bench.median_ns(warmup, samples)?;
+        method = m;
+        copy_by_size.push(CopyPoint {
+            bytes,
+            gbps: 2.0 * bytes as f64 / ns.max(1.0),
+            median_ns: ns,
+        });
+    }
+
+    let fma = pipeline(gpu, FMA_WGSL)?;
+    let invocations: u64 = if cpu { 1 << 14 } else { 1 << 21 };
+    let out = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("probe fma"),
+        size: invocations * 16,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &fma.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry { binding: 0, resource: out.as_entire_binding() }],
+    });
+    let bench = Bench {
+        gpu,
+        pipeline: fma,
+        bind_group,
+        counts: grid(invocations),
+    };
+    let (ns, _) = bench.median_ns(warmup, samples)?;
+    let flops = invocations * FMA_ITERS * 8 * 4 * 2;
+    let errors = gpu.take_uncaptured();
+    if !errors.is_empty() {
+        return Err(format!("the probe kernels raised errors: {}", errors.join("; ")));
+    }
+    Ok(Ceilings {
+        format_version: FORMAT_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        adapter: gpu.report.clone(),
+        copy_gbps: copy_by_size.iter().map(|p| p.gbps).fold(0.0, f64::max),
+        copy_by_size,
+        fma_gflops: flops as f64 / ns.max(1.0),
+        method: method.to_owned(),
+        samples,
+    })
+}

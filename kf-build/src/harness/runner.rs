@@ -1,0 +1,676 @@
+//! The evaluation itself, as run inside the worker process: compile, check, verify, time.
+//!
+//! Order matters and follows the fitness ladder: text (0) → naga validation (1) → interface (3) →
+//! limits and pipeline (2) → verification trials (4) → timing (2 on errors) → re-verification (4)
+//! → roofline cap (2). Each trial uses freshly created buffers whose outputs are poisoned; baseline
+//! outputs for a `(shape, seed)` are cached because the baseline is trusted and its inputs are a
+//! pure function of the seed. Baseline and candidate are timed in pairs in a random order, with two
+//! input sets rotated between samples.
+//!
+//! Invariant: nothing from one run (buffers, bind groups) is visible to another run, so a
+//! candidate cannot read the reference's result or its own previous output.
+
+use super::compare::{Comparison, compare};
+use super::inputs;
+use super::{
+    Candidate, Ceilings, EvalPlan, EvalReport, EvalRequest, Fitness, Reason, Roofline,
+    ShapeTime, Trial, VerifyStats, CHECKS,
+};
+use crate::gpu::Gpu;
+use kf_runtime::resolve::{self, ReflectError, ResolvedKernel, shape_text};
+use kf_runtime::spec::{Role, Shape};
+use kf_runtime::{Program, build_pipeline, check_limits, layout_entry};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+use wgpu::util::DeviceExt;
+
+/// A compiled program with the bind group layouts of the baseline's interface.
+struct Compiled {
+    pipeline: wgpu::ComputePipeline,
+    program: Program,
+}
+
+/// Buffers and bind groups for one run.
+struct Bound {
+    buffers: Vec<wgpu::Buffer>,
+    bind_groups: Vec<wgpu::BindGroup>,
+}
+
+/// Evaluates candidates on one device; lives as long as the worker.
+pub struct Runner {
+    gpu: Gpu,
+    /// Compiled baselines by content hash.
+    baselines: HashMap<String, Compiled>,
+    /// Baseline outputs by (content hash, shape, seed): one `Vec<u8>` per compared buffer.
+    references: HashMap<(String, String, u64), Vec<Vec<u8>>>,
+    /// Pipeline layouts by content hash.
+    layouts: HashMap<String, (Vec<wgpu::BindGroupLayout>, wgpu::PipelineLayout)>,
+}
+
+/// Turns the failure of a check into an early report.
+type Step<T> = Result<T, (Reason, String)>;
+
+impl Runner {
+    /// A runner on an open device.
+    pub fn new(gpu: Gpu) -> Self {
+        Runner {
+            gpu,
+            baselines: HashMap::new(),
+            references: HashMap::new(),
+            layouts: HashMap::new(),
+        }
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Runs one evaluation to completion.
+    pub fn evaluate(&mut self, req: &EvalRequest) -> EvalReport {
+        let start = Instant::now();
+        let mut report = match self.evaluate_inner(req) {
+            Ok(report) => report,
+            Err((reason, log)) => {
+                let mut r = EvalReport::failed(&req.candidate.id, reason, log);
+                r.verification.checks.clear();
+                r
+            }
+        };
+        if let Some(lost) = self.gpu.lost() {
+            report = EvalReport::failed(&req.candidate.id, Reason::DeviceLost, lost);
+        }
+        report.wall_ms = start.elapsed().as_secs_f64() * 1e3;
+        report
+    }
+
+    fn evaluate_inner(&mut self, req: &EvalRequest) -> Step<EvalReport> {
+        let kernel = &req.kernel;
+        self.gpu.take_uncaptured();
+        let candidate = self.compile_candidate(kernel, &req.candidate)?;
+        self.ensure_baseline(kernel)?;
+        let workgroup_size = candidate.program.workgroup_size;
+        let workgroup_bytes = candidate.program.workgroup_storage_bytes;
+
+        let mut stats = VerifyStats::default();
+        for trial in &req.plan.verify {
+            self.verify_trial(kernel, &candidate, trial, &mut stats)?;
+        }
+
+        let mut timings = Vec::new();
+        for shape in &req.plan.time_shapes {
+            timings.push(self.time_shape(kernel, &candidate, shape, &req.plan)?);
+        }
+        if let Some(trial) = &req.plan.reverify {
+            self.verify_trial(kernel, &candidate, trial, &mut stats).map_err(|(reason, log)| {
+                let reason = if reason == Reason::WrongValues { Reason::ChangedAfterTiming } else { reason };
+                (reason, format!("after the timing loop, with new inputs: {log}"))
+            })?;
+        }
+
+        let roofline = match (&req.ceilings, timings.first()) {
+            (Some(c), Some(t)) => Some(roofline(c, t)),
+            _ => None,
+        };
+        if let Some(c) = &req.ceilings {
+            for t in &timings {
+                if t.achieved_gbps > c.copy_gbps * 1.1 {
+                    return Err((
+                        Reason::ExceedsRoofline,
+                        format!(
+                            "on shape {} the candidate would move {} bytes in {:.0} ns = {:.1} GB/s, above the adapter's measured copy ceiling of {:.1} GB/s (+10 %); rejected as a measurement error",
+                            shape_text(&t.shape), t.bytes, t.candidate_ns, t.achieved_gbps, c.copy_gbps
+                        ),
+                    ));
+                }
+            }
+        }
+
+        let speedup = (!timings.is_empty()).then(|| {
+            let log_sum: f64 = timings.iter().map(|t| t.speedup.ln()).sum();
+            (log_sum / timings.len() as f64).exp()
+        });
+        let noise = timings.iter().map(|t| t.spread).reduce(f64::max);
+        stats.checks = CHECKS
+            .iter()
+            .filter(|c| {
+                (req.ceilings.is_some() || **c != "roofline-cap")
+                    && (!timings.is_empty() || !c.contains("timing"))
+                    && (req.plan.reverify.is_some() || **c != "reverify-after-timing")
+            })
+            .map(|c| c.to_string())
+            .collect();
+        Ok(EvalReport {
+            candidate: req.candidate.id.clone(),
+            fitness: Fitness::correct(speedup),
+            failure: None,
+            workgroup_size: Some(workgroup_size),
+            workgroup_storage_bytes: Some(workgroup_bytes),
+            timings,
+            noise,
+            verification: stats,
+            roofline,
+            wall_ms: 0.0,
+        })
+    }
+
+    /// Levels 0–3 and the pipeline: everything that can be decided without running.
+    fn compile_candidate(&mut self, kernel: &ResolvedKernel, candidate: &Candidate) -> Step<Compiled> {
+        let program = &candidate.program;
+        if program.wgsl.trim().is_empty() {
+            return Err((Reason::NoCode, "the candidate has no WGSL".into()));
+        }
+        let reflected = resolve::reflect(&program.wgsl, Some(&program.entry), "candidate.wgsl").map_err(|e| match e {
+            ReflectError::Parse { rendered, .. } => (Reason::Parse, rendered),
+            ReflectError::Validation { rendered, .. } => (Reason::Validation, rendered),
+            ReflectError::Entry(m) => (Reason::EntryPoint, m),
+            other => (Reason::InterfaceMismatch, other.to_string()),
+        })?;
+        let mismatches = kernel.interface.mismatches(&reflected.interface);
+        if !mismatches.is_empty() {
+            return Err((
+                Reason::InterfaceMismatch,
+                format!("the candidate's interface differs from the baseline's:\n  {}", mismatches.join("\n  ")),
+            ));
+        }
+        // Apply the constants the way the pipeline will, to learn the real workgroup size and memory.
+        let mut constants = naga::back::PipelineConstants::default();
+        for (name, value) in program.constants.iter() {
+            if !reflected.interface.overrides.iter().any(|o| o.name == *name) {
+                return Err((Reason::Pipeline, format!("constant `{name}` names no `override` of the candidate")));
+            }
+            constants.insert(name.to_string(), *value);
+        }
+        let (module, _info) = naga::back::pipeline_constants::process_overrides(
+            &reflected.module,
+            &reflected.info,
+            Some((naga::ShaderStage::Compute, &program.entry)),
+            &constants,
+        )
+        .map_err(|e| (Reason::Pipeline, format!("applying the constants failed: {e}")))?;
+        let ep = module
+            .entry_points
+            .iter()
+            .find(|e| e.name == program.entry)
+            .ok_or_else(|| (Reason::EntryPoint, format!("entry point `{}` disappeared after applying constants", program.entry)))?;
+        let mut layouter = naga::proc::Layouter::default();
+        layouter
+            .update(module.to_ctx())
+            .map_err(|e| (Reason::Pipeline, format!("cannot lay out types: {e}")))?;
+        let workgroup_bytes: u32 = module
+            .global_variables
+            .iter()
+            .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
+            .map(|(_, v)| layouter[v.ty].size)
+            .sum();
+        let mut program = program.clone();
+        program.workgroup_size = ep.workgroup_size;
+        program.workgroup_storage_bytes = workgroup_bytes;
+        let limits = self.gpu.limits();
+        check_limits(&program, &limits).map_err(|m| (Reason::LimitsExceeded, m))?;
+        let layout = self.pipeline_layout(kernel);
+        let pipeline = build_pipeline(&self.gpu.device, &layout, &program, &candidate.id)
+            .map_err(|m| (Reason::Pipeline, m))?;
+        Ok(Compiled { pipeline, program })
+    }
+
+    fn pipeline_layout(&mut self, kernel: &ResolvedKernel) -> wgpu::PipelineLayout {
+        let device = &self.gpu.device;
+        self
+            .layouts
+            .entry(kernel.content_hash.clone())
+            .or_insert_with(|| {
+                let groups = kernel.interface.bindings.iter().map(|b| b.group + 1).max().unwrap_or(0);
+                let bgls: Vec<wgpu::BindGroupLayout> = (0..groups)
+                    .map(|g| {
+                        let entries: Vec<_> = kernel
+                            .interface
+                            .bindings
+                            .iter()
+                            .filter(|b| b.group == g)
+                            .map(|b| layout_entry(b.binding, b.kind))
+                            .collect();
+                        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                            label: Some("kernelfoundry"),
+                            entries: &entries,
+                        })
+                    })
+                    .collect();
+                let refs: Vec<Option<&wgpu::BindGroupLayout>> = bgls.iter().map(Some).collect();
+                let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: Some("kernelfoundry"),
+                    bind_group_layouts: &refs,
+                    immediate_size: 0,
+                });
+                (bgls, layout)
+            })
+            .1
+            .clone()
+    }
+
+    fn ensure_baseline(&mut self, kernel: &ResolvedKernel) -> Step<()> {
+        if self.baselines.contains_key(&kernel.content_hash) {
+            return Ok(());
+        }
+        let layout = self.pipeline_layout(kernel);
+        let pipeline = build_pipeline(&self.gpu.device, &layout, &kernel.baseline, "baseline").map_err(|m| {
+            (Reason::Pipeline, format!("the baseline itself does not build on this adapter: {m}"))
+        })?;
+        self.baselines.insert(
+            kernel.content_hash.clone(),
+            Compiled {
+                pipeline,
+                program: kernel.baseline.clone(),
+            },
+        );
+        Ok(())
+    }
+
+    fn workgroups(&self, program: &Program, shape: &Shape) -> Step<[u32; 3]> {
+        program
+            .dispatch
+            .workgroups(
+                program.workgroup_size,
+                |n| shape.get(n).copied(),
+                self.gpu.limits().max_compute_workgroups_per_dimension,
+            )
+            .map_err(|e| (Reason::Dispatch, format!("on shape {}: {e}", shape_text(shape))))
+    }
+
+    /// Creates fresh buffers holding `contents` and bind groups for them.
+    fn bind(&self, kernel: &ResolvedKernel, contents: &[Vec<u8>]) -> Step<Bound> {
+        let limits = self.gpu.limits();
+        let device = &self.gpu.device;
+        let mut buffers = Vec::with_capacity(contents.len());
+        for (plan, data) in kernel.buffers.iter().zip(contents) {
+            let max = if plan.role == Role::Uniform {
+                limits.max_uniform_buffer_binding_size
+            } else {
+                limits.max_storage_buffer_binding_size
+            };
+            if data.len() as u64 > max {
+                return Err((
+                    Reason::Runtime,
+                    format!(
+                        "binding `{}` needs {} bytes, above the adapter's binding limit of {max}; use smaller shapes",
+                        plan.binding.name,
+                        data.len()
+                    ),
+                ));
+            }
+            let usage = if plan.role == Role::Uniform {
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
+            } else {
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST
+            };
+            buffers.push(device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(&plan.binding.name),
+                contents: data,
+                usage,
+            }));
+        }
+        let (bgls, _) = &self.layouts[&kernel.content_hash];
+        let bind_groups = bgls
+            .iter()
+            .enumerate()
+            .map(|(g, bgl)| {
+                let entries: Vec<wgpu::BindGroupEntry> = kernel
+                    .buffers
+                    .iter()
+                    .zip(&buffers)
+                    .filter(|(p, _)| p.binding.group == g as u32)
+                    .map(|(p, b)| wgpu::BindGroupEntry {
+                        binding: p.binding.binding,
+                        resource: b.as_entire_binding(),
+                    })
+                    .collect();
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: None,
+                    layout: bgl,
+                    entries: &entries,
+                })
+            })
+            .collect();
+        Ok(Bound { buffers, bind_groups })
+    }
+
+    fn trial_contents(kernel: &ResolvedKernel, shape: &Shape, seed: u64) -> Step<Vec<Vec<u8>>> {
+        kernel
+            .buffers
+            .iter()
+            .map(|p| {
+                inputs::contents(p, shape, seed)
+                    .map_err(|e| (Reason::Runtime, format!("binding `{}` on {}: {e}", p.binding.name, shape_text(shape))))
+            })
+            .collect()
+    }
+
+    /// Encodes one dispatch, optionally with pass timestamps, and submits it.
+    fn submit(&self, compiled: &Compiled, bound: &Bound, counts: [u32; 3], timestamps: Option<&Timestamps>, read_back: &[(usize, &wgpu::Buffer)]) {
+        let device = &self.gpu.device;
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: timestamps.map(|t| wgpu::ComputePassTimestampWrites {
+                    query_set: &t.query_set,
+                    beginning_of_pass_write_index: Some(0),
+                    end_of_pass_write_index: Some(1),
+                }),
+            });
+            pass.set_pipeline(&compiled.pipeline);
+            for (i, bg) in bound.bind_groups.iter().enumerate() {
+                pass.set_bind_group(i as u32, bg, &[]);
+            }
+            pass.dispatch_workgroups(counts[0], counts[1], counts[2]);
+        }
+        if let Some(t) = timestamps {
+            encoder.resolve_query_set(&t.query_set, 0..2, &t.resolve, 0);
+            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 16);
+        }
+        for (idx, staging) in read_back {
+            encoder.copy_buffer_to_buffer(&bound.buffers[*idx], 0, staging, 0, staging.size());
+        }
+        self.gpu.queue.submit([encoder.finish()]);
+    }
+
+    fn wait(&self) -> Step<()> {
+        self.gpu
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| (Reason::Runtime, format!("waiting for the GPU failed: {e}")))?;
+        if let Some(lost) = self.gpu.lost() {
+            return Err((Reason::DeviceLost, lost));
+        }
+        let errors = self.gpu.take_uncaptured();
+        if !errors.is_empty() {
+            return Err((Reason::Runtime, errors.join("\n")));
+        }
+        Ok(())
+    }
+
+    /// Runs `compiled` once on fresh buffers and returns the compared buffers' bytes.
+    fn run_once(&self, kernel: &ResolvedKernel, compiled: &Compiled, shape: &Shape, contents: &[Vec<u8>]) -> Step<Vec<Vec<u8>>> {
+        let counts = self.workgroups(&compiled.program, shape)?;
+        let bound = self.bind(kernel, contents)?;
+        let device = &self.gpu.device;
+        let staging: Vec<(usize, wgpu::Buffer)> = kernel
+            .buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.is_compared())
+            .map(|(i, _)| {
+                (
+                    i,
+                    device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("read back"),
+                        size: contents[i].len() as u64,
+                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    }),
+                )
+            })
+            .collect();
+        let refs: Vec<(usize, &wgpu::Buffer)> = staging.iter().map(|(i, b)| (*i, b)).collect();
+        self.submit(compiled, &bound, counts, None, &refs);
+        for (_, b) in &staging {
+            b.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+        }
+        self.wait()?;
+        staging
+            .iter()
+            .map(|(_, b)| {
+                let view = b
+                    .slice(..)
+                    .get_mapped_range()
+                    .map_err(|e| (Reason::Runtime, format!("reading results back failed: {e}")))?;
+                Ok(view.to_vec())
+            })
+            .collect()
+    }
+
+    fn verify_trial(&mut self, kernel: &ResolvedKernel, candidate: &Compiled, trial: &Trial, stats: &mut VerifyStats) -> Step<()> {
+        let contents = Self::trial_contents(kernel, &trial.shape, trial.seed)?;
+        let key = (kernel.content_hash.clone(), shape_text(&trial.shape), trial.seed);
+        if !self.references.contains_key(&key) {
+            let baseline = &self.baselines[&kernel.content_hash];
+            let outputs = self.run_once(kernel, baseline, &trial.shape, &contents).map_err(|(r, m)| {
+                (r, format!("the baseline failed on {} seed {}: {m}", shape_text(&trial.shape), trial.seed))
+            })?;
+            if self.references.len() > 64 {
+                self.references.clear();
+            }
+            self.references.insert(key.clone(), outputs);
+        }
+        let got = self.run_once(kernel, candidate, &trial.shape, &contents)?;
+        let reference = &self.references[&key];
+        let compared: Vec<_> = kernel.buffers.iter().filter(|p| p.is_compared()).collect();
+        let mut degenerate = Vec::new();
+        let mut judged = 0;
+        for ((plan, r), c) in compared.iter().zip(reference).zip(&got) {
+            let len = plan.len_on(&trial.shape).unwrap_or(0);
+            let cmp: Comparison = compare(&plan.binding.layout, len, r, c, kernel.tolerance);
+            if let Some(why) = &cmp.degenerate {
+                degenerate.push(format!("`{}`: {why}", plan.binding.name));
+                continue;
+            }
+            judged += 1;
+            stats.max_rel_l2 = stats.max_rel_l2.max(cmp.rel_l2);
+            stats.max_rel_elem = stats.max_rel_elem.max(cmp.max_rel_elem);
+            if !cmp.ok(kernel.tolerance) {
+                return Err((
+                    Reason::WrongValues,
+                    format!(
+                        "output `{}` on shape {} seed {}: {}",
+                        plan.binding.name,
+                        shape_text(&trial.shape),
+                        trial.seed,
+                        cmp.describe(kernel.tolerance)
+                    ),
+                ));
+            }
+        }
+        if judged == 0 {
+            return Err((
+                Reason::DegenerateReference,
+                format!(
+                    "cannot judge on shape {} seed {}: the baseline's outputs are degenerate ({}); give the inputs a distribution that makes the output vary, e.g. `input(n, range(-4.0, 4.0))`",
+                    shape_text(&trial.shape),
+                    trial.seed,
+                    degenerate.join("; ")
+                ),
+            ));
+        }
+        stats.trials += 1;
+        Ok(())
+    }
+
+    /// Times baseline and candidate in interleaved pairs on `shape`.
+    fn time_shape(&mut self, kernel: &ResolvedKernel, candidate: &Compiled, shape: &Shape, plan: &EvalPlan) -> Step<ShapeTime> {
+        let baseline = &self.baselines[&kernel.content_hash];
+        let programs = [baseline, candidate];
+        let counts = [self.workgroups(&baseline.program, shape)?, self.workgroups(&candidate.program, shape)?];
+        // Two input sets per program, rotated between samples.
+        let mut sets: Vec<[Bound; 2]> = Vec::new();
+        for p in 0..2 {
+            let a = self.bind(kernel, &Self::trial_contents(kernel, shape, 0x5EED_0000 + p as u64)?)?;
+            let b = self.bind(kernel, &Self::trial_contents(kernel, shape, 0x5EED_0100 + p as u64)?)?;
+            sets.push([a, b]);
+        }
+        let stamps = self.gpu.timestamps.then(|| Timestamps::new(&self.gpu.device));
+        let period = f64::from(self.gpu.queue.get_timestamp_period());
+        let mut rng = StdRng::seed_from_u64(plan.order_seed);
+        let mut samples: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        for i in 0..(plan.warmup + plan.samples.max(1)) {
+            let first = usize::from(rng.random_bool(0.5));
+            for which in [first, 1 - first] {
+                let bound = &sets[which][(i % 2) as usize];
+                let t0 = Instant::now();
+                self.submit(programs[which], bound, counts[which], stamps.as_ref(), &[]);
+                if let Some(t) = &stamps {
+                    t.read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+                }
+                self.wait()?;
+                let wall = t0.elapsed();
+                let ns = match &stamps {
+                    Some(t) => {
+                        let ticks = t.take();
+                        let ns = ticks as f64 * period;
+                        if ns > 0.0 { ns } else { wall.as_nanos() as f64 }
+                    }
+                    None => wall.as_nanos() as f64,
+                };
+                if i >= plan.warmup {
+                    samples[which].push(ns);
+                }
+            }
+        }
+        let ratios: Vec<f64> = samples[0].iter().zip(&samples[1]).map(|(b, c)| b / c.max(1.0)).collect();
+        let (speedup, spread) = median_and_spread(&ratios);
+        let baseline_ns = median(&samples[0]);
+        let candidate_ns = median(&samples[1]);
+        let bytes: u64 = kernel
+            .buffers
+            .iter()
+            .map(|p| {
+                let size = p.byte_size(shape).unwrap_or(0);
+                match p.role {
+                    Role::Input | Role::Output => size,
+                    Role::Inout => 2 * size,
+                    Role::Scratch | Role::Uniform => 0,
+                }
+            })
+            .sum();
+        let flops = kernel
+            .flops
+            .as_ref()
+            .and_then(|f| f.eval(|n| shape.get(n).copied()).ok());
+        Ok(ShapeTime {
+            shape: shape.clone(),
+            baseline_ns,
+            candidate_ns,
+            speedup,
+            spread,
+            samples: plan.samples.max(1),
+            method: if stamps.is_some() { "timestamp-query" } else { "wall-clock" }.to_owned(),
+            bytes,
+            achieved_gbps: bytes as f64 / candidate_ns.max(1.0),
+            achieved_gflops: flops.map(|f| f as f64 / candidate_ns.max(1.0)),
+        })
+    }
+}
+
+/// Pass timestamp query set with its resolve and read-back buffers.
+struct Timestamps {
+    query_set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    read: wgpu::Buffer,
+}
+
+impl Timestamps {
+    fn new(device: &wgpu::Device) -> Self {
+        Timestamps {
+            query_set: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("timing"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            }),
+            resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamp resolve"),
+                size: 16,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            read: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamp read"),
+                size: 16,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+        }
+    }
+
+    /// Reads the mapped pair and unmaps; ticks between the two.
+    fn take(&self) -> u64 {
+        let ticks = {
+            let Ok(view) = self.read.slice(..).get_mapped_range() else {
+                return 0;
+            };
+            let t0 = u64::from_le_bytes(view[0..8].try_into().expect("8 bytes"));
+            let t1 = u64::from_le_bytes(view[8..16].try_into().expect("8 bytes"));
+            t1.saturating_sub(t0)
+        };
+        self.read.unmap();
+        ticks
+    }
+}
+
+/// Median of a sample (0 for an empty one).
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 }
+}
+
+/// Median and half the interquartile range relative to the median.
+pub fn median_and_spread(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (1.0, 1.0);
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let pos = p * (s.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        s[lo] + (s[hi] - s[lo]) * (pos - lo as f64)
+    };
+    let m = q(0.5);
+    (m, ((q(0.75) - q(0.25)) / 2.0) / m.max(f64::MIN_POSITIVE))
+}
+
+fn roofline(c: &Ceilings, t: &ShapeTime) -> Roofline {
+    let intensity = t.achieved_gflops.map(|g| g / t.achieved_gbps.max(1e-12));
+    let ridge = c.fma_gflops / c.copy_gbps.max(1e-12);
+    let compute_bound = intensity.is_some_and(|i| i >= ridge);
+    let fraction = if compute_bound {
+        t.achieved_gflops.unwrap_or(0.0) / c.fma_gflops.max(1e-12)
+    } else {
+        t.achieved_gbps / c.copy_gbps.max(1e-12)
+    };
+    Roofline {
+        ceiling_gbps: c.copy_gbps,
+        ceiling_gflops: c.fma_gflops,
+        achieved_gbps: t.achieved_gbps,
+        achieved_gflops: t.achieved_gflops,
+        fraction,
+        bound: if compute_bound { "compute" } else { "memory" }.to_owned(),
+    }
+}
+
+/// How long a worker may take for `request` before it is killed, given how long the baseline
+/// evaluation of the same kernel took.
+pub fn default_timeout(baseline_wall: Duration) -> Duration {
+    (baseline_wall * 10).clamp(Duration::from_secs(10), Duration::from_secs(300))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_spread_of_ratios() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        let (m, s) = median_and_spread(&[1.0, 1.0, 1.0, 1.0]);
+        assert_eq!((m, s), (1.0, 0.0));
+        let (m, s) = median_and_spread(&[0.8, 0.9, 1.0, 1.1, 1.2]);
+        assert!((m - 1.0).abs() < 1e-12 && (s - 0.1).abs() < 1e-12, "{m} {s}");
+    }
+}

@@ -1,0 +1,135 @@
+//! Source rewrites that make a kernel tunable without changing what it computes.
+//!
+//! Today: lifting a literal `@workgroup_size(x, y)` into `override` constants, so the workgroup
+//! size becomes a pipeline constant the search can set. The rewrite edits the user's text in place
+//! rather than regenerating WGSL with naga's writer, which is not a faithful round trip once
+//! overrides are involved (it writes `@workgroup_size(WG)` back as `(1, 1, 1)`).
+//!
+//! Invariant: every rewrite is re-parsed and re-validated by the caller, and with the constants at
+//! their defaults the rewritten kernel is the original kernel.
+
+/// Names of the overrides a lifted workgroup size uses.
+pub const LIFTED: [&str; 3] = ["KF_WG_X", "KF_WG_Y", "KF_WG_Z"];
+
+/// Replaces comments with spaces of the same length, so byte offsets stay valid.
+fn blank_comments(src: &str) -> String {
+    let bytes = src.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut i = 0;
+    let mut depth = 0usize;
+    while i < bytes.len() {
+        if depth == 0 && bytes[i..].starts_with(b"//") {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                out[i] = b' ';
+                i += 1;
+            }
+        } else if bytes[i..].starts_with(b"/*") {
+            depth += 1;
+            out[i] = b' ';
+            out[i + 1] = b' ';
+            i += 2;
+        } else if depth > 0 && bytes[i..].starts_with(b"*/") {
+            depth -= 1;
+            out[i] = b' ';
+            out[i + 1] = b' ';
+            i += 2;
+        } else {
+            if depth > 0 && bytes[i] != b'\n' {
+                out[i] = b' ';
+            }
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| src.to_owned())
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Rewrites `@workgroup_size(..)` of `entry` to use `KF_WG_*` overrides with `size` as defaults.
+/// `dims` is how many dimensions become overridable (1 or 2; the rest keep their literal).
+/// Returns `None` when the attribute cannot be found unambiguously.
+pub fn lift_workgroup_size(wgsl: &str, entry: &str, size: [u32; 3], dims: usize) -> Option<String> {
+    let clean = blank_comments(wgsl);
+    let bytes = clean.as_bytes();
+    // Find `fn <entry>` as a whole word.
+    let mut fn_pos = None;
+    let mut search = 0;
+    while let Some(rel) = clean[search..].find("fn") {
+        let at = search + rel;
+        search = at + 2;
+        if at > 0 && is_ident_byte(bytes[at - 1]) {
+            continue;
+        }
+        let rest = clean[at + 2..].trim_start();
+        if rest.starts_with(entry) && !rest.as_bytes().get(entry.len()).copied().is_some_and(is_ident_byte) {
+            let after = rest[entry.len()..].trim_start();
+            if after.starts_with('(') {
+                fn_pos = Some(at);
+                break;
+            }
+        }
+    }
+    let fn_pos = fn_pos?;
+    // The attributes of the entry point sit between the previous item's end and `fn`.
+    let item_start = clean[..fn_pos].rfind(['}', ';']).map_or(0, |p| p + 1);
+    let attrs = &clean[item_start..fn_pos];
+    let rel = attrs.find("@workgroup_size")?;
+    let open = item_start + rel + attrs[rel..].find('(')?;
+    let close = open + clean[open..].find(')')?;
+    let args: Vec<&str> = wgsl[open + 1..close].split(',').map(str::trim).filter(|a| !a.is_empty()).collect();
+    if args.is_empty() || args.len() > 3 {
+        return None;
+    }
+    let dims = dims.clamp(1, 3);
+    let new_args: Vec<String> = (0..dims.max(args.len()))
+        .map(|d| if d < dims { LIFTED[d].to_owned() } else { size[d].to_string() })
+        .collect();
+    let decls: String = (0..dims)
+        .map(|d| format!("override {}: u32 = {}u;\n", LIFTED[d], size[d]))
+        .collect();
+    // Declarations go before the entry point's attributes (module scope allows use before declaration).
+    let attr_start = item_start + clean[item_start..fn_pos].find('@').unwrap_or(0);
+    let mut out = String::with_capacity(wgsl.len() + 128);
+    out.push_str(&wgsl[..attr_start]);
+    out.push_str("// KernelFoundry: workgroup size lifted into overrides.\n");
+    out.push_str(&decls);
+    out.push_str(&wgsl[attr_start..open + 1]);
+    out.push_str(&new_args.join(", "));
+    out.push_str(&wgsl[close..]);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K: &str = "// @workgroup_size(999) in a comment\nfn helper() {}\n/* fn main( */\n@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) {}\n";
+
+    #[test]
+    fn lifts_the_entry_points_attribute_only() {
+        let out = lift_workgroup_size(K, "main", [64, 1, 1], 1).unwrap();
+        assert!(out.contains("override KF_WG_X: u32 = 64u;\n@compute @workgroup_size(KF_WG_X)\nfn main("), "{out}");
+        assert!(out.contains("// @workgroup_size(999) in a comment"), "comments are kept");
+        let r = kf_runtime::resolve::reflect(&out, Some("main"), "x").unwrap().interface;
+        assert_eq!(r.workgroup_size, [64, 1, 1]);
+        assert_eq!(r.workgroup_size_overrides[0].as_deref(), Some("KF_WG_X"));
+    }
+
+    #[test]
+    fn lifts_two_dimensions() {
+        let k = "@compute\n@workgroup_size(8, 8)\nfn mm() {}\n";
+        let out = lift_workgroup_size(k, "mm", [8, 8, 1], 2).unwrap();
+        assert!(out.contains("@workgroup_size(KF_WG_X, KF_WG_Y)"), "{out}");
+        let r = kf_runtime::resolve::reflect(&out, Some("mm"), "x").unwrap().interface;
+        assert_eq!(r.workgroup_size, [8, 8, 1]);
+        assert_eq!(r.workgroup_size_overrides[1].as_deref(), Some("KF_WG_Y"));
+    }
+
+    #[test]
+    fn missing_entry_is_none() {
+        assert!(lift_workgroup_size(K, "nope", [64, 1, 1], 1).is_none());
+        assert!(lift_workgroup_size(K, "mai", [64, 1, 1], 1).is_none());
+    }
+}

@@ -1,0 +1,11 @@
+use kf_macros::kernelfoundry;
+use kf_runtime::Kernel;
+
+#[kernelfoundry(
+    path = "src/no_such_kernel.wgsl",
+    sizes(n = 1024),
+    bind(x = input(n), y = output(n)),
+)]
+static K: Kernel;
+
+fn main() {}
