@@ -6,7 +6,8 @@ use crate::harness::worker::WorkerProcess;
 use crate::harness::{Candidate, EvalReport, EvalRequest, Evaluator};
 use anyhow::Context;
 use clap::Args;
-use kf_runtime::Program;
+use kf_runtime::expr::SizeExpr;
+use kf_runtime::{Dispatch, DispatchMode, Program};
 use kf_runtime::resolve::shape_text;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -24,6 +25,13 @@ pub(crate) struct EvalArgs {
     /// A pipeline constant for the candidate, e.g. `--constant WG=256` (may be repeated).
     #[arg(long = "constant", value_name = "NAME=VALUE", value_parser = parse_constant)]
     constants: Vec<(String, f64)>,
+    /// Launch the candidate over this many invocations per dimension, e.g. `--grid "(n + 3) / 4"`
+    /// for a candidate that handles four elements per invocation. Default: the baseline's rule.
+    #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims, conflicts_with = "workgroups")]
+    grid: Option<Dims>,
+    /// Launch the candidate with this many workgroups per dimension, e.g. `--workgroups rows`.
+    #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims)]
+    workgroups: Option<Dims>,
     #[command(flatten)]
     workspace: WorkspaceArgs,
     #[command(flatten)]
@@ -37,6 +45,21 @@ pub(crate) struct EvalArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     json: bool,
+}
+
+/// One to three size expressions given on the command line.
+#[derive(Clone, Debug)]
+struct Dims(Vec<SizeExpr>);
+
+fn parse_dims(s: &str) -> Result<Dims, String> {
+    let dims: Vec<SizeExpr> = s
+        .split(',')
+        .map(|d| SizeExpr::parse(d.trim()).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    if dims.is_empty() || dims.len() > 3 {
+        return Err("give one to three size expressions separated by commas".into());
+    }
+    Ok(Dims(dims))
 }
 
 fn parse_constant(s: &str) -> Result<(String, f64), String> {
@@ -81,8 +104,23 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
     let wgsl = std::fs::read_to_string(&args.candidate)
         .with_context(|| format!("cannot read the candidate {}", args.candidate.display()))?;
     let constants: Vec<(&str, f64)> = args.constants.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let dispatch = match (&args.grid, &args.workgroups) {
+        (Some(Dims(d)), _) | (None, Some(Dims(d))) => {
+            let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
+            if let Some(n) = d.iter().flat_map(|e| e.names()).find(|n| !declared.contains(n)) {
+                anyhow::bail!("size `{n}` is not declared by kernel {}; its sizes are {}", f.name, declared.join(", "));
+            }
+            let mut size = d.clone();
+            size.resize(3, SizeExpr::lit(1));
+            Dispatch {
+                mode: if args.grid.is_some() { DispatchMode::Grid } else { DispatchMode::Workgroups },
+                size: [size[0].clone(), size[1].clone(), size[2].clone()],
+            }
+        }
+        (None, None) => kernel.baseline.dispatch.clone(),
+    };
     let candidate = Candidate {
-        id: kf_runtime::hash::variant_id(&wgsl, &constants, &kernel.baseline.dispatch.to_string()),
+        id: kf_runtime::hash::variant_id(&wgsl, &constants, &dispatch.to_string()),
         origin: format!("file {}", args.candidate.display()),
         program: Program {
             wgsl: Cow::Owned(wgsl),
@@ -90,7 +128,7 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
             constants: Cow::Owned(args.constants.iter().map(|(k, v)| (Cow::Owned(k.clone()), *v)).collect()),
             workgroup_size: kernel.baseline.workgroup_size,
             workgroup_storage_bytes: 0,
-            dispatch: kernel.baseline.dispatch.clone(),
+            dispatch,
         },
     };
     let mut worker = WorkerProcess::start(args.adapter.selector(), Duration::from_secs_f64(args.timeout))

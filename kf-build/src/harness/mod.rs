@@ -33,6 +33,7 @@ pub const CHECKS: &[&str] = &[
     "fresh-buffers-per-trial",
     "poisoned-outputs",
     "fresh-inputs-per-seed",
+    "stale-output-rerun",
     "unseen-verification-shapes",
     "magnitude-scaled-tolerance",
     "nan-inf-must-match",

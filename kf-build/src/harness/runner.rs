@@ -98,6 +98,9 @@ impl Runner {
         for trial in &req.plan.verify {
             self.verify_trial(kernel, &candidate, trial, &mut stats)?;
         }
+        if let Some(first) = req.plan.verify.first() {
+            self.verify_rerun(kernel, &candidate, first, &mut stats)?;
+        }
 
         let mut timings = Vec::new();
         for shape in &req.plan.time_shapes {
@@ -394,8 +397,13 @@ impl Runner {
 
     /// Runs `compiled` once on fresh buffers and returns the compared buffers' bytes.
     fn run_once(&self, kernel: &ResolvedKernel, compiled: &Compiled, shape: &Shape, contents: &[Vec<u8>]) -> Step<Vec<Vec<u8>>> {
-        let counts = self.workgroups(&compiled.program, shape)?;
         let bound = self.bind(kernel, contents)?;
+        self.run_bound(kernel, compiled, shape, &bound)
+    }
+
+    /// Runs `compiled` on existing buffers and returns the compared buffers' bytes.
+    fn run_bound(&self, kernel: &ResolvedKernel, compiled: &Compiled, shape: &Shape, bound: &Bound) -> Step<Vec<Vec<u8>>> {
+        let counts = self.workgroups(&compiled.program, shape)?;
         let device = &self.gpu.device;
         let staging: Vec<(usize, wgpu::Buffer)> = kernel
             .buffers
@@ -407,7 +415,7 @@ impl Runner {
                     i,
                     device.create_buffer(&wgpu::BufferDescriptor {
                         label: Some("read back"),
-                        size: contents[i].len() as u64,
+                        size: bound.buffers[i].size(),
                         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                         mapped_at_creation: false,
                     }),
@@ -415,7 +423,7 @@ impl Runner {
             })
             .collect();
         let refs: Vec<(usize, &wgpu::Buffer)> = staging.iter().map(|(i, b)| (*i, b)).collect();
-        self.submit(compiled, &bound, counts, None, &refs);
+        self.submit(compiled, bound, counts, None, &refs);
         for (_, b) in &staging {
             b.slice(..).map_async(wgpu::MapMode::Read, |_| {});
         }
@@ -432,25 +440,29 @@ impl Runner {
             .collect()
     }
 
-    fn verify_trial(&mut self, kernel: &ResolvedKernel, candidate: &Compiled, trial: &Trial, stats: &mut VerifyStats) -> Step<()> {
-        let contents = Self::trial_contents(kernel, &trial.shape, trial.seed)?;
+    /// The baseline's outputs for a trial, computed once per (kernel, shape, seed).
+    fn reference(&mut self, kernel: &ResolvedKernel, trial: &Trial, contents: &[Vec<u8>]) -> Step<Vec<Vec<u8>>> {
         let key = (kernel.content_hash.clone(), shape_text(&trial.shape), trial.seed);
-        if !self.references.contains_key(&key) {
-            let baseline = &self.baselines[&kernel.content_hash];
-            let outputs = self.run_once(kernel, baseline, &trial.shape, &contents).map_err(|(r, m)| {
-                (r, format!("the baseline failed on {} seed {}: {m}", shape_text(&trial.shape), trial.seed))
-            })?;
-            if self.references.len() > 64 {
-                self.references.clear();
-            }
-            self.references.insert(key.clone(), outputs);
+        if let Some(r) = self.references.get(&key) {
+            return Ok(r.clone());
         }
-        let got = self.run_once(kernel, candidate, &trial.shape, &contents)?;
-        let reference = &self.references[&key];
+        let baseline = &self.baselines[&kernel.content_hash];
+        let outputs = self.run_once(kernel, baseline, &trial.shape, contents).map_err(|(r, m)| {
+            (r, format!("the baseline failed on {} seed {}: {m}", shape_text(&trial.shape), trial.seed))
+        })?;
+        if self.references.len() > 64 {
+            self.references.clear();
+        }
+        self.references.insert(key, outputs.clone());
+        Ok(outputs)
+    }
+
+    /// Compares a candidate's outputs with the reference; `context` prefixes the log.
+    fn judge(kernel: &ResolvedKernel, trial: &Trial, reference: &[Vec<u8>], got: &[Vec<u8>], context: &str, stats: &mut VerifyStats) -> Step<()> {
         let compared: Vec<_> = kernel.buffers.iter().filter(|p| p.is_compared()).collect();
         let mut degenerate = Vec::new();
         let mut judged = 0;
-        for ((plan, r), c) in compared.iter().zip(reference).zip(&got) {
+        for ((plan, r), c) in compared.iter().zip(reference).zip(got) {
             let len = plan.len_on(&trial.shape).unwrap_or(0);
             let cmp: Comparison = compare(&plan.binding.layout, len, r, c, kernel.tolerance);
             if let Some(why) = &cmp.degenerate {
@@ -464,7 +476,7 @@ impl Runner {
                 return Err((
                     Reason::WrongValues,
                     format!(
-                        "output `{}` on shape {} seed {}: {}",
+                        "{context}output `{}` on shape {} seed {}: {}",
                         plan.binding.name,
                         shape_text(&trial.shape),
                         trial.seed,
@@ -486,6 +498,41 @@ impl Runner {
         }
         stats.trials += 1;
         Ok(())
+    }
+
+    fn verify_trial(&mut self, kernel: &ResolvedKernel, candidate: &Compiled, trial: &Trial, stats: &mut VerifyStats) -> Step<()> {
+        let contents = Self::trial_contents(kernel, &trial.shape, trial.seed)?;
+        let reference = self.reference(kernel, trial, &contents)?;
+        let got = self.run_once(kernel, candidate, &trial.shape, &contents)?;
+        Self::judge(kernel, trial, &reference, &got, "", stats)
+    }
+
+    /// Runs the candidate twice on the same buffers with different inputs, as an application that
+    /// reuses its buffers would: the second run's outputs must not depend on what the first left.
+    fn verify_rerun(&mut self, kernel: &ResolvedKernel, candidate: &Compiled, first: &Trial, stats: &mut VerifyStats) -> Step<()> {
+        let second = Trial {
+            shape: first.shape.clone(),
+            seed: first.seed ^ 0x0057_A1E0,
+        };
+        let a = Self::trial_contents(kernel, &first.shape, first.seed)?;
+        let b = Self::trial_contents(kernel, &second.shape, second.seed)?;
+        let reference = self.reference(kernel, &second, &b)?;
+        let bound = self.bind(kernel, &a)?;
+        self.run_bound(kernel, candidate, &first.shape, &bound)?;
+        for ((plan, buffer), data) in kernel.buffers.iter().zip(&bound.buffers).zip(&b) {
+            if matches!(plan.role, Role::Input | Role::Inout | Role::Uniform) {
+                self.gpu.queue.write_buffer(buffer, 0, data);
+            }
+        }
+        let got = self.run_bound(kernel, candidate, &second.shape, &bound)?;
+        Self::judge(
+            kernel,
+            &second,
+            &reference,
+            &got,
+            "run again on the same buffers with new inputs (the outputs still held the previous run's results): ",
+            stats,
+        )
     }
 
     /// Times baseline and candidate in interleaved pairs on `shape`.

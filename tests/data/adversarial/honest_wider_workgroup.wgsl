@@ -1,0 +1,20 @@
+// honest: the same computation with 256 invocations per workgroup; must pass, and is faster
+// kernel: ELEMWISE
+// expect: level=5 faster
+struct Params {
+    n: u32,
+    a: f32,
+    b: f32,
+}
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x;
+    if (i < p.n) {
+        y[i] = p.a * x[i] + p.b;
+    }
+}

@@ -1,0 +1,20 @@
+// cheat: writes nothing, hoping the output buffer still holds an earlier correct result
+// kernel: ELEMWISE
+// expect: level=4 reason=wrong-values
+struct Params {
+    n: u32,
+    a: f32,
+    b: f32,
+}
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x;
+    if (i < p.n && x[i] > 2.0) {
+        y[i] = 0.0;
+    }
+}
