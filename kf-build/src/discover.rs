@@ -62,18 +62,22 @@ pub fn workspace(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
     if let Some(p) = manifest_path {
         cmd.manifest_path(p);
     }
-    let meta = cmd.exec().map_err(|e| DiscoverError::Metadata(e.to_string()))?;
+    let meta = cmd
+        .exec()
+        .map_err(|e| DiscoverError::Metadata(e.to_string()))?;
     // The package cargo would default to: the one whose manifest was given, or the nearest one
     // above the current directory.
     let wanted = match manifest_path {
         Some(p) => std::fs::canonicalize(p).ok(),
-        None => std::env::current_dir().ok().and_then(|mut dir| loop {
-            let candidate = dir.join("Cargo.toml");
-            if candidate.is_file() {
-                break std::fs::canonicalize(candidate).ok();
-            }
-            if !dir.pop() {
-                break None;
+        None => std::env::current_dir().ok().and_then(|mut dir| {
+            loop {
+                let candidate = dir.join("Cargo.toml");
+                if candidate.is_file() {
+                    break std::fs::canonicalize(candidate).ok();
+                }
+                if !dir.pop() {
+                    break None;
+                }
             }
         }),
     };
@@ -124,17 +128,28 @@ impl Workspace {
     pub fn select(&self, names: &[String], all: bool) -> Result<Vec<&Package>, DiscoverError> {
         if names.is_empty() {
             return Ok(match (&self.current, all) {
-                (Some(current), false) => self.packages.iter().filter(|p| p.name == *current).collect(),
+                (Some(current), false) => self
+                    .packages
+                    .iter()
+                    .filter(|p| p.name == *current)
+                    .collect(),
                 _ => self.packages.iter().collect(),
             });
         }
         names
             .iter()
             .map(|n| {
-                self.packages.iter().find(|p| p.name == *n).ok_or_else(|| DiscoverError::UnknownPackage {
-                    name: n.clone(),
-                    root: self.root.display().to_string(),
-                    members: self.packages.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
+                self.packages.iter().find(|p| p.name == *n).ok_or_else(|| {
+                    DiscoverError::UnknownPackage {
+                        name: n.clone(),
+                        root: self.root.display().to_string(),
+                        members: self
+                            .packages
+                            .iter()
+                            .map(|p| p.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    }
                 })
             })
             .collect()
@@ -163,7 +178,10 @@ pub struct Found {
 impl Found {
     /// `src/kernels.rs:12`, relative to the crate root when possible.
     pub fn location(&self) -> String {
-        let rel = self.file.strip_prefix(&self.crate_root).unwrap_or(&self.file);
+        let rel = self
+            .file
+            .strip_prefix(&self.crate_root)
+            .unwrap_or(&self.file);
         format!("{}:{}", rel.display(), self.line)
     }
 }
@@ -179,11 +197,15 @@ pub fn kernels(packages: &[&Package]) -> Vec<Found> {
         files.sort();
         files.dedup();
         for file in files {
-            let Ok(text) = std::fs::read_to_string(&file) else { continue };
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
             if !text.contains("kernelfoundry") {
                 continue;
             }
-            let Ok(parsed) = syn::parse_file(&text) else { continue };
+            let Ok(parsed) = syn::parse_file(&text) else {
+                continue;
+            };
             visit_items(&parsed.items, package, &file, &mut out);
         }
     }
@@ -191,7 +213,9 @@ pub fn kernels(packages: &[&Package]) -> Vec<Found> {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name();
@@ -232,7 +256,12 @@ fn visit_items(items: &[syn::Item], package: &Package, file: &Path, out: &mut Ve
             syn::Item::Verbatim(tokens) => {
                 if let Ok(s) = syn::parse2::<BodylessStatic>(tokens.clone()) {
                     for attr in &s.attrs {
-                        if attr.path().segments.last().is_some_and(|seg| seg.ident == "kernelfoundry") {
+                        if attr
+                            .path()
+                            .segments
+                            .last()
+                            .is_some_and(|seg| seg.ident == "kernelfoundry")
+                        {
                             out.push(found(attr, &s.ident, package, file));
                         }
                     }
@@ -263,7 +292,10 @@ fn found(attr: &syn::Attribute, ident: &syn::Ident, package: &Package, file: &Pa
     let tokens = match &attr.meta {
         syn::Meta::List(list) => list.tokens.clone(),
         _ => {
-            result.resolved = Err(format!("{}: `#[kernelfoundry]` needs arguments", result.location()));
+            result.resolved = Err(format!(
+                "{}: `#[kernelfoundry]` needs arguments",
+                result.location()
+            ));
             return result;
         }
     };
@@ -294,7 +326,13 @@ fn syn_error(file: &Path, root: &Path, e: &syn::Error) -> String {
 }
 
 /// Reads the WGSL and resolves the spec, formatting errors like the compiler would.
-fn resolve_spec(name: &str, spec: &Spec, spans: &SpecSpans, root: &Path, file: &Path) -> Result<ResolvedKernel, String> {
+fn resolve_spec(
+    name: &str,
+    spec: &Spec,
+    spans: &SpecSpans,
+    root: &Path,
+    file: &Path,
+) -> Result<ResolvedKernel, String> {
     let (wgsl, label) = match &spec.source {
         SourceRef::Path(rel) => match std::fs::read_to_string(root.join(rel)) {
             Ok(text) => (text, rel.clone()),
@@ -311,7 +349,11 @@ fn resolve_spec(name: &str, spec: &Spec, spans: &SpecSpans, root: &Path, file: &
         ResolveError::Spec(errors) => errors
             .iter()
             .map(|e| {
-                let span = e.culprit.as_deref().and_then(|n| spans.name_span(e.loc, n)).unwrap_or_else(|| spans.span(e.loc));
+                let span = e
+                    .culprit
+                    .as_deref()
+                    .and_then(|n| spans.name_span(e.loc, n))
+                    .unwrap_or_else(|| spans.span(e.loc));
                 let mut s = format!("{}: {}", at(file, root, span), e.message);
                 if let Some(h) = &e.hint {
                     s.push_str(&format!("\n  = help: {h}"));
@@ -320,6 +362,9 @@ fn resolve_spec(name: &str, spec: &Spec, spans: &SpecSpans, root: &Path, file: &
             })
             .collect::<Vec<_>>()
             .join("\n"),
-        other => format!("{}: invalid WGSL:\n{other}", at(file, root, spans.span(Loc::Source))),
+        other => format!(
+            "{}: invalid WGSL:\n{other}",
+            at(file, root, spans.span(Loc::Source))
+        ),
     })
 }

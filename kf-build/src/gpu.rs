@@ -27,7 +27,9 @@ pub enum GpuError {
     )]
     NoAdapter,
     /// The selector matched nothing.
-    #[error("no adapter matches `{selector}`; run `cargo kernelfoundry adapters` to list them:\n{available}")]
+    #[error(
+        "no adapter matches `{selector}`; run `cargo kernelfoundry adapters` to list them:\n{available}"
+    )]
     NoMatch {
         /// What the user asked for.
         selector: String,
@@ -83,8 +85,14 @@ pub fn report(index: usize, adapter: &wgpu::Adapter) -> AdapterReport {
     let info = adapter.get_info();
     let identity = AdapterIdentity::from(&info);
     let mut limits = limits_map(&adapter.limits());
-    limits.insert("subgroup_min_size".into(), u64::from(info.subgroup_min_size));
-    limits.insert("subgroup_max_size".into(), u64::from(info.subgroup_max_size));
+    limits.insert(
+        "subgroup_min_size".into(),
+        u64::from(info.subgroup_min_size),
+    );
+    limits.insert(
+        "subgroup_max_size".into(),
+        u64::from(info.subgroup_max_size),
+    );
     AdapterReport {
         index,
         key: identity.key(),
@@ -97,16 +105,43 @@ pub fn report(index: usize, adapter: &wgpu::Adapter) -> AdapterReport {
 /// The compute limits the tuner checks and records.
 pub fn limits_map(l: &wgpu::Limits) -> BTreeMap<String, u64> {
     [
-        ("max_compute_workgroup_size_x", l.max_compute_workgroup_size_x as u64),
-        ("max_compute_workgroup_size_y", l.max_compute_workgroup_size_y as u64),
-        ("max_compute_workgroup_size_z", l.max_compute_workgroup_size_z as u64),
-        ("max_compute_invocations_per_workgroup", l.max_compute_invocations_per_workgroup as u64),
-        ("max_compute_workgroup_storage_size", l.max_compute_workgroup_storage_size as u64),
-        ("max_compute_workgroups_per_dimension", l.max_compute_workgroups_per_dimension as u64),
-        ("max_storage_buffer_binding_size", l.max_storage_buffer_binding_size),
-        ("max_uniform_buffer_binding_size", l.max_uniform_buffer_binding_size),
+        (
+            "max_compute_workgroup_size_x",
+            l.max_compute_workgroup_size_x as u64,
+        ),
+        (
+            "max_compute_workgroup_size_y",
+            l.max_compute_workgroup_size_y as u64,
+        ),
+        (
+            "max_compute_workgroup_size_z",
+            l.max_compute_workgroup_size_z as u64,
+        ),
+        (
+            "max_compute_invocations_per_workgroup",
+            l.max_compute_invocations_per_workgroup as u64,
+        ),
+        (
+            "max_compute_workgroup_storage_size",
+            l.max_compute_workgroup_storage_size as u64,
+        ),
+        (
+            "max_compute_workgroups_per_dimension",
+            l.max_compute_workgroups_per_dimension as u64,
+        ),
+        (
+            "max_storage_buffer_binding_size",
+            l.max_storage_buffer_binding_size,
+        ),
+        (
+            "max_uniform_buffer_binding_size",
+            l.max_uniform_buffer_binding_size,
+        ),
         ("max_buffer_size", l.max_buffer_size),
-        ("max_storage_buffers_per_shader_stage", l.max_storage_buffers_per_shader_stage as u64),
+        (
+            "max_storage_buffers_per_shader_stage",
+            l.max_storage_buffers_per_shader_stage as u64,
+        ),
         ("max_bind_groups", l.max_bind_groups as u64),
     ]
     .into_iter()
@@ -129,18 +164,27 @@ pub fn line(r: &AdapterReport) -> String {
 
 /// Picks an adapter by index, key or name substring (case-insensitive); the default is wgpu's
 /// high-performance choice.
-pub fn select(instance: &wgpu::Instance, selector: &AdapterSelector) -> Result<(usize, wgpu::Adapter), GpuError> {
+pub fn select(
+    instance: &wgpu::Instance,
+    selector: &AdapterSelector,
+) -> Result<(usize, wgpu::Adapter), GpuError> {
     let all = adapters(instance);
     if all.is_empty() {
         return Err(GpuError::NoAdapter);
     }
     let reports: Vec<AdapterReport> = all.iter().enumerate().map(|(i, a)| report(i, a)).collect();
     let available = || reports.iter().map(line).collect::<Vec<_>>().join("\n");
-    let Some(sel) = selector.0.as_deref().map(str::trim).filter(|s| !s.is_empty()) else {
-        let preferred = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::HighPerformance,
-            ..Default::default()
-        }));
+    let Some(sel) = selector
+        .0
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    else {
+        let preferred =
+            pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                ..Default::default()
+            }));
         let idx = preferred
             .ok()
             .and_then(|p| {
@@ -148,19 +192,24 @@ pub fn select(instance: &wgpu::Instance, selector: &AdapterSelector) -> Result<(
                 reports.iter().position(|r| r.key == key)
             })
             .unwrap_or(0);
-        return Ok((idx, all.into_iter().nth(idx).expect("index from enumeration")));
+        return Ok((
+            idx,
+            all.into_iter().nth(idx).expect("index from enumeration"),
+        ));
     };
     let matches: Vec<usize> = if let Ok(i) = sel.parse::<usize>() {
         (i < all.len()).then_some(i).into_iter().collect()
-    } else if let Some(i) = reports.iter().position(|r| r.key.as_str() == sel.to_ascii_lowercase()) {
+    } else if let Some(i) = reports
+        .iter()
+        .position(|r| r.key.as_str() == sel.to_ascii_lowercase())
+    {
         vec![i]
     } else {
         let needle = sel.to_lowercase();
         reports
             .iter()
             .filter(|r| {
-                r.identity.name.to_lowercase().contains(&needle)
-                    || r.identity.backend == needle
+                r.identity.name.to_lowercase().contains(&needle) || r.identity.backend == needle
             })
             .map(|r| r.index)
             .collect()
@@ -173,7 +222,11 @@ pub fn select(instance: &wgpu::Instance, selector: &AdapterSelector) -> Result<(
         [i] => Ok((*i, all.into_iter().nth(*i).expect("index from enumeration"))),
         many => Err(GpuError::Ambiguous {
             selector: sel.to_owned(),
-            matches: many.iter().map(|&i| line(&reports[i])).collect::<Vec<_>>().join("\n"),
+            matches: many
+                .iter()
+                .map(|&i| line(&reports[i]))
+                .collect::<Vec<_>>()
+                .join("\n"),
         }),
     }
 }

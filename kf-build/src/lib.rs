@@ -9,10 +9,8 @@ kf-build = { version = "0.1", default-features = false }
 ```
 
 ```no_run
-// build.rs
-fn main() {
-    kf_build::track_cache();
-}
+// build.rs, in `fn main()`:
+kf_build::track_cache();
 ```
 
 With the default `cli` feature the crate also provides the `cargo-kernelfoundry` binary and the

@@ -42,7 +42,12 @@ pub fn write_entry(crate_root: &Path, entry: &CacheEntry) -> std::io::Result<Pat
 }
 
 /// Reads the usable entry for `(kernel, hash, key)`, if there is one.
-pub fn read_entry(crate_root: &Path, kernel: &str, content_hash: &str, key: &AdapterKey) -> Option<(PathBuf, CacheEntry)> {
+pub fn read_entry(
+    crate_root: &Path,
+    kernel: &str,
+    content_hash: &str,
+    key: &AdapterKey,
+) -> Option<(PathBuf, CacheEntry)> {
     let path = CacheEntry::path(crate_root, kernel, content_hash, key);
     let text = std::fs::read_to_string(&path).ok()?;
     CacheEntry::parse(&path, &text).ok().map(|e| (path, e))
@@ -50,14 +55,17 @@ pub fn read_entry(crate_root: &Path, kernel: &str, content_hash: &str, key: &Ada
 
 /// Where the ceilings of adapter `key` live in the workspace at `root`.
 pub fn ceilings_path(root: &Path, key: &AdapterKey) -> PathBuf {
-    root.join(CACHE_DIR).join(ADAPTERS_DIR).join(format!("{key}.json"))
+    root.join(CACHE_DIR)
+        .join(ADAPTERS_DIR)
+        .join(format!("{key}.json"))
 }
 
 /// Reads stored ceilings for `key`, if present and of a known format.
 pub fn read_ceilings(root: &Path, key: &AdapterKey) -> Option<Ceilings> {
     let text = std::fs::read_to_string(ceilings_path(root, key)).ok()?;
     let c: Ceilings = serde_json::from_str(&text).ok()?;
-    (c.format_version == crate::harness::probe::FORMAT_VERSION && c.adapter.key == *key).then_some(c)
+    (c.format_version == crate::harness::probe::FORMAT_VERSION && c.adapter.key == *key)
+        .then_some(c)
 }
 
 /// Stores ceilings in the workspace at `root`; returns the path.

@@ -18,10 +18,8 @@ pub const STAMP_ENV: &str = "KERNELFOUNDRY_CACHE_STAMP";
 /// including new entries tuned on another machine.
 ///
 /// ```no_run
-/// // build.rs
-/// fn main() {
-///     kf_build::track_cache();
-/// }
+/// // build.rs, in `fn main()`:
+/// kf_build::track_cache();
 /// ```
 pub fn track_cache() {
     let root = std::env::var_os("CARGO_MANIFEST_DIR")
@@ -97,6 +95,10 @@ mod tests {
         std::fs::write(cache.join("K/abc/2222222222222222.json"), "{ }").unwrap();
         assert_ne!(stamp(&cache), two);
         let lines = track_cache_lines(dir.path());
-        assert!(lines.iter().any(|l| l.starts_with("cargo::rustc-env=KERNELFOUNDRY_CACHE_STAMP=")));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("cargo::rustc-env=KERNELFOUNDRY_CACHE_STAMP="))
+        );
     }
 }

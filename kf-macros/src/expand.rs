@@ -71,7 +71,12 @@ fn is_kernel_type(ty: &Type) -> bool {
 /// well-formed enough to name one.
 pub fn fallback(item: TokenStream) -> TokenStream {
     match syn::parse2::<KernelItem>(item) {
-        Ok(KernelItem { attrs, vis, ident, ty }) if is_kernel_type(&ty) => {
+        Ok(KernelItem {
+            attrs,
+            vis,
+            ident,
+            ty,
+        }) if is_kernel_type(&ty) => {
             let name = ident.to_string();
             quote!(#(#attrs)* #vis static #ident: #ty = ::kf_runtime::Kernel::__placeholder(#name);)
         }
@@ -89,7 +94,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     }
     let (spec, spans) = syntax::parse_spec(attr)?;
     let name = item.ident.to_string();
-    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
+    let manifest_dir =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
 
     let (wgsl, label, wgsl_path) = match &spec.source {
         SourceRef::Path(rel) => {
@@ -108,13 +114,16 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         SourceRef::Inline(text) => (text.clone(), format!("<inline WGSL of {name}>"), None),
     };
 
-    let kernel = resolve::resolve(&name, &spec, &wgsl, &label).map_err(|e| resolve_error(e, &spans, &label))?;
+    let kernel = resolve::resolve(&name, &spec, &wgsl, &label)
+        .map_err(|e| resolve_error(e, &spans, &label))?;
     let found = embed_cache(&manifest_dir, &kernel);
 
     let baseline_wgsl = match &wgsl_path {
         Some(p) => {
             let p = p.to_string_lossy();
-            quote!(::kf_runtime::__private::Cow::Borrowed(::core::include_str!(#p)))
+            quote!(::kf_runtime::__private::Cow::Borrowed(
+                ::core::include_str!(#p)
+            ))
         }
         None => quote!(::kf_runtime::__private::Cow::Borrowed(#wgsl)),
     };
@@ -128,11 +137,16 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         };
         quote!(::kf_runtime::Binding { group: #group, binding: #binding, name: #bname, kind: ::kf_runtime::__private::BindingKind::#kind })
     });
-    let variants = found.variants.iter().map(|(rel, entry)| variant_tokens(rel, entry));
+    let variants = found
+        .variants
+        .iter()
+        .map(|(rel, entry)| variant_tokens(rel, entry));
     let notes = &found.notes;
     let tracked = found.tracked.iter().map(|p| {
         let p = p.to_string_lossy();
-        quote!(const _: &[u8] = ::core::include_bytes!(#p);)
+        quote!(
+            const _: &[u8] = ::core::include_bytes!(#p);
+        )
     });
     let warnings: Vec<TokenStream> = found
         .notes
@@ -140,7 +154,12 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         .enumerate()
         .map(|(i, note)| warning(&item.ident, i, note))
         .collect();
-    let KernelItem { attrs, vis, ident, ty } = item;
+    let KernelItem {
+        attrs,
+        vis,
+        ident,
+        ty,
+    } = item;
     let content_hash = &kernel.content_hash;
     Ok(quote! {
         #(#attrs)*
@@ -223,7 +242,9 @@ fn embed_cache(crate_root: &Path, kernel: &ResolvedKernel) -> Found {
         found.notes.push(format!(
             "skipped cache file {}: {}",
             rel(&path),
-            problem.to_string().replace(&path.to_string_lossy().to_string(), "it")
+            problem
+                .to_string()
+                .replace(&path.to_string_lossy().to_string(), "it")
         ));
     }
     for (path, entry) in scan.entries {
@@ -251,8 +272,14 @@ fn check_entry(kernel: &ResolvedKernel, entry: &CacheEntry) -> Result<(), String
         return Ok(());
     }
     let program = &variant.program;
-    let reflected = resolve::reflect(&program.wgsl, Some(&program.entry), "variant")
-        .map_err(|e| format!("its variant {} is not valid WGSL: {}", variant.id, first_line(&e.to_string())))?;
+    let reflected =
+        resolve::reflect(&program.wgsl, Some(&program.entry), "variant").map_err(|e| {
+            format!(
+                "its variant {} is not valid WGSL: {}",
+                variant.id,
+                first_line(&e.to_string())
+            )
+        })?;
     let mismatches = kernel.interface.mismatches(&reflected.interface);
     if !mismatches.is_empty() {
         return Err(format!(
@@ -262,16 +289,28 @@ fn check_entry(kernel: &ResolvedKernel, entry: &CacheEntry) -> Result<(), String
         ));
     }
     for (name, _) in program.constants.iter() {
-        if !reflected.interface.overrides.iter().any(|o| o.name == *name) {
-            return Err(format!("its variant sets `{name}`, which the variant's WGSL does not declare as an override"));
+        if !reflected
+            .interface
+            .overrides
+            .iter()
+            .any(|o| o.name == *name)
+        {
+            return Err(format!(
+                "its variant sets `{name}`, which the variant's WGSL does not declare as an override"
+            ));
         }
     }
     let mut size = reflected.interface.workgroup_size;
-    for (dim, o) in reflected.interface.workgroup_size_overrides.iter().enumerate() {
-        if let Some(o) = o {
-            if let Some((_, v)) = program.constants.iter().find(|(n, _)| n == o) {
-                size[dim] = *v as u32;
-            }
+    for (dim, o) in reflected
+        .interface
+        .workgroup_size_overrides
+        .iter()
+        .enumerate()
+    {
+        if let Some(o) = o
+            && let Some((_, v)) = program.constants.iter().find(|(n, _)| n == o)
+        {
+            size[dim] = *v as u32;
         }
     }
     if size != program.workgroup_size {
@@ -283,7 +322,9 @@ fn check_entry(kernel: &ResolvedKernel, entry: &CacheEntry) -> Result<(), String
     let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
     for expr in &program.dispatch.size {
         if let Some(n) = expr.names().find(|n| !declared.contains(n)) {
-            return Err(format!("its dispatch rule uses size `{n}`, which the spec does not declare"));
+            return Err(format!(
+                "its dispatch rule uses size `{n}`, which the spec does not declare"
+            ));
         }
     }
     Ok(())
@@ -345,15 +386,32 @@ fn variant_tokens(rel: &str, entry: &CacheEntry) -> TokenStream {
     let a = &entry.adapter.identity;
     let key: &AdapterKey = &entry.adapter.key;
     let key = key.as_str();
-    let (name, vendor, device, backend, driver, driver_info) =
-        (&a.name, a.vendor, a.device, &a.backend, &a.driver, &a.driver_info);
+    let (name, vendor, device, backend, driver, driver_info) = (
+        &a.name,
+        a.vendor,
+        a.device,
+        &a.backend,
+        &a.driver,
+        &a.driver_info,
+    );
     let (outcome, id, program) = match (&entry.outcome, &entry.variant) {
         (Outcome::Tuned, Some(v)) => {
             let wgsl = v.program.wgsl.as_ref();
-            let p = program_tokens(&v.program, quote!(::kf_runtime::__private::Cow::Borrowed(#wgsl)));
-            (quote!(Tuned), v.id.as_str(), quote!(::core::option::Option::Some(#p)))
+            let p = program_tokens(
+                &v.program,
+                quote!(::kf_runtime::__private::Cow::Borrowed(#wgsl)),
+            );
+            (
+                quote!(Tuned),
+                v.id.as_str(),
+                quote!(::core::option::Option::Some(#p)),
+            )
         }
-        _ => (quote!(BaselineBest), "baseline", quote!(::core::option::Option::None)),
+        _ => (
+            quote!(BaselineBest),
+            "baseline",
+            quote!(::core::option::Option::None),
+        ),
     };
     let speedup = entry.speedup;
     quote! {
@@ -377,8 +435,14 @@ fn variant_tokens(rel: &str, entry: &CacheEntry) -> TokenStream {
 /// A compiler warning from a proc macro on stable Rust: a use of a `#[deprecated]` constant whose
 /// note carries the message.
 fn warning(kernel: &Ident, index: usize, note: &str) -> TokenStream {
-    let name = format_ident!("kernelfoundry_cache_{}_{}", kernel.to_string().to_lowercase(), index);
-    let note = format!("kernel {kernel}: {note} (the entry is ignored; retune with `cargo kernelfoundry tune`)");
+    let name = format_ident!(
+        "kernelfoundry_cache_{}_{}",
+        kernel.to_string().to_lowercase(),
+        index
+    );
+    let note = format!(
+        "kernel {kernel}: {note} (the entry is ignored; retune with `cargo kernelfoundry tune`)"
+    );
     let span = Span::call_site();
     quote_spanned! {span=>
         const _: () = {

@@ -161,7 +161,9 @@ pub enum CacheError {
         message: String,
     },
     /// Written by a newer or older format.
-    #[error("{path} has format_version {found}; this version reads {FORMAT_VERSION} (retune or upgrade kf-build)")]
+    #[error(
+        "{path} has format_version {found}; this version reads {FORMAT_VERSION} (retune or upgrade kf-build)"
+    )]
     Version {
         /// The file.
         path: PathBuf,
@@ -209,7 +211,9 @@ impl CacheEntry {
             )));
         }
         if entry.outcome == Outcome::Tuned && entry.variant.is_none() {
-            return Err(corrupt("outcome is `tuned` but there is no `variant`".into()));
+            return Err(corrupt(
+                "outcome is `tuned` but there is no `variant`".into(),
+            ));
         }
         let expected_file = format!("{}.json", entry.adapter.key);
         if path.file_name().and_then(|f| f.to_str()) != Some(expected_file.as_str()) {

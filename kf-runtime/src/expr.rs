@@ -126,10 +126,12 @@ impl SizeExpr {
         for op in self.ops.iter() {
             match op {
                 Op::Lit(v) => stack.push(*v),
-                Op::Size(name) => stack.push(lookup(name).ok_or_else(|| ExprError::UnknownSize {
-                    name: name.to_string(),
-                    expr: self.to_string(),
-                })?),
+                Op::Size(name) => {
+                    stack.push(lookup(name).ok_or_else(|| ExprError::UnknownSize {
+                        name: name.to_string(),
+                        expr: self.to_string(),
+                    })?)
+                }
                 _ => {
                     let b = stack.pop().ok_or(ExprError::Malformed)?;
                     let a = stack.pop().ok_or(ExprError::Malformed)?;
@@ -330,7 +332,11 @@ mod tests {
     fn check(text: &str, sizes: &[(&str, u64)], expected: Result<u64, &str>, display: &str) {
         let expr = SizeExpr::parse(text).expect("parses");
         assert_eq!(expr.to_string(), display);
-        assert_eq!(SizeExpr::parse(display).unwrap(), expr, "display round-trips");
+        assert_eq!(
+            SizeExpr::parse(display).unwrap(),
+            expr,
+            "display round-trips"
+        );
         match (expr.eval_with(sizes), expected) {
             (Ok(v), Ok(e)) => assert_eq!(v, e),
             (Err(err), Err(e)) => assert!(err.to_string().contains(e), "{err}"),
@@ -340,19 +346,49 @@ mod tests {
 
     #[test]
     fn arithmetic_and_display() {
-        check("rows*cols", &[("rows", 3), ("cols", 5)], Ok(15), "rows * cols");
+        check(
+            "rows*cols",
+            &[("rows", 3), ("cols", 5)],
+            Ok(15),
+            "rows * cols",
+        );
         check("(n + 3) / 4", &[("n", 9)], Ok(3), "(n + 3) / 4");
-        check("a - (b - c)", &[("a", 9), ("b", 5), ("c", 2)], Ok(6), "a - (b - c)");
-        check("a - b - c", &[("a", 9), ("b", 5), ("c", 2)], Ok(2), "a - b - c");
-        check("2 * (a + b) % 7", &[("a", 9), ("b", 5)], Ok(0), "2 * (a + b) % 7");
+        check(
+            "a - (b - c)",
+            &[("a", 9), ("b", 5), ("c", 2)],
+            Ok(6),
+            "a - (b - c)",
+        );
+        check(
+            "a - b - c",
+            &[("a", 9), ("b", 5), ("c", 2)],
+            Ok(2),
+            "a - b - c",
+        );
+        check(
+            "2 * (a + b) % 7",
+            &[("a", 9), ("b", 5)],
+            Ok(0),
+            "2 * (a + b) % 7",
+        );
         check("1_024", &[], Ok(1024), "1024");
     }
 
     #[test]
     fn errors_name_the_expression() {
         check("n - 5", &[("n", 3)], Err("underflow"), "n - 5");
-        check("n / m", &[("n", 3), ("m", 0)], Err("division by zero"), "n / m");
-        check("n * k", &[("n", 3)], Err("size `k` used in `n * k`"), "n * k");
+        check(
+            "n / m",
+            &[("n", 3), ("m", 0)],
+            Err("division by zero"),
+            "n / m",
+        );
+        check(
+            "n * k",
+            &[("n", 3)],
+            Err("size `k` used in `n * k`"),
+            "n * k",
+        );
         assert!(SizeExpr::parse("n +").is_err());
         assert!(SizeExpr::parse("(n").is_err());
         assert!(SizeExpr::parse("n m").is_err());

@@ -51,7 +51,10 @@ mod tests {
         assert_eq!(a, content_hash("fn main() {}\r\n", "main", "grid(n, 1, 1)"));
         assert_ne!(a, content_hash("fn main()  {}\n", "main", "grid(n, 1, 1)"));
         assert_ne!(a, content_hash("fn main() {}\n", "other", "grid(n, 1, 1)"));
-        assert_ne!(a, content_hash("fn main() {}\n", "main", "grid(n / 2, 1, 1)"));
+        assert_ne!(
+            a,
+            content_hash("fn main() {}\n", "main", "grid(n / 2, 1, 1)")
+        );
         assert_eq!(a.len(), 16);
     }
 

@@ -99,8 +99,7 @@ impl BufferLayout {
         match &self.array {
             None => u64::from(self.header_size),
             Some(a) => {
-                u64::from(self.header_size)
-                    + u64::from(a.stride) * a.count.map_or(len, u64::from)
+                u64::from(self.header_size) + u64::from(a.stride) * a.count.map_or(len, u64::from)
             }
         }
     }
@@ -112,10 +111,7 @@ impl BufferLayout {
 
     /// Every scalar of a buffer of `len` elements, as `(byte offset, scalar)`, in address order.
     pub fn scalars(&self, len: u64) -> impl Iterator<Item = (u64, Scalar)> + '_ {
-        let header = self
-            .header
-            .iter()
-            .map(|f| (u64::from(f.offset), f.scalar));
+        let header = self.header.iter().map(|f| (u64::from(f.offset), f.scalar));
         let array = self.array.iter().flat_map(move |a| {
             let n = a.count.map_or(len, u64::from);
             let base = u64::from(self.header_size);

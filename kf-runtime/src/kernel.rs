@@ -156,7 +156,11 @@ impl Kernel {
     }
 
     /// Like [`Kernel::select`] with the forced choice passed in rather than read from the environment.
-    pub fn select_with(&'static self, adapter: &AdapterIdentity, forced: Option<&str>) -> Selection {
+    pub fn select_with(
+        &'static self,
+        adapter: &AdapterIdentity,
+        forced: Option<&str>,
+    ) -> Selection {
         if let Some(forced) = forced.map(str::trim).filter(|f| !f.is_empty()) {
             if forced == "baseline" {
                 return Selection {
@@ -225,7 +229,10 @@ impl Kernel {
             variant: None,
             matched: MatchKind::None,
             reason: if self.variants.is_empty() {
-                format!("no tuned variants embedded for content hash {}", self.content_hash)
+                format!(
+                    "no tuned variants embedded for content hash {}",
+                    self.content_hash
+                )
             } else {
                 format!(
                     "none of the {} embedded entries was tuned on {} (key {key})",
@@ -235,13 +242,14 @@ impl Kernel {
             },
         }
     }
-
 }
 
 fn match_kind(v: &EmbeddedVariant, adapter: &AdapterIdentity, key: &AdapterKey) -> MatchKind {
     if v.adapter_key == key.as_str() {
         MatchKind::Exact
-    } else if v.vendor == adapter.vendor && v.device == adapter.device && v.backend == adapter.backend
+    } else if v.vendor == adapter.vendor
+        && v.device == adapter.device
+        && v.backend == adapter.backend
     {
         MatchKind::SameDevice
     } else {
@@ -286,7 +294,12 @@ mod tests {
         }
     }
 
-    fn leak_variant(a: &AdapterIdentity, id: &'static str, outcome: Outcome, speedup: f64) -> EmbeddedVariant {
+    fn leak_variant(
+        a: &AdapterIdentity,
+        id: &'static str,
+        outcome: Outcome,
+        speedup: f64,
+    ) -> EmbeddedVariant {
         EmbeddedVariant {
             adapter_key: Box::leak(a.key().to_string().into_boxed_str()),
             adapter_name: "GPU",
@@ -326,19 +339,33 @@ mod tests {
 
         let other_driver = adapter("590.9");
         let s = k.select_with(&other_driver, None);
-        assert_eq!((s.label(), s.matched), ("vold", MatchKind::SameDevice), "{}", s.reason);
+        assert_eq!(
+            (s.label(), s.matched),
+            ("vold", MatchKind::SameDevice),
+            "{}",
+            s.reason
+        );
 
         let mut other_gpu = adapter("580.1");
         other_gpu.device = 1;
         let s = k.select_with(&other_gpu, None);
         assert_eq!((s.label(), s.matched), ("baseline", MatchKind::None));
-        assert!(s.reason.contains("none of the 2 embedded entries"), "{}", s.reason);
+        assert!(
+            s.reason.contains("none of the 2 embedded entries"),
+            "{}",
+            s.reason
+        );
     }
 
     #[test]
     fn baseline_best_is_an_exact_match_running_the_baseline() {
         let here = adapter("580.1");
-        let k = kernel(vec![leak_variant(&here, "baseline", Outcome::BaselineBest, 1.0)]);
+        let k = kernel(vec![leak_variant(
+            &here,
+            "baseline",
+            Outcome::BaselineBest,
+            1.0,
+        )]);
         let s = k.select_with(&here, None);
         assert_eq!((s.label(), s.matched), ("baseline", MatchKind::Exact));
         assert!(s.reason.contains("baseline is fastest"));

@@ -107,12 +107,19 @@ impl Kernel {
                         variant.id, variant.file
                     );
                     log::warn!("kernel {}: {reason}", self.name);
-                    let pipeline = build_pipeline(device, &pipeline_layout, &self.baseline, self.name)
-                        .map_err(|message| LoadError::Baseline {
-                            kernel: self.name,
-                            message,
-                        })?;
-                    return Ok(loaded(&self.baseline, pipeline, "baseline", MatchKind::None, reason));
+                    let pipeline =
+                        build_pipeline(device, &pipeline_layout, &self.baseline, self.name)
+                            .map_err(|message| LoadError::Baseline {
+                                kernel: self.name,
+                                message,
+                            })?;
+                    return Ok(loaded(
+                        &self.baseline,
+                        pipeline,
+                        "baseline",
+                        MatchKind::None,
+                        reason,
+                    ));
                 }
             }
         }
@@ -122,12 +129,11 @@ impl Kernel {
             selection.matched,
             selection.reason
         );
-        let pipeline = build_pipeline(device, &pipeline_layout, &self.baseline, self.name).map_err(
-            |message| LoadError::Baseline {
+        let pipeline = build_pipeline(device, &pipeline_layout, &self.baseline, self.name)
+            .map_err(|message| LoadError::Baseline {
                 kernel: self.name,
                 message,
-            },
-        )?;
+            })?;
         Ok(loaded(
             &self.baseline,
             pipeline,
@@ -191,7 +197,8 @@ pub fn check_limits(program: &Program, limits: &wgpu::Limits) -> Result<(), Stri
             max[0], max[1], max[2]
         ));
     }
-    if program.invocations_per_workgroup() > u64::from(limits.max_compute_invocations_per_workgroup) {
+    if program.invocations_per_workgroup() > u64::from(limits.max_compute_invocations_per_workgroup)
+    {
         return Err(format!(
             "workgroup size {x}x{y}x{z} exceeds {} invocations per workgroup",
             limits.max_compute_invocations_per_workgroup

@@ -134,7 +134,10 @@ impl Program {
 
     /// Constants as `(&str, f64)` pairs, in declaration order.
     pub fn constants_pairs(&self) -> Vec<(&str, f64)> {
-        self.constants.iter().map(|(k, v)| (k.as_ref(), *v)).collect()
+        self.constants
+            .iter()
+            .map(|(k, v)| (k.as_ref(), *v))
+            .collect()
     }
 }
 
@@ -145,7 +148,11 @@ mod constants_map {
     use serde::{Deserializer, Serializer};
     use std::borrow::Cow;
 
-    pub fn serialize<S: Serializer>(value: &Cow<'static, [Constant]>, s: S) -> Result<S::Ok, S::Error> {
+    #[allow(clippy::ptr_arg)] // serde's `with` passes the field type itself
+    pub fn serialize<S: Serializer>(
+        value: &Cow<'static, [Constant]>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(value.len()))?;
         for (k, v) in value.iter() {
             map.serialize_entry(k.as_ref(), v)?;
@@ -153,14 +160,19 @@ mod constants_map {
         map.end()
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Cow<'static, [Constant]>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Cow<'static, [Constant]>, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = Vec<Constant>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a map from override name to number")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
                 let mut out = Vec::new();
                 while let Some((k, v)) = map.next_entry::<String, f64>()? {
                     out.push((Cow::Owned(k), v));
@@ -179,7 +191,11 @@ mod tests {
     fn grid(x: &str) -> Dispatch {
         Dispatch {
             mode: DispatchMode::Grid,
-            size: [SizeExpr::parse(x).unwrap(), SizeExpr::lit(1), SizeExpr::lit(1)],
+            size: [
+                SizeExpr::parse(x).unwrap(),
+                SizeExpr::lit(1),
+                SizeExpr::lit(1),
+            ],
         }
     }
 
@@ -192,7 +208,11 @@ mod tests {
         assert_eq!(d.invocations([256, 1, 1], lookup), Ok(1024));
         assert!(matches!(
             d.workgroups([1, 1, 1], lookup, 999),
-            Err(DispatchError::TooManyWorkgroups { dim: 0, count: 1000, .. })
+            Err(DispatchError::TooManyWorkgroups {
+                dim: 0,
+                count: 1000,
+                ..
+            })
         ));
     }
 
@@ -221,7 +241,10 @@ mod tests {
         };
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["constants"], serde_json::json!({"WG": 256.0}));
-        assert_eq!(json["dispatch"], serde_json::json!({"mode": "grid", "size": ["n", "1", "1"]}));
+        assert_eq!(
+            json["dispatch"],
+            serde_json::json!({"mode": "grid", "size": ["n", "1", "1"]})
+        );
         let back: Program = serde_json::from_value(json).unwrap();
         assert_eq!(back, p);
     }

@@ -91,7 +91,11 @@ pub fn reflect(wgsl: &str, entry: Option<&str>, path: &str) -> Result<Reflected,
     })
 }
 
-fn interface_of(module: &naga::Module, wgsl: &str, entry: Option<&str>) -> Result<Interface, ReflectError> {
+fn interface_of(
+    module: &naga::Module,
+    wgsl: &str,
+    entry: Option<&str>,
+) -> Result<Interface, ReflectError> {
     let computes: Vec<&naga::EntryPoint> = module
         .entry_points
         .iter()
@@ -109,12 +113,19 @@ fn interface_of(module: &naga::Module, wgsl: &str, entry: Option<&str>) -> Resul
             ReflectError::Entry(if computes.is_empty() {
                 format!("entry point `{name}` not found: the module has no `@compute` entry point")
             } else {
-                format!("entry point `{name}` not found; the module's compute entry points are {}", names())
+                format!(
+                    "entry point `{name}` not found; the module's compute entry points are {}",
+                    names()
+                )
             })
         })?,
         None => match computes.as_slice() {
             [one] => *one,
-            [] => return Err(ReflectError::Entry("the module has no `@compute` entry point".into())),
+            [] => {
+                return Err(ReflectError::Entry(
+                    "the module has no `@compute` entry point".into(),
+                ));
+            }
             _ => {
                 return Err(ReflectError::Entry(format!(
                     "the module has several compute entry points ({}); choose one with `entry = \"..\"`",
@@ -187,7 +198,9 @@ fn interface_of(module: &naga::Module, wgsl: &str, entry: Option<&str>) -> Resul
                 workgroup_bytes = workgroup_bytes.zip(size).map(|(a, b)| a + b);
             }
             naga::AddressSpace::Uniform | naga::AddressSpace::Storage { .. } => {
-                let Some(binding) = &var.binding else { continue };
+                let Some(binding) = &var.binding else {
+                    continue;
+                };
                 let kind = match var.space {
                     naga::AddressSpace::Uniform => BindingKind::Uniform,
                     naga::AddressSpace::Storage { access }
@@ -198,9 +211,8 @@ fn interface_of(module: &naga::Module, wgsl: &str, entry: Option<&str>) -> Resul
                     _ => BindingKind::StorageRead,
                 };
                 let name = var.name.clone().unwrap_or_default();
-                let layout = buffer_layout(module, &layouter, var.ty).map_err(|why| {
-                    ReflectError::Unsupported(format!("binding `{name}`: {why}"))
-                })?;
+                let layout = buffer_layout(module, &layouter, var.ty)
+                    .map_err(|why| ReflectError::Unsupported(format!("binding `{name}`: {why}")))?;
                 bindings.push(BindingInterface {
                     group: binding.group,
                     binding: binding.binding,
@@ -210,13 +222,11 @@ fn interface_of(module: &naga::Module, wgsl: &str, entry: Option<&str>) -> Resul
                     layout,
                 });
             }
-            naga::AddressSpace::Handle => {
-                if var.binding.is_some() {
-                    return Err(ReflectError::Unsupported(format!(
-                        "binding `{}` is a texture or sampler; KernelFoundry tunes kernels over buffers only",
-                        var.name.clone().unwrap_or_default()
-                    )));
-                }
+            naga::AddressSpace::Handle if var.binding.is_some() => {
+                return Err(ReflectError::Unsupported(format!(
+                    "binding `{}` is a texture or sampler; KernelFoundry tunes kernels over buffers only",
+                    var.name.clone().unwrap_or_default()
+                )));
             }
             _ => {}
         }
@@ -293,7 +303,6 @@ fn scalar_of(s: naga::Scalar) -> Result<Scalar, String> {
 /// Appends the scalars of `ty` placed at `base` to `out`.
 fn flatten(
     module: &naga::Module,
-    layouter: &naga::proc::Layouter,
     ty: naga::Handle<naga::Type>,
     base: u32,
     out: &mut Vec<Field>,
@@ -336,15 +345,18 @@ fn flatten(
             stride,
         } => {
             for i in 0..n.get() {
-                flatten(module, layouter, *elem, base + i * stride, out)?;
+                flatten(module, *elem, base + i * stride, out)?;
             }
         }
         naga::TypeInner::Array { .. } => {
-            return Err("runtime-sized and override-sized arrays may only be the buffer's outermost array".into());
+            return Err(
+                "runtime-sized and override-sized arrays may only be the buffer's outermost array"
+                    .into(),
+            );
         }
         naga::TypeInner::Struct { members, .. } => {
             for m in members {
-                flatten(module, layouter, m.ty, base + m.offset, out)?;
+                flatten(module, m.ty, base + m.offset, out)?;
             }
         }
         other => return Err(format!("type {other:?} cannot live in a buffer")),
@@ -357,9 +369,12 @@ fn buffer_layout(
     layouter: &naga::proc::Layouter,
     ty: naga::Handle<naga::Type>,
 ) -> Result<BufferLayout, String> {
-    let array_part = |elem: naga::Handle<naga::Type>, stride: u32, count: Option<u32>| -> Result<ArrayLayout, String> {
+    let array_part = |elem: naga::Handle<naga::Type>,
+                      stride: u32,
+                      count: Option<u32>|
+     -> Result<ArrayLayout, String> {
         let mut fields = Vec::new();
-        flatten(module, layouter, elem, 0, &mut fields)?;
+        flatten(module, elem, 0, &mut fields)?;
         Ok(ArrayLayout {
             stride,
             fields,
@@ -396,7 +411,7 @@ fn buffer_layout(
                         header_size = m.offset;
                         array = Some(array_part(*base, *stride, None)?);
                     }
-                    _ => flatten(module, layouter, m.ty, m.offset, &mut header)?,
+                    _ => flatten(module, m.ty, m.offset, &mut header)?,
                 }
             }
             Ok(BufferLayout {
@@ -407,7 +422,7 @@ fn buffer_layout(
         }
         _ => {
             let mut header = Vec::new();
-            flatten(module, layouter, ty, 0, &mut header)?;
+            flatten(module, ty, 0, &mut header)?;
             Ok(BufferLayout {
                 header,
                 header_size: layouter[ty].size,
@@ -528,10 +543,16 @@ pub enum ResolveError {
 pub const DEFAULT_TOLERANCE: f64 = 1e-4;
 
 /// Resolves `spec` (for the static `name`) against `wgsl`, whose origin is `source_label`.
-pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Result<ResolvedKernel, ResolveError> {
+pub fn resolve(
+    name: &str,
+    spec: &Spec,
+    wgsl: &str,
+    source_label: &str,
+) -> Result<ResolvedKernel, ResolveError> {
     let reflected = reflect(wgsl, spec.entry.as_deref(), source_label).map_err(|e| match e {
         ReflectError::Entry(m) if spec.entry.is_some() => ResolveError::Spec(vec![
-            SpecError::new(Loc::Entry, m).hint("`entry` must name a `@compute` function of the WGSL"),
+            SpecError::new(Loc::Entry, m)
+                .hint("`entry` must name a `@compute` function of the WGSL"),
         ]),
         ReflectError::Entry(m) => ResolveError::Spec(vec![SpecError::new(Loc::Source, m)]),
         other => ResolveError::Wgsl(other),
@@ -544,14 +565,18 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
     let declare_hint = |n: &str| {
         format!(
             "declare it with a default value: `sizes({}{n} = 1024)`",
-            declared.iter().map(|d| format!("{d} = .., ")).collect::<String>()
+            declared
+                .iter()
+                .map(|d| format!("{d} = .., "))
+                .collect::<String>()
         )
     };
     let check_names = |names: Vec<&str>, loc: Loc, errors: &mut Vec<SpecError>| {
         for n in names {
             if !declared.contains(&n) {
-                let mut e = SpecError::new(loc, format!("size `{n}` is not declared in `sizes(..)`"))
-                    .hint(declare_hint(n));
+                let mut e =
+                    SpecError::new(loc, format!("size `{n}` is not declared in `sizes(..)`"))
+                        .hint(declare_hint(n));
                 e.culprit = Some(n.to_owned());
                 errors.push(e);
             }
@@ -563,10 +588,18 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
         shape
     };
     for (i, shape) in spec.tune_shapes.iter().enumerate() {
-        check_names(shape.iter().map(|(n, _)| n.as_str()).collect(), Loc::TuneShape(i), &mut errors);
+        check_names(
+            shape.iter().map(|(n, _)| n.as_str()).collect(),
+            Loc::TuneShape(i),
+            &mut errors,
+        );
     }
     for (i, shape) in spec.verify_shapes.iter().enumerate() {
-        check_names(shape.iter().map(|(n, _)| n.as_str()).collect(), Loc::VerifyShape(i), &mut errors);
+        check_names(
+            shape.iter().map(|(n, _)| n.as_str()).collect(),
+            Loc::VerifyShape(i),
+            &mut errors,
+        );
     }
     let tune_shapes: Vec<Shape> = if spec.tune_shapes.is_empty() {
         vec![full_shape(&[])]
@@ -587,7 +620,12 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
         interface
             .bindings
             .iter()
-            .map(|b| format!("`{}` (@group({}) @binding({}), var<{}>)", b.name, b.group, b.binding, b.kind))
+            .map(|b| {
+                format!(
+                    "`{}` (@group({}) @binding({}), var<{}>)",
+                    b.name, b.group, b.binding, b.kind
+                )
+            })
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -598,37 +636,51 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
         });
         let Some(idx) = found else {
             errors.push(
-                SpecError::new(Loc::Binding(i), format!("the WGSL has no binding `{}`", b.target))
-                    .hint(if interface.bindings.is_empty() {
-                        "the entry point's module declares no buffer bindings".to_string()
-                    } else {
-                        format!("the WGSL declares {}", available())
-                    }),
+                SpecError::new(
+                    Loc::Binding(i),
+                    format!("the WGSL has no binding `{}`", b.target),
+                )
+                .hint(if interface.bindings.is_empty() {
+                    "the entry point's module declares no buffer bindings".to_string()
+                } else {
+                    format!("the WGSL declares {}", available())
+                }),
             );
             continue;
         };
         let r = &interface.bindings[idx];
         if described[idx] {
-            errors.push(SpecError::new(Loc::Binding(i), format!("binding `{}` is described twice", r.name)));
+            errors.push(SpecError::new(
+                Loc::Binding(i),
+                format!("binding `{}` is described twice", r.name),
+            ));
             continue;
         }
         described[idx] = true;
-        let role_ok = match (r.kind, b.role) {
-            (BindingKind::Uniform, Role::Uniform) => true,
-            (BindingKind::StorageRead, Role::Input) => true,
-            (BindingKind::StorageReadWrite, Role::Input | Role::Output | Role::Inout | Role::Scratch) => true,
-            _ => false,
-        };
+        let role_ok = matches!(
+            (r.kind, b.role),
+            (BindingKind::Uniform, Role::Uniform)
+                | (BindingKind::StorageRead, Role::Input)
+                | (
+                    BindingKind::StorageReadWrite,
+                    Role::Input | Role::Output | Role::Inout | Role::Scratch
+                )
+        );
         if !role_ok {
             let hint = match r.kind {
                 BindingKind::Uniform => "a uniform binding is described with `uniform(values..)`",
                 BindingKind::StorageRead => "a read-only buffer can only be an `input(len)`",
-                BindingKind::StorageReadWrite => "a read_write buffer is `output(len)`, `inout(len)`, `scratch(len)` or `input(len)`",
+                BindingKind::StorageReadWrite => {
+                    "a read_write buffer is `output(len)`, `inout(len)`, `scratch(len)` or `input(len)`"
+                }
             };
             errors.push(
                 SpecError::new(
                     Loc::BindingRole(i),
-                    format!("binding `{}` is var<{}>; it cannot be `{}`", r.name, r.kind, b.role),
+                    format!(
+                        "binding `{}` is var<{}>; it cannot be `{}`",
+                        r.name, r.kind, b.role
+                    ),
                 )
                 .hint(hint),
             );
@@ -650,9 +702,15 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
             errors.push(
                 SpecError::new(
                     Loc::BindingRole(i),
-                    format!("binding `{}` is a runtime-sized `{}`; give its element count", r.name, r.ty),
+                    format!(
+                        "binding `{}` is a runtime-sized `{}`; give its element count",
+                        r.name, r.ty
+                    ),
                 )
-                .hint(format!("e.g. `{} = {}(n)` with `n` declared in `sizes(..)`", r.name, b.role)),
+                .hint(format!(
+                    "e.g. `{} = {}(n)` with `n` declared in `sizes(..)`",
+                    r.name, b.role
+                )),
             );
             continue;
         }
@@ -718,8 +776,11 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
                 format!("bind({} = {}(n))", r.name, role)
             };
             errors.push(
-                SpecError::new(Loc::Attr, format!("binding `{}` (`{}`) is not described", r.name, r.ty))
-                    .hint(format!("add it to the spec, e.g. `{example}`")),
+                SpecError::new(
+                    Loc::Attr,
+                    format!("binding `{}` (`{}`) is not described", r.name, r.ty),
+                )
+                .hint(format!("add it to the spec, e.g. `{example}`")),
             );
             continue;
         }
@@ -734,8 +795,11 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
     let buffers: Vec<BufferPlan> = plans.into_iter().flatten().collect();
     if errors.is_empty() && !buffers.iter().any(BufferPlan::is_compared) {
         errors.push(
-            SpecError::new(Loc::Attr, "nothing to verify: no binding is an `output` or `inout`")
-                .hint("mark the buffer the kernel writes, e.g. `bind(y = output(n))`"),
+            SpecError::new(
+                Loc::Attr,
+                "nothing to verify: no binding is an `output` or `inout`",
+            )
+            .hint("mark the buffer the kernel writes, e.g. `bind(y = output(n))`"),
         );
     }
 
@@ -759,7 +823,11 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
             match (outputs.as_slice(), interface.workgroup_size) {
                 ([one], [_, 1, 1]) if one.len.is_some() => Some(Dispatch {
                     mode: DispatchMode::Grid,
-                    size: [one.len.clone().expect("checked"), SizeExpr::lit(1), SizeExpr::lit(1)],
+                    size: [
+                        one.len.clone().expect("checked"),
+                        SizeExpr::lit(1),
+                        SizeExpr::lit(1),
+                    ],
                 }),
                 _ => {
                     if errors.is_empty() {
@@ -784,13 +852,26 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
                     } else {
                         format!(
                             "its overrides are {}",
-                            interface.overrides.iter().map(|o| format!("`{}`", o.name)).collect::<Vec<_>>().join(", ")
+                            interface
+                                .overrides
+                                .iter()
+                                .map(|o| format!("`{}`", o.name))
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         )
                     },
                 ),
             ),
-            Some(o) if o.ty != "f32" && o.ty != "f16" && values.iter().any(|v| v.fract() != 0.0) => {
-                errors.push(SpecError::new(Loc::Param(i), format!("`override {p}` is `{}`; its candidates must be integers", o.ty)))
+            Some(o)
+                if o.ty != "f32" && o.ty != "f16" && values.iter().any(|v| v.fract() != 0.0) =>
+            {
+                errors.push(SpecError::new(
+                    Loc::Param(i),
+                    format!(
+                        "`override {p}` is `{}`; its candidates must be integers",
+                        o.ty
+                    ),
+                ))
             }
             Some(_) => {}
         }
@@ -807,16 +888,30 @@ pub fn resolve(name: &str, spec: &Spec, wgsl: &str, source_label: &str) -> Resul
                 match b.len_on(shape) {
                     Ok(0) if b.len.is_some() => errors.push(SpecError::new(
                         spec_binding_loc(spec, &b.binding),
-                        format!("binding `{}` has length 0 on shape {}", b.binding.name, shape_text(shape)),
+                        format!(
+                            "binding `{}` has length 0 on shape {}",
+                            b.binding.name,
+                            shape_text(shape)
+                        ),
                     )),
-                    Err(e) => errors.push(SpecError::new(spec_binding_loc(spec, &b.binding), format!("{e} on shape {}", shape_text(shape)))),
+                    Err(e) => errors.push(SpecError::new(
+                        spec_binding_loc(spec, &b.binding),
+                        format!("{e} on shape {}", shape_text(shape)),
+                    )),
                     Ok(_) => {}
                 }
             }
-            if let Some(d) = &dispatch {
-                if let Err(e) = d.workgroups(interface.workgroup_size, |n| shape.get(n).copied(), u32::MAX) {
-                    errors.push(SpecError::new(Loc::Dispatch, format!("{e} on shape {}", shape_text(shape))));
-                }
+            if let Some(Err(e)) = dispatch.as_ref().map(|d| {
+                d.workgroups(
+                    interface.workgroup_size,
+                    |n| shape.get(n).copied(),
+                    u32::MAX,
+                )
+            }) {
+                errors.push(SpecError::new(
+                    Loc::Dispatch,
+                    format!("{e} on shape {}", shape_text(shape)),
+                ));
             }
         }
     }

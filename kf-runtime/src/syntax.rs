@@ -119,7 +119,10 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
         let key: Ident = input.parse()?;
         let name = key.to_string();
         if seen.contains(&name) {
-            return Err(syn::Error::new(key.span(), format!("`{name}` is given twice")));
+            return Err(syn::Error::new(
+                key.span(),
+                format!("`{name}` is given twice"),
+            ));
         }
         seen.push(name.clone());
         match name.as_str() {
@@ -151,7 +154,8 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
             "sizes" => {
                 let content;
                 parenthesized!(content in input);
-                for (i, (name, value, span)) in parse_assignments(&content)?.into_iter().enumerate() {
+                for (i, (name, value, span)) in parse_assignments(&content)?.into_iter().enumerate()
+                {
                     spans.set(Loc::Size(i), span);
                     spec.sizes.push((name, value));
                 }
@@ -181,7 +185,10 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
                     content.parse::<Token![,]>()?;
                 }
                 if shapes.is_empty() {
-                    return Err(syn::Error::new(key.span(), format!("`{name}` needs at least one shape, e.g. `{name} = [(n = 1024)]`")));
+                    return Err(syn::Error::new(
+                        key.span(),
+                        format!("`{name}` needs at least one shape, e.g. `{name} = [(n = 1024)]`"),
+                    ));
                 }
                 if name == "tune_shapes" {
                     spec.tune_shapes = shapes;
@@ -209,7 +216,12 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
                 }
             }
             "grid" | "workgroups" => {
-                if seen.iter().filter(|k| *k == "grid" || *k == "workgroups").count() > 1 {
+                if seen
+                    .iter()
+                    .filter(|k| *k == "grid" || *k == "workgroups")
+                    .count()
+                    > 1
+                {
                     return Err(syn::Error::new(
                         key.span(),
                         "give either `grid = (..)` (invocations) or `workgroups = (..)` (workgroup counts), not both",
@@ -226,7 +238,12 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
                     vec![input.parse()?]
                 };
                 if exprs.is_empty() || exprs.len() > 3 {
-                    return Err(syn::Error::new(key.span(), format!("`{name}` takes one to three dimensions, e.g. `{name} = (cols, rows)`")));
+                    return Err(syn::Error::new(
+                        key.span(),
+                        format!(
+                            "`{name}` takes one to three dimensions, e.g. `{name} = (cols, rows)`"
+                        ),
+                    ));
                 }
                 let span = exprs
                     .iter()
@@ -259,7 +276,10 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
                         .map(number)
                         .collect::<syn::Result<_>>()?;
                     if list.is_empty() {
-                        return Err(syn::Error::new(name.span(), "give at least one candidate value"));
+                        return Err(syn::Error::new(
+                            name.span(),
+                            "give at least one candidate value",
+                        ));
                     }
                     spans.set(Loc::Param(spec.params.len()), name.span());
                     spec.params.push((name.to_string(), list));
@@ -274,7 +294,10 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
                 let e: Expr = input.parse()?;
                 let t = number(&e)?;
                 if !(t > 0.0 && t < 1.0) {
-                    return Err(syn::Error::new(e.span(), "tolerance is relative and must be in (0, 1), e.g. `tolerance = 1e-3`"));
+                    return Err(syn::Error::new(
+                        e.span(),
+                        "tolerance is relative and must be in (0, 1), e.g. `tolerance = 1e-3`",
+                    ));
                 }
                 spec.tolerance = Some(t);
             }
@@ -316,8 +339,11 @@ fn parse_assignments(input: ParseStream) -> syn::Result<Vec<(String, u64, Span)>
         input.parse::<Token![=]>()?;
         let value: Expr = input.parse()?;
         let v = const_int(&value)?;
-        if out.iter().any(|(n, _, _)| *n == name.to_string()) {
-            return Err(syn::Error::new(name.span(), format!("size `{name}` is given twice")));
+        if out.iter().any(|(n, _, _)| name == n) {
+            return Err(syn::Error::new(
+                name.span(),
+                format!("size `{name}` is given twice"),
+            ));
         }
         out.push((name.to_string(), v, name.span()));
         if input.is_empty() {
@@ -351,11 +377,18 @@ fn parse_binding(
         let lit: LitFloat = input.parse()?;
         let text = lit.base10_digits().to_owned();
         let (g, b) = text.split_once('.').ok_or_else(|| {
-            syn::Error::new(lit.span(), "write a binding as `name`, `3` (group 0) or `1.3` (group 1, binding 3)")
+            syn::Error::new(
+                lit.span(),
+                "write a binding as `name`, `3` (group 0) or `1.3` (group 1, binding 3)",
+            )
         })?;
         let parse = |s: &str| {
-            s.parse::<u32>()
-                .map_err(|_| syn::Error::new(lit.span(), "write a binding as `name`, `3` (group 0) or `1.3` (group 1, binding 3)"))
+            s.parse::<u32>().map_err(|_| {
+                syn::Error::new(
+                    lit.span(),
+                    "write a binding as `name`, `3` (group 0) or `1.3` (group 1, binding 3)",
+                )
+            })
         };
         (
             BindingRef::Slot {
@@ -378,7 +411,9 @@ fn parse_binding(
         other => {
             return Err(syn::Error::new(
                 role_ident.span(),
-                format!("unknown binding role `{other}`\n  = help: expected input(len), output(len), inout(len), scratch(len) or uniform(values..)"),
+                format!(
+                    "unknown binding role `{other}`\n  = help: expected input(len), output(len), inout(len), scratch(len) or uniform(values..)"
+                ),
             ));
         }
     };
@@ -394,13 +429,20 @@ fn parse_binding(
     if input.peek(syn::token::Paren) {
         let content;
         let paren = parenthesized!(content in input);
-        role_span = role_ident.span().join(paren.span.join()).unwrap_or(role_span);
+        role_span = role_ident
+            .span()
+            .join(paren.span.join())
+            .unwrap_or(role_span);
         let args: Vec<Expr> = Punctuated::<Expr, Token![,]>::parse_terminated(&content)?
             .into_iter()
             .collect();
         for (k, a) in args.iter().enumerate() {
             let is_len = k == 0 && role != Role::Uniform && !matches!(a, Expr::Call(_));
-            let loc = if is_len { Loc::BindingLen(index) } else { Loc::BindingRole(index) };
+            let loc = if is_len {
+                Loc::BindingLen(index)
+            } else {
+                Loc::BindingRole(index)
+            };
             spans.names_in(loc, a);
         }
         if role == Role::Uniform {
@@ -428,12 +470,17 @@ fn parse_binding(
                 }
             }
             if let Some(extra) = args.next() {
-                return Err(syn::Error::new(extra.span(), "too many arguments: expected `(len)` or `(len, range(lo, hi))`"));
+                return Err(syn::Error::new(
+                    extra.span(),
+                    "too many arguments: expected `(len)` or `(len, range(lo, hi))`",
+                ));
             }
             if binding.init.is_some() && matches!(role, Role::Output | Role::Scratch) {
                 return Err(syn::Error::new(
                     role_span,
-                    format!("`{role}` buffers are poisoned before every run; an input distribution only applies to `input` and `inout`"),
+                    format!(
+                        "`{role}` buffers are poisoned before every run; an input distribution only applies to `input` and `inout`"
+                    ),
                 ));
             }
         }
@@ -443,9 +490,16 @@ fn parse_binding(
 
 fn init(call: &syn::ExprCall) -> syn::Result<Init> {
     let Expr::Path(p) = &*call.func else {
-        return Err(syn::Error::new(call.func.span(), "expected `range` or `constant`"));
+        return Err(syn::Error::new(
+            call.func.span(),
+            "expected `range` or `constant`",
+        ));
     };
-    let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+    let name = p
+        .path
+        .get_ident()
+        .map(|i| i.to_string())
+        .unwrap_or_default();
     let args: Vec<&Expr> = call.args.iter().collect();
     match (name.as_str(), args.as_slice()) {
         ("range", [lo, hi]) => Ok(Init::Range(value(lo)?, value(hi)?)),
@@ -509,11 +563,19 @@ fn const_int(expr: &Expr) -> syn::Result<u64> {
                 syn::BinOp::Mul(_) => l.checked_mul(r),
                 syn::BinOp::Div(_) => l.checked_div(r),
                 syn::BinOp::Shl(_) => u32::try_from(r).ok().and_then(|r| l.checked_shl(r)),
-                _ => return Err(err(b.op.span(), "only + - * / << are allowed in a size value")),
+                _ => {
+                    return Err(err(
+                        b.op.span(),
+                        "only + - * / << are allowed in a size value",
+                    ));
+                }
             };
             v.ok_or_else(|| err(expr.span(), "size value out of range"))
         }
-        other => Err(err(other.span(), "expected an integer, e.g. `4096` or `1 << 20`")),
+        other => Err(err(
+            other.span(),
+            "expected an integer, e.g. `4096` or `1 << 20`",
+        )),
     }
 }
 
@@ -590,14 +652,35 @@ mod tests {
         "#))
         .unwrap();
         assert_eq!(spec.source, SourceRef::Path("shaders/softmax.wgsl".into()));
-        assert_eq!(spec.sizes, vec![("rows".into(), 4096), ("cols".into(), 4096)]);
+        assert_eq!(
+            spec.sizes,
+            vec![("rows".into(), 4096), ("cols".into(), 4096)]
+        );
         assert_eq!(spec.tune_shapes.len(), 2);
         assert_eq!(spec.bindings.len(), 4);
-        assert_eq!(spec.bindings[1].target, BindingRef::Slot { group: 0, binding: 1 });
-        assert_eq!(spec.bindings[2].target, BindingRef::Slot { group: 1, binding: 2 });
+        assert_eq!(
+            spec.bindings[1].target,
+            BindingRef::Slot {
+                group: 0,
+                binding: 1
+            }
+        );
+        assert_eq!(
+            spec.bindings[2].target,
+            BindingRef::Slot {
+                group: 1,
+                binding: 2
+            }
+        );
         assert_eq!(spec.bindings[2].values.len(), 3);
-        assert_eq!(spec.bindings[0].len.as_ref().unwrap().to_string(), "rows * cols");
-        assert!(matches!(spec.bindings[0].init, Some(Init::Range(Value::Float(-2.0), Value::Float(2.0)))));
+        assert_eq!(
+            spec.bindings[0].len.as_ref().unwrap().to_string(),
+            "rows * cols"
+        );
+        assert!(matches!(
+            spec.bindings[0].init,
+            Some(Init::Range(Value::Float(-2.0), Value::Float(2.0)))
+        ));
         assert_eq!(spec.dispatch.as_ref().unwrap().size.len(), 2);
         assert_eq!(spec.params, vec![("TILE".into(), vec![8.0, 16.0])]);
         assert_eq!(spec.tolerance, Some(1e-4));
@@ -607,7 +690,10 @@ mod tests {
     #[track_caller]
     fn check_err(tokens: &str, needle: &str) {
         let err = parse_spec(ts(tokens)).expect_err("should fail").to_string();
-        assert!(err.contains(needle), "error `{err}` should contain `{needle}`");
+        assert!(
+            err.contains(needle),
+            "error `{err}` should contain `{needle}`"
+        );
     }
 
     #[test]
@@ -615,10 +701,22 @@ mod tests {
         check_err(r#"path = "a", colour = 3"#, "unknown key `colour`");
         check_err(r#"sizes(n = 3)"#, "missing the WGSL");
         check_err(r#"path = "a", source = "b""#, "give the WGSL once");
-        check_err(r#"path = "a", bind(x = banana(n))"#, "unknown binding role `banana`");
-        check_err(r#"path = "a", bind(x = input(n.len()))"#, "expected a size expression");
-        check_err(r#"path = "a", bind(x = output(n, range(0, 1)))"#, "poisoned");
-        check_err(r#"path = "a", grid = (a, b, c, d)"#, "one to three dimensions");
+        check_err(
+            r#"path = "a", bind(x = banana(n))"#,
+            "unknown binding role `banana`",
+        );
+        check_err(
+            r#"path = "a", bind(x = input(n.len()))"#,
+            "expected a size expression",
+        );
+        check_err(
+            r#"path = "a", bind(x = output(n, range(0, 1)))"#,
+            "poisoned",
+        );
+        check_err(
+            r#"path = "a", grid = (a, b, c, d)"#,
+            "one to three dimensions",
+        );
         check_err(r#"path = "a", grid = (n), workgroups = (n)"#, "not both");
         check_err(r#"path = "a", tolerance = 2.0"#, "must be in (0, 1)");
         check_err(r#"path = "a", entry = "x", entry = "y""#, "given twice");

@@ -13,7 +13,10 @@ use std::process::ExitCode;
 use wgpu::util::DeviceExt;
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,wgpu_hal=off")).init();
+    env_logger::Builder::from_env(
+        env_logger::Env::default().default_filter_or("warn,wgpu_hal=off"),
+    )
+    .init();
     match run() {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
@@ -31,7 +34,8 @@ struct Gpu {
 }
 
 fn gpu() -> Result<Gpu, String> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env());
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env());
     let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
         power_preference: wgpu::PowerPreference::HighPerformance,
         ..Default::default()
@@ -61,14 +65,26 @@ fn run() -> Result<bool, String> {
     let y: Vec<f32> = (0..n).map(|i| ((i % 13) as f32) - 6.0).collect();
     let a = 2.5f32;
     let params: Vec<u8> = [bytemuck::bytes_of(&(n as u32)), bytemuck::bytes_of(&a)].concat();
-    let out = launch(&gpu, &kernels::SAXPY, &[as_bytes(&x), as_bytes(&y), params], 1, &[("n", n as u64)])?;
+    let out = launch(
+        &gpu,
+        &kernels::SAXPY,
+        &[as_bytes(&x), as_bytes(&y), params],
+        1,
+        &[("n", n as u64)],
+    )?;
     let expected: Vec<f32> = x.iter().zip(&y).map(|(x, y)| a * x + y).collect();
     all_ok &= report(&out.0, &out.1, &expected, 1e-6);
 
     // softmax
     let (rows, cols) = (300usize, 257usize);
-    let input: Vec<f32> = (0..rows * cols).map(|i| ((i * 7919 % 1000) as f32) / 125.0 - 4.0).collect();
-    let shape: Vec<u8> = [bytemuck::bytes_of(&(rows as u32)), bytemuck::bytes_of(&(cols as u32))].concat();
+    let input: Vec<f32> = (0..rows * cols)
+        .map(|i| ((i * 7919 % 1000) as f32) / 125.0 - 4.0)
+        .collect();
+    let shape: Vec<u8> = [
+        bytemuck::bytes_of(&(rows as u32)),
+        bytemuck::bytes_of(&(cols as u32)),
+    ]
+    .concat();
     let out = launch(
         &gpu,
         &kernels::SOFTMAX,
@@ -91,7 +107,10 @@ fn run() -> Result<bool, String> {
     let (m, nn, k) = (70usize, 90usize, 33usize);
     let am: Vec<f32> = (0..m * k).map(|i| ((i % 7) as f32) - 3.0).collect();
     let bm: Vec<f32> = (0..k * nn).map(|i| ((i % 5) as f32) - 2.0).collect();
-    let dims: Vec<u8> = [m as u32, nn as u32, k as u32].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let dims: Vec<u8> = [m as u32, nn as u32, k as u32]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
     let out = launch(
         &gpu,
         &kernels::MATMUL,
@@ -122,21 +141,24 @@ fn launch(
     read_back: usize,
     sizes: &[(&str, u64)],
 ) -> Result<(LoadedKernel, Vec<f32>), String> {
-    let loaded = kernel.load(&gpu.device, &gpu.info).map_err(|e| e.to_string())?;
+    let loaded = kernel
+        .load(&gpu.device, &gpu.info)
+        .map_err(|e| e.to_string())?;
     let last = buffers.len() - 1;
     let gpu_buffers: Vec<wgpu::Buffer> = buffers
         .iter()
         .enumerate()
         .map(|(i, data)| {
-            gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: None,
-                contents: data,
-                usage: if i == last {
-                    wgpu::BufferUsages::UNIFORM
-                } else {
-                    wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC
-                },
-            })
+            gpu.device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: None,
+                    contents: data,
+                    usage: if i == last {
+                        wgpu::BufferUsages::UNIFORM
+                    } else {
+                        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC
+                    },
+                })
         })
         .collect();
     let entries: Vec<wgpu::BindGroupEntry> = gpu_buffers

@@ -29,6 +29,8 @@ pub(crate) struct AdaptersArgs {
 struct Entry {
     #[serde(flatten)]
     adapter: AdapterReport,
+    /// Whether this is the adapter `tune` uses without `--adapter`.
+    default: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     ceilings: Option<Ceilings>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -52,12 +54,15 @@ pub(crate) fn run(args: AdaptersArgs) -> anyhow::Result<i32> {
     if all.is_empty() {
         return Err(gpu::GpuError::NoAdapter.into());
     }
+    let default_index = gpu::select(&instance, &AdapterSelector(None))?.0;
     let selected: Vec<usize> = match &args.adapter.adapter {
         Some(_) => vec![gpu::select(&instance, &args.adapter.selector())?.0],
         None => (0..all.len()).collect(),
     };
     let root = if args.probe {
-        crate::discover::workspace(args.manifest_path.as_deref()).ok().map(|w| w.root)
+        crate::discover::workspace(args.manifest_path.as_deref())
+            .ok()
+            .map(|w| w.root)
     } else {
         None
     };
@@ -68,6 +73,7 @@ pub(crate) fn run(args: AdaptersArgs) -> anyhow::Result<i32> {
             continue;
         }
         let mut entry = Entry {
+            default: adapter.index == default_index,
             adapter,
             ceilings: None,
             ceilings_file: None,
@@ -75,11 +81,17 @@ pub(crate) fn run(args: AdaptersArgs) -> anyhow::Result<i32> {
         };
         if args.probe {
             if !args.json {
-                eprintln!("probing [{}] {} …", entry.adapter.index, entry.adapter.identity.name);
+                eprintln!(
+                    "probing [{}] {} …",
+                    entry.adapter.index, entry.adapter.identity.name
+                );
             }
-            let result = WorkerProcess::start(AdapterSelector(Some(entry.adapter.key.to_string())), Duration::from_secs(300))
-                .map_err(|e| e.to_string())
-                .and_then(|mut w| crate::harness::Evaluator::probe(&mut w));
+            let result = WorkerProcess::start(
+                AdapterSelector(Some(entry.adapter.key.to_string())),
+                Duration::from_secs(300),
+            )
+            .map_err(|e| e.to_string())
+            .and_then(|mut w| crate::harness::Evaluator::probe(&mut w));
             match result {
                 Ok(c) => {
                     if let Some(root) = &root {
@@ -105,9 +117,10 @@ pub(crate) fn run(args: AdaptersArgs) -> anyhow::Result<i32> {
     for e in &entries {
         let a = &e.adapter;
         println!(
-            "[{}] {}\n    backend {}, {}, vendor {:#06x} device {:#06x}, driver {} {}\n    key {}",
+            "[{}] {}{}\n    backend {}, {}, vendor {:#06x} device {:#06x}, driver {} {}\n    key {}",
             a.index,
             a.identity.name,
+            if e.default { " (default)" } else { "" },
             a.identity.backend,
             a.identity.device_type,
             a.identity.vendor,

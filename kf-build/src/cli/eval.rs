@@ -7,8 +7,8 @@ use crate::harness::{Candidate, EvalReport, EvalRequest, Evaluator};
 use anyhow::Context;
 use clap::Args;
 use kf_runtime::expr::SizeExpr;
-use kf_runtime::{Dispatch, DispatchMode, Program};
 use kf_runtime::resolve::shape_text;
+use kf_runtime::{Dispatch, DispatchMode, Program};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -64,7 +64,10 @@ fn parse_dims(s: &str) -> Result<Dims, String> {
 
 fn parse_constant(s: &str) -> Result<(String, f64), String> {
     let (k, v) = s.split_once('=').ok_or("expected NAME=VALUE")?;
-    let v: f64 = v.trim().parse().map_err(|_| format!("`{v}` is not a number"))?;
+    let v: f64 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{v}` is not a number"))?;
     Ok((k.trim().to_owned(), v))
 }
 
@@ -92,28 +95,51 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         [] => anyhow::bail!(
             "no kernel named `{}`; the workspace has: {}",
             args.kernel,
-            found.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+            found
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         many => anyhow::bail!(
             "`{}` is defined in several packages ({}); choose one with -p",
             args.kernel,
-            many.iter().map(|f| f.package.as_str()).collect::<Vec<_>>().join(", ")
+            many.iter()
+                .map(|f| f.package.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
     let kernel = f.resolved.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
     let wgsl = std::fs::read_to_string(&args.candidate)
         .with_context(|| format!("cannot read the candidate {}", args.candidate.display()))?;
-    let constants: Vec<(&str, f64)> = args.constants.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let constants: Vec<(&str, f64)> = args
+        .constants
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
     let dispatch = match (&args.grid, &args.workgroups) {
         (Some(Dims(d)), _) | (None, Some(Dims(d))) => {
             let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
-            if let Some(n) = d.iter().flat_map(|e| e.names()).find(|n| !declared.contains(n)) {
-                anyhow::bail!("size `{n}` is not declared by kernel {}; its sizes are {}", f.name, declared.join(", "));
+            if let Some(n) = d
+                .iter()
+                .flat_map(|e| e.names())
+                .find(|n| !declared.contains(n))
+            {
+                anyhow::bail!(
+                    "size `{n}` is not declared by kernel {}; its sizes are {}",
+                    f.name,
+                    declared.join(", ")
+                );
             }
             let mut size = d.clone();
             size.resize(3, SizeExpr::lit(1));
             Dispatch {
-                mode: if args.grid.is_some() { DispatchMode::Grid } else { DispatchMode::Workgroups },
+                mode: if args.grid.is_some() {
+                    DispatchMode::Grid
+                } else {
+                    DispatchMode::Workgroups
+                },
                 size: [size[0].clone(), size[1].clone(), size[2].clone()],
             }
         }
@@ -125,14 +151,22 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         program: Program {
             wgsl: Cow::Owned(wgsl),
             entry: kernel.baseline.entry.clone(),
-            constants: Cow::Owned(args.constants.iter().map(|(k, v)| (Cow::Owned(k.clone()), *v)).collect()),
+            constants: Cow::Owned(
+                args.constants
+                    .iter()
+                    .map(|(k, v)| (Cow::Owned(k.clone()), *v))
+                    .collect(),
+            ),
             workgroup_size: kernel.baseline.workgroup_size,
             workgroup_storage_bytes: 0,
             dispatch,
         },
     };
-    let mut worker = WorkerProcess::start(args.adapter.selector(), Duration::from_secs_f64(args.timeout))
-        .context("cannot start the evaluation")?;
+    let mut worker = WorkerProcess::start(
+        args.adapter.selector(),
+        Duration::from_secs_f64(args.timeout),
+    )
+    .context("cannot start the evaluation")?;
     let ceilings = super::ceilings(&mut worker, Some(&ws.root), args.json);
     let request = EvalRequest {
         kernel: kernel.clone(),
@@ -142,7 +176,11 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
     };
     let report = worker.evaluate(&request);
     let adapter = worker.adapter().clone();
-    let code = if report.is_correct() { exit::OK } else { exit::FAILED };
+    let code = if report.is_correct() {
+        exit::OK
+    } else {
+        exit::FAILED
+    };
     if args.json {
         print_json(&Report {
             kernel: &f.name,
@@ -159,10 +197,18 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         });
         return Ok(code);
     }
-    println!("{} vs {} on {}", args.candidate.display(), f.name, adapter.identity.describe());
+    println!(
+        "{} vs {} on {}",
+        args.candidate.display(),
+        f.name,
+        adapter.identity.describe()
+    );
     match &report.failure {
         Some(failure) => {
-            println!("level {}: rejected ({})", report.fitness.level, failure.reason);
+            println!(
+                "level {}: rejected ({})",
+                report.fitness.level, failure.reason
+            );
             for line in failure.log.lines() {
                 println!("    {line}");
             }
@@ -185,7 +231,9 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
             t.samples,
             t.method,
             t.achieved_gbps,
-            t.achieved_gflops.map(|g| format!(", {g:.1} GFLOP/s")).unwrap_or_default()
+            t.achieved_gflops
+                .map(|g| format!(", {g:.1} GFLOP/s"))
+                .unwrap_or_default()
         );
     }
     if let Some(r) = &report.roofline {
@@ -193,7 +241,11 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
             "    roofline: {}-bound, {:.0} % of the adapter's {} ceiling",
             r.bound,
             r.fraction * 100.0,
-            if r.bound == "memory" { format!("{:.1} GB/s copy", r.ceiling_gbps) } else { format!("{:.1} GFLOP/s FMA", r.ceiling_gflops) }
+            if r.bound == "memory" {
+                format!("{:.1} GB/s copy", r.ceiling_gbps)
+            } else {
+                format!("{:.1} GFLOP/s FMA", r.ceiling_gflops)
+            }
         );
     }
     Ok(code)

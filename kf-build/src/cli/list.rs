@@ -70,14 +70,24 @@ pub(crate) fn summary(k: &ResolvedKernel) -> String {
         k.interface.entry,
         k.baseline.dispatch,
         bindings.join(", "),
-        k.tune_shapes.iter().map(shape_text).collect::<Vec<_>>().join(" "),
-        k.verify_shapes.iter().map(shape_text).collect::<Vec<_>>().join(" "),
+        k.tune_shapes
+            .iter()
+            .map(shape_text)
+            .collect::<Vec<_>>()
+            .join(" "),
+        k.verify_shapes
+            .iter()
+            .map(shape_text)
+            .collect::<Vec<_>>()
+            .join(" "),
     )
 }
 
 fn stale_entries(crate_root: &std::path::Path, name: &str, hash: Option<&str>) -> usize {
     let dir = crate_root.join(CACHE_DIR).join(name);
-    let Ok(hashes) = std::fs::read_dir(dir) else { return 0 };
+    let Ok(hashes) = std::fs::read_dir(dir) else {
+        return 0;
+    };
     hashes
         .flatten()
         .filter(|h| Some(h.file_name().to_string_lossy().as_ref()) != hash)
@@ -115,7 +125,12 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
                             .to_owned(),
                             e.variant.as_ref().map(|v| v.id.clone()),
                             Some(e.speedup),
-                            Some(path.strip_prefix(&f.crate_root).unwrap_or(&path).display().to_string()),
+                            Some(
+                                path.strip_prefix(&f.crate_root)
+                                    .unwrap_or(&path)
+                                    .display()
+                                    .to_string(),
+                            ),
                         ),
                     };
                     CacheStatus {
@@ -133,7 +148,12 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
         kernels.push(KernelInfo {
             package: f.package.clone(),
             name: f.name.clone(),
-            file: f.file.strip_prefix(&ws.root).unwrap_or(&f.file).display().to_string(),
+            file: f
+                .file
+                .strip_prefix(&ws.root)
+                .unwrap_or(&f.file)
+                .display()
+                .to_string(),
             line: f.line,
             stale_entries: stale_entries(&f.crate_root, &f.name, hash.as_deref()),
             content_hash: hash,
@@ -142,7 +162,11 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
             cache,
         });
     }
-    let code = if kernels.iter().any(|k| k.error.is_some()) { exit::FAILED } else { exit::OK };
+    let code = if kernels.iter().any(|k| k.error.is_some()) {
+        exit::FAILED
+    } else {
+        exit::OK
+    };
     if args.json {
         print_json(&Report { kernels, adapters });
         return Ok(code);
@@ -165,10 +189,16 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
                 (Some(v), Some(s)) => format!(" {v} {s:.2}x"),
                 _ => String::new(),
             };
-            println!("    [{}] {}: {}{detail}", c.adapter_index, c.adapter, c.status);
+            println!(
+                "    [{}] {}: {}{detail}",
+                c.adapter_index, c.adapter, c.status
+            );
         }
         if k.stale_entries > 0 {
-            println!("    {} stale entries (tuned for an earlier version of this kernel)", k.stale_entries);
+            println!(
+                "    {} stale entries (tuned for an earlier version of this kernel)",
+                k.stale_entries
+            );
         }
     }
     Ok(code)

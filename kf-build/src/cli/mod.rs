@@ -45,7 +45,9 @@ enum Cargo {
 /// files: the macro embeds them at build time and `kf-runtime` picks the one for the GPU it
 /// finds at startup.
 #[derive(Args, Debug)]
-#[command(after_help = "Exit status: 0 success, 1 a kernel failed or a candidate was rejected, 2 bad input, 3 no usable GPU adapter.\nLogs: RUST_LOG=kf_build=debug.")]
+#[command(
+    after_help = "Exit status: 0 success, 1 a kernel failed or a candidate was rejected, 2 bad input, 3 no usable GPU adapter.\nLogs: RUST_LOG=kf_build=debug."
+)]
 struct App {
     #[command(subcommand)]
     command: Command,
@@ -71,7 +73,12 @@ pub(crate) struct WorkspaceArgs {
     manifest_path: Option<PathBuf>,
     /// Only kernels of this package (may be repeated). Default: the current package, or every
     /// member of a virtual workspace.
-    #[arg(short = 'p', long = "package", value_name = "SPEC", help_heading = "Package Selection")]
+    #[arg(
+        short = 'p',
+        long = "package",
+        value_name = "SPEC",
+        help_heading = "Package Selection"
+    )]
     packages: Vec<String>,
     /// Kernels of every workspace member.
     #[arg(long, help_heading = "Package Selection", conflicts_with = "packages")]
@@ -80,7 +87,9 @@ pub(crate) struct WorkspaceArgs {
 
 impl WorkspaceArgs {
     /// Reads the workspace and the selected packages' kernels.
-    pub(crate) fn discover(&self) -> anyhow::Result<(crate::discover::Workspace, Vec<crate::discover::Found>)> {
+    pub(crate) fn discover(
+        &self,
+    ) -> anyhow::Result<(crate::discover::Workspace, Vec<crate::discover::Found>)> {
         let ws = crate::discover::workspace(self.manifest_path.as_deref())?;
         let found = {
             let packages = ws.select(&self.packages, self.workspace)?;
@@ -108,7 +117,10 @@ impl AdapterArgs {
 /// Runs the command line and returns the exit code.
 pub fn main() -> i32 {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == crate::harness::worker::WORKER_VERB) {
+    if args
+        .get(1)
+        .is_some_and(|a| a == crate::harness::worker::WORKER_VERB)
+    {
         return match crate::harness::worker::serve() {
             Ok(()) => exit::OK,
             Err(e) => {
@@ -121,14 +133,20 @@ pub fn main() -> i32 {
     if args.get(1).is_none_or(|a| a != "kernelfoundry") {
         args.insert(1, "kernelfoundry".into());
     }
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,wgpu_hal=off,wgpu_core=off,naga=warn"))
-        .format_timestamp(None)
-        .init();
+    env_logger::Builder::from_env(
+        env_logger::Env::default().default_filter_or("warn,wgpu_hal=off,wgpu_core=off,naga=warn"),
+    )
+    .format_timestamp(None)
+    .init();
     let Cargo::Kernelfoundry(app) = match Cargo::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { exit::USAGE } else { exit::OK };
+            return if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
         }
     };
     let result = match app.command {
@@ -141,7 +159,10 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            if e.chain().any(|c| c.downcast_ref::<GpuError>().is_some_and(|g| matches!(g, GpuError::NoAdapter))) {
+            if e.chain().any(|c| {
+                c.downcast_ref::<GpuError>()
+                    .is_some_and(|g| matches!(g, GpuError::NoAdapter))
+            }) {
                 exit::NO_GPU
             } else {
                 exit::USAGE
@@ -152,7 +173,10 @@ pub fn main() -> i32 {
 
 /// Prints `value` as one line of JSON on stdout.
 pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
-    println!("{}", serde_json::to_string(value).expect("reports serialize"));
+    println!(
+        "{}",
+        serde_json::to_string(value).expect("reports serialize")
+    );
 }
 
 /// `1.23 ms`, `45.6 µs`, `789 ns`.
@@ -180,14 +204,17 @@ pub(crate) fn ceilings(
         return Some(c);
     }
     if !quiet {
-        eprintln!("measuring copy bandwidth and FMA rate of {} …", worker.adapter().identity.name);
+        eprintln!(
+            "measuring copy bandwidth and FMA rate of {} …",
+            worker.adapter().identity.name
+        );
     }
     match worker.probe() {
         Ok(c) => {
-            if let Some(root) = workspace_root {
-                if let Err(e) = crate::store::write_ceilings(root, &c) {
-                    log::warn!("could not store the adapter's ceilings: {e}");
-                }
+            if let Some(root) = workspace_root
+                && let Err(e) = crate::store::write_ceilings(root, &c)
+            {
+                log::warn!("could not store the adapter's ceilings: {e}");
             }
             Some(c)
         }

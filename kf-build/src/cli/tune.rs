@@ -63,6 +63,9 @@ struct KernelOut {
     error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     variant: Option<String>,
+    /// Rejected candidates by reason (e.g. `{"timeout": 2, "wrong-values": 1}`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    rejected: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Serialize)]
@@ -84,11 +87,16 @@ impl Evaluator for Timed<'_> {
 
     fn evaluate(&mut self, request: &EvalRequest) -> EvalReport {
         if request.candidate.id == "baseline" {
-            self.worker.timeout = self.fixed.unwrap_or(Duration::from_secs(600)).max(Duration::from_secs(60));
-            let report = self.worker.evaluate(request);
             self.worker.timeout = self
                 .fixed
-                .unwrap_or_else(|| crate::harness::runner::default_timeout(Duration::from_secs_f64(report.wall_ms / 1e3)));
+                .unwrap_or(Duration::from_secs(600))
+                .max(Duration::from_secs(60));
+            let report = self.worker.evaluate(request);
+            self.worker.timeout = self.fixed.unwrap_or_else(|| {
+                crate::harness::runner::default_timeout(Duration::from_secs_f64(
+                    report.wall_ms / 1e3,
+                ))
+            });
             report
         } else {
             self.worker.evaluate(request)
@@ -112,18 +120,32 @@ pub(crate) fn run(args: TuneArgs) -> anyhow::Result<i32> {
         let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
         found.retain(|f| f.name == *name);
         if found.is_empty() {
-            anyhow::bail!("no kernel named `{name}`; the workspace has: {}", names.join(", "));
+            anyhow::bail!(
+                "no kernel named `{name}`; the workspace has: {}",
+                names.join(", ")
+            );
         }
     }
     let fixed = args.timeout.map(Duration::from_secs_f64);
-    let mut worker = WorkerProcess::start(args.adapter.selector(), fixed.unwrap_or(Duration::from_secs(600)))
-        .context("cannot start tuning")?;
+    let mut worker = WorkerProcess::start(
+        args.adapter.selector(),
+        fixed.unwrap_or(Duration::from_secs(600)),
+    )
+    .context("cannot start tuning")?;
     let adapter = worker.adapter().clone();
     if !args.json {
-        eprintln!("tuning on [{}] {} (key {})", adapter.index, adapter.identity.describe(), adapter.key);
+        eprintln!(
+            "tuning on [{}] {} (key {})",
+            adapter.index,
+            adapter.identity.describe(),
+            adapter.key
+        );
     }
     let ceilings = super::ceilings(&mut worker, Some(&ws.root), args.json);
-    let mut timed = Timed { worker: &mut worker, fixed };
+    let mut timed = Timed {
+        worker: &mut worker,
+        fixed,
+    };
     let mut outs = Vec::new();
     for f in &found {
         outs.push(tune_one(f, &mut timed, ceilings.as_ref(), &args));
@@ -143,27 +165,55 @@ pub(crate) fn run(args: TuneArgs) -> anyhow::Result<i32> {
         for k in &report.kernels {
             let file = k.cache_file.as_deref().unwrap_or("");
             match k.status.as_str() {
-                "failed" => println!("{} ({}): failed\n    {}", k.name, k.package, k.error.as_deref().unwrap_or("").replace('\n', "\n    ")),
-                status => println!(
-                    "{} ({}): {status}{} {:.2}x (baseline {} → {}), {} evaluations\n    {file}",
+                "failed" => println!(
+                    "{} ({}): failed\n    {}",
                     k.name,
                     k.package,
-                    k.variant.as_deref().map(|v| format!(" {v}")).unwrap_or_default(),
+                    k.error.as_deref().unwrap_or("").replace('\n', "\n    ")
+                ),
+                status => println!(
+                    "{} ({}): {status}{} {:.2}x (baseline {} → {}), {} evaluations{}\n    {file}",
+                    k.name,
+                    k.package,
+                    k.variant
+                        .as_deref()
+                        .map(|v| format!(" {v}"))
+                        .unwrap_or_default(),
                     k.speedup.unwrap_or(1.0),
                     fmt_ns(k.baseline_ns.unwrap_or(0.0)),
                     fmt_ns(k.best_ns.unwrap_or(0.0)),
                     k.evaluations,
+                    if k.rejected.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            ", rejected: {}",
+                            k.rejected
+                                .iter()
+                                .map(|(r, n)| format!("{n} {r}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    },
                 ),
             }
         }
         if worker.restarts > 0 {
-            eprintln!("note: the evaluation worker was restarted {} time(s) after timeouts or crashes", worker.restarts);
+            eprintln!(
+                "note: the evaluation worker was restarted {} time(s) after timeouts or crashes",
+                worker.restarts
+            );
         }
     }
     Ok(if failed { exit::FAILED } else { exit::OK })
 }
 
-fn tune_one(f: &Found, evaluator: &mut Timed<'_>, ceilings: Option<&Ceilings>, args: &TuneArgs) -> KernelOut {
+fn tune_one(
+    f: &Found,
+    evaluator: &mut Timed<'_>,
+    ceilings: Option<&Ceilings>,
+    args: &TuneArgs,
+) -> KernelOut {
     let mut out = KernelOut {
         name: f.name.clone(),
         package: f.package.clone(),
@@ -179,16 +229,17 @@ fn tune_one(f: &Found, evaluator: &mut Timed<'_>, ceilings: Option<&Ceilings>, a
     };
     out.content_hash = Some(kernel.content_hash.clone());
     let key = evaluator.adapter().key.clone();
-    if !args.force {
-        if let Some((path, entry)) = crate::store::read_entry(&f.crate_root, &f.name, &kernel.content_hash, &key) {
-            out.status = "cached".into();
-            out.baseline_ns = Some(entry.timings.iter().map(|t| t.baseline_ns).sum());
-            out.best_ns = Some(entry.timings.iter().map(|t| t.variant_ns).sum());
-            out.speedup = Some(entry.speedup);
-            out.variant = entry.variant.map(|v| v.id);
-            out.cache_file = Some(path.display().to_string());
-            return out;
-        }
+    if !args.force
+        && let Some((path, entry)) =
+            crate::store::read_entry(&f.crate_root, &f.name, &kernel.content_hash, &key)
+    {
+        out.status = "cached".into();
+        out.baseline_ns = Some(entry.timings.iter().map(|t| t.baseline_ns).sum());
+        out.best_ns = Some(entry.timings.iter().map(|t| t.variant_ns).sum());
+        out.speedup = Some(entry.speedup);
+        out.variant = entry.variant.map(|v| v.id);
+        out.cache_file = Some(path.display().to_string());
+        return out;
     }
     let bar = if args.json {
         ProgressBar::hidden()
@@ -232,6 +283,11 @@ fn tune_one(f: &Found, evaluator: &mut Timed<'_>, ceilings: Option<&Ceilings>, a
         }
     };
     out.evaluations = outcome.evaluations;
+    for r in &outcome.history {
+        if let Some(f) = &r.failure {
+            *out.rejected.entry(f.reason.to_string()).or_default() += 1;
+        }
+    }
     let entry = entry(f, kernel, evaluator.adapter(), &outcome);
     out.status = match entry.outcome {
         CacheOutcome::Tuned => "tuned",
@@ -246,14 +302,22 @@ fn tune_one(f: &Found, evaluator: &mut Timed<'_>, ceilings: Option<&Ceilings>, a
         Ok(path) => out.cache_file = Some(path.display().to_string()),
         Err(e) => {
             out.status = "failed".into();
-            out.error = Some(format!("cannot write the cache entry under {}: {e}", f.crate_root.display()));
+            out.error = Some(format!(
+                "cannot write the cache entry under {}: {e}",
+                f.crate_root.display()
+            ));
         }
     }
     out
 }
 
 /// The cache entry recording `outcome`.
-fn entry(f: &Found, kernel: &ResolvedKernel, adapter: &crate::gpu::AdapterReport, outcome: &Outcome) -> CacheEntry {
+fn entry(
+    f: &Found,
+    kernel: &ResolvedKernel,
+    adapter: &crate::gpu::AdapterReport,
+    outcome: &Outcome,
+) -> CacheEntry {
     let (report, variant, result) = match &outcome.tuned {
         Some((candidate, report)) => {
             let mut program = candidate.program.clone();
@@ -279,7 +343,11 @@ fn entry(f: &Found, kernel: &ResolvedKernel, adapter: &crate::gpu::AdapterReport
         .map(|t| ShapeTiming {
             shape: t.shape.clone(),
             baseline_ns: t.baseline_ns,
-            variant_ns: if variant.is_some() { t.candidate_ns } else { t.baseline_ns },
+            variant_ns: if variant.is_some() {
+                t.candidate_ns
+            } else {
+                t.baseline_ns
+            },
             samples: t.samples,
             method: t.method.clone(),
         })
@@ -302,13 +370,17 @@ fn entry(f: &Found, kernel: &ResolvedKernel, adapter: &crate::gpu::AdapterReport
             features: adapter.features.clone(),
         },
         outcome: result,
-        speedup: if variant.is_some() { report.fitness.speedup.unwrap_or(1.0) } else { 1.0 },
+        speedup: if variant.is_some() {
+            report.fitness.speedup.unwrap_or(1.0)
+        } else {
+            1.0
+        },
         noise: outcome.noise,
         variant,
         timings,
         verification: VerificationRecord {
             shapes,
-            seeds: vec![1001, 1002, 1003, 2001, 2002, 3001],
+            seeds: search::verification_seeds(),
             checks: report.verification.checks.clone(),
             max_rel_l2: report.verification.max_rel_l2,
             max_rel_elem: report.verification.max_rel_elem,
@@ -317,7 +389,7 @@ fn entry(f: &Found, kernel: &ResolvedKernel, adapter: &crate::gpu::AdapterReport
             strategy: outcome.strategy.to_owned(),
             space_size: outcome.space_size,
             evaluations: outcome.evaluations,
-            budget: 0,
+            budget: outcome.budget,
         },
     }
 }

@@ -57,7 +57,10 @@ impl Comparison {
             self.mismatched, self.scalars, self.rel_l2, tolerance
         );
         for m in &self.first {
-            s.push_str(&format!("\n  [{}] expected {} got {}", m.index, m.expected, m.actual));
+            s.push_str(&format!(
+                "\n  [{}] expected {} got {}",
+                m.index, m.expected, m.actual
+            ));
         }
         s
     }
@@ -73,7 +76,13 @@ fn show(v: ScalarValue) -> String {
 }
 
 /// Compares `candidate` against `reference`, both laid out as `layout` with `len` array elements.
-pub fn compare(layout: &BufferLayout, len: u64, reference: &[u8], candidate: &[u8], tolerance: f64) -> Comparison {
+pub fn compare(
+    layout: &BufferLayout,
+    len: u64,
+    reference: &[u8],
+    candidate: &[u8],
+    tolerance: f64,
+) -> Comparison {
     let mut scale: f64 = 0.0;
     let mut first_float: Option<f64> = None;
     let mut floats_constant = true;
@@ -150,7 +159,13 @@ pub fn compare(layout: &BufferLayout, len: u64, reference: &[u8], candidate: &[u
             }
         }
     }
-    out.rel_l2 = if ref2 > 0.0 { (diff2 / ref2).sqrt() } else if diff2 > 0.0 { f64::INFINITY } else { 0.0 };
+    out.rel_l2 = if ref2 > 0.0 {
+        (diff2 / ref2).sqrt()
+    } else if diff2 > 0.0 {
+        f64::INFINITY
+    } else {
+        0.0
+    };
     out
 }
 
@@ -195,19 +210,35 @@ mod tests {
     fn nan_and_inf_must_match() {
         check(&[f32::NAN, 1.0, 2.0], &[f32::NAN, 1.0, 2.0], true);
         let c = check(&[1.0, 2.0, 3.0], &[f32::NAN, 2.0, 3.0], false);
-        assert!(c.describe(1e-4).contains("[0] expected 1.000000e0 got NaN"), "{}", c.describe(1e-4));
-        check(&[f32::INFINITY, 1.0, 2.0], &[f32::NEG_INFINITY, 1.0, 2.0], false);
+        assert!(
+            c.describe(1e-4).contains("[0] expected 1.000000e0 got NaN"),
+            "{}",
+            c.describe(1e-4)
+        );
+        check(
+            &[f32::INFINITY, 1.0, 2.0],
+            &[f32::NEG_INFINITY, 1.0, 2.0],
+            false,
+        );
         check(&[f32::INFINITY, 1.0, 2.0], &[f32::INFINITY, 1.0, 2.0], true);
     }
 
     #[test]
     fn degenerate_references_are_flagged() {
         let c = check(&[0.0, 0.0, 0.0], &[0.0, 0.0, 0.0], true);
-        assert!(c.degenerate.as_deref().unwrap().contains("every value the baseline wrote is 0"));
+        assert!(
+            c.degenerate
+                .as_deref()
+                .unwrap()
+                .contains("every value the baseline wrote is 0")
+        );
         let c = check(&[2.0, 2.0], &[2.0, 2.0], true);
         assert!(c.degenerate.is_some());
         let c = check(&[f32::NAN, f32::NAN], &[f32::NAN, f32::NAN], true);
-        assert_eq!(c.degenerate.as_deref(), Some("the baseline wrote no finite value"));
+        assert_eq!(
+            c.degenerate.as_deref(),
+            Some("the baseline wrote no finite value")
+        );
         assert!(check(&[1.0, 2.0], &[1.0, 2.0], true).degenerate.is_none());
     }
 

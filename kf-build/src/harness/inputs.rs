@@ -47,14 +47,20 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
                     hi.eval(shape).map_err(|e| e.to_string())?,
                     None,
                 ),
-                Some(Init::Constant(v)) => (0.0, 0.0, Some(v.eval(shape).map_err(|e| e.to_string())?)),
+                Some(Init::Constant(v)) => {
+                    (0.0, 0.0, Some(v.eval(shape).map_err(|e| e.to_string())?))
+                }
                 None => (f64::NAN, f64::NAN, None),
             };
             for (offset, scalar) in plan.binding.layout.scalars(len) {
                 let v = match constant {
                     Some(c) => c,
                     None => {
-                        let (lo, hi) = if lo.is_nan() { default_range(scalar) } else { (lo, hi) };
+                        let (lo, hi) = if lo.is_nan() {
+                            default_range(scalar)
+                        } else {
+                            (lo, hi)
+                        };
                         sample(&mut rng, scalar, lo, hi)
                     }
                 };
@@ -91,10 +97,18 @@ fn default_range(scalar: Scalar) -> (f64, f64) {
 
 fn sample(rng: &mut StdRng, scalar: Scalar, lo: f64, hi: f64) -> f64 {
     if scalar.is_float() {
-        if hi > lo { rng.random_range(lo..hi) } else { lo }
+        if hi > lo {
+            rng.random_range(lo..hi)
+        } else {
+            lo
+        }
     } else {
         let (lo, hi) = (lo.ceil() as i64, hi.ceil() as i64);
-        if hi > lo { rng.random_range(lo..hi) as f64 } else { lo as f64 }
+        if hi > lo {
+            rng.random_range(lo..hi) as f64
+        } else {
+            lo as f64
+        }
     }
 }
 
@@ -136,9 +150,9 @@ pub fn read_scalar(bytes: &[u8], offset: usize, scalar: Scalar) -> ScalarValue {
         Scalar::F16 => ScalarValue::Float(
             f16::from_le_bytes(bytes[offset..offset + 2].try_into().expect("2 bytes")).to_f64(),
         ),
-        Scalar::U32 | Scalar::I32 => {
-            ScalarValue::Int(u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4 bytes")))
-        }
+        Scalar::U32 | Scalar::I32 => ScalarValue::Int(u32::from_le_bytes(
+            bytes[offset..offset + 4].try_into().expect("4 bytes"),
+        )),
     }
 }
 
@@ -162,7 +176,10 @@ mod tests {
                     header_size: 0,
                     array: Some(ArrayLayout {
                         stride: 4,
-                        fields: vec![Field { offset: 0, scalar: Scalar::F32 }],
+                        fields: vec![Field {
+                            offset: 0,
+                            scalar: Scalar::F32,
+                        }],
                         count: None,
                     }),
                 },
@@ -179,7 +196,10 @@ mod tests {
     }
 
     fn floats(bytes: &[u8]) -> Vec<f32> {
-        bytes.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+        bytes
+            .chunks(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
     }
 
     #[test]
@@ -197,11 +217,22 @@ mod tests {
     fn ranges_and_constants_apply() {
         let p = plan(
             Role::Input,
-            Some(Init::Range(Value::Float(10.0), Value::Size(SizeExpr::size("n")))),
+            Some(Init::Range(
+                Value::Float(10.0),
+                Value::Size(SizeExpr::size("n")),
+            )),
         );
-        assert!(floats(&contents(&p, &shape(12), 3).unwrap()).iter().all(|x| (10.0..12.0).contains(x)));
+        assert!(
+            floats(&contents(&p, &shape(12), 3).unwrap())
+                .iter()
+                .all(|x| (10.0..12.0).contains(x))
+        );
         let p = plan(Role::Inout, Some(Init::Constant(Value::Float(0.5))));
-        assert!(floats(&contents(&p, &shape(5), 3).unwrap()).iter().all(|x| *x == 0.5));
+        assert!(
+            floats(&contents(&p, &shape(5), 3).unwrap())
+                .iter()
+                .all(|x| *x == 0.5)
+        );
     }
 
     #[test]

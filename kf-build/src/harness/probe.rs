@@ -130,10 +130,12 @@ impl Bench<'_> {
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: None,
-                    timestamp_writes: stamps.as_ref().map(|(q, _, _)| wgpu::ComputePassTimestampWrites {
-                        query_set: q,
-                        beginning_of_pass_write_index: Some(0),
-                        end_of_pass_write_index: Some(1),
+                    timestamp_writes: stamps.as_ref().map(|(q, _, _)| {
+                        wgpu::ComputePassTimestampWrites {
+                            query_set: q,
+                            beginning_of_pass_write_index: Some(0),
+                            end_of_pass_write_index: Some(1),
+                        }
                     }),
                 });
                 pass.set_pipeline(&self.pipeline);
@@ -156,7 +158,10 @@ impl Bench<'_> {
             let ns = match &stamps {
                 Some((_, _, read)) => {
                     let ticks = {
-                        let view = read.slice(..).get_mapped_range().map_err(|e| e.to_string())?;
+                        let view = read
+                            .slice(..)
+                            .get_mapped_range()
+                            .map_err(|e| e.to_string())?;
                         let t0 = u64::from_le_bytes(view[0..8].try_into().expect("8 bytes"));
                         let t1 = u64::from_le_bytes(view[8..16].try_into().expect("8 bytes"));
                         t1.saturating_sub(t0)
@@ -170,24 +175,32 @@ impl Bench<'_> {
                 times.push(if ns > 0.0 { ns } else { wall });
             }
         }
-        let method = if stamps.is_some() { "timestamp-query" } else { "wall-clock" };
+        let method = if stamps.is_some() {
+            "timestamp-query"
+        } else {
+            "wall-clock"
+        };
         Ok((super::runner::median(&times), method))
     }
 }
 
 fn pipeline(gpu: &Gpu, wgsl: &str) -> Result<wgpu::ComputePipeline, String> {
-    let module = gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("probe"),
-        source: wgpu::ShaderSource::Wgsl(wgsl.into()),
-    });
-    Ok(gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("probe"),
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    }))
+    let module = gpu
+        .device
+        .create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("probe"),
+            source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+        });
+    Ok(gpu
+        .device
+        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("probe"),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        }))
 }
 
 /// Measures copy bandwidth and FMA rate on `gpu`.
@@ -196,9 +209,10 @@ pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
     let limits = gpu.limits();
     let cpu = gpu.is_cpu();
     let (warmup, samples) = if cpu { (1, 5) } else { (3, 20) };
-    let max_bytes = limits
-        .max_storage_buffer_binding_size
-        .min(if cpu { 64 << 20 } else { 1 << 30 });
+    let max_bytes =
+        limits
+            .max_storage_buffer_binding_size
+            .min(if cpu { 64 << 20 } else { 1 << 30 });
     let sizes: Vec<u64> = [1u64 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]
         .into_iter()
         .filter(|&s| s <= max_bytes)
@@ -223,8 +237,14 @@ pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
             label: None,
             layout: &copy.get_bind_group_layout(0),
             entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: src.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: dst.as_entire_binding() },
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: src.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: dst.as_entire_binding(),
+                },
             ],
         });
         let bench = Bench {
@@ -253,7 +273,10 @@ pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
     let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: None,
         layout: &fma.get_bind_group_layout(0),
-        entries: &[wgpu::BindGroupEntry { binding: 0, resource: out.as_entire_binding() }],
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: out.as_entire_binding(),
+        }],
     });
     let bench = Bench {
         gpu,
@@ -265,7 +288,10 @@ pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
     let flops = invocations * FMA_ITERS * 8 * 4 * 2;
     let errors = gpu.take_uncaptured();
     if !errors.is_empty() {
-        return Err(format!("the probe kernels raised errors: {}", errors.join("; ")));
+        return Err(format!(
+            "the probe kernels raised errors: {}",
+            errors.join("; ")
+        ));
     }
     Ok(Ceilings {
         format_version: FORMAT_VERSION,

@@ -13,8 +13,8 @@
 use super::compare::{Comparison, compare};
 use super::inputs;
 use super::{
-    Candidate, Ceilings, EvalPlan, EvalReport, EvalRequest, Fitness, Reason, Roofline,
-    ShapeTime, Trial, VerifyStats, CHECKS,
+    CHECKS, Candidate, Ceilings, EvalPlan, EvalReport, EvalRequest, Fitness, Reason, Roofline,
+    ShapeTime, Trial, VerifyStats,
 };
 use crate::gpu::Gpu;
 use kf_runtime::resolve::{self, ReflectError, ResolvedKernel, shape_text};
@@ -107,10 +107,18 @@ impl Runner {
             timings.push(self.time_shape(kernel, &candidate, shape, &req.plan)?);
         }
         if let Some(trial) = &req.plan.reverify {
-            self.verify_trial(kernel, &candidate, trial, &mut stats).map_err(|(reason, log)| {
-                let reason = if reason == Reason::WrongValues { Reason::ChangedAfterTiming } else { reason };
-                (reason, format!("after the timing loop, with new inputs: {log}"))
-            })?;
+            self.verify_trial(kernel, &candidate, trial, &mut stats)
+                .map_err(|(reason, log)| {
+                    let reason = if reason == Reason::WrongValues {
+                        Reason::ChangedAfterTiming
+                    } else {
+                        reason
+                    };
+                    (
+                        reason,
+                        format!("after the timing loop, with new inputs: {log}"),
+                    )
+                })?;
         }
 
         let roofline = match (&req.ceilings, timings.first()) {
@@ -124,7 +132,11 @@ impl Runner {
                         Reason::ExceedsRoofline,
                         format!(
                             "on shape {} the candidate would move {} bytes in {:.0} ns = {:.1} GB/s, above the adapter's measured copy ceiling of {:.1} GB/s (+10 %); rejected as a measurement error",
-                            shape_text(&t.shape), t.bytes, t.candidate_ns, t.achieved_gbps, c.copy_gbps
+                            shape_text(&t.shape),
+                            t.bytes,
+                            t.candidate_ns,
+                            t.achieved_gbps,
+                            c.copy_gbps
                         ),
                     ));
                 }
@@ -160,29 +172,45 @@ impl Runner {
     }
 
     /// Levels 0–3 and the pipeline: everything that can be decided without running.
-    fn compile_candidate(&mut self, kernel: &ResolvedKernel, candidate: &Candidate) -> Step<Compiled> {
+    fn compile_candidate(
+        &mut self,
+        kernel: &ResolvedKernel,
+        candidate: &Candidate,
+    ) -> Step<Compiled> {
         let program = &candidate.program;
         if program.wgsl.trim().is_empty() {
             return Err((Reason::NoCode, "the candidate has no WGSL".into()));
         }
-        let reflected = resolve::reflect(&program.wgsl, Some(&program.entry), "candidate.wgsl").map_err(|e| match e {
-            ReflectError::Parse { rendered, .. } => (Reason::Parse, rendered),
-            ReflectError::Validation { rendered, .. } => (Reason::Validation, rendered),
-            ReflectError::Entry(m) => (Reason::EntryPoint, m),
-            other => (Reason::InterfaceMismatch, other.to_string()),
-        })?;
+        let reflected = resolve::reflect(&program.wgsl, Some(&program.entry), "candidate.wgsl")
+            .map_err(|e| match e {
+                ReflectError::Parse { rendered, .. } => (Reason::Parse, rendered),
+                ReflectError::Validation { rendered, .. } => (Reason::Validation, rendered),
+                ReflectError::Entry(m) => (Reason::EntryPoint, m),
+                other => (Reason::InterfaceMismatch, other.to_string()),
+            })?;
         let mismatches = kernel.interface.mismatches(&reflected.interface);
         if !mismatches.is_empty() {
             return Err((
                 Reason::InterfaceMismatch,
-                format!("the candidate's interface differs from the baseline's:\n  {}", mismatches.join("\n  ")),
+                format!(
+                    "the candidate's interface differs from the baseline's:\n  {}",
+                    mismatches.join("\n  ")
+                ),
             ));
         }
         // Apply the constants the way the pipeline will, to learn the real workgroup size and memory.
         let mut constants = naga::back::PipelineConstants::default();
         for (name, value) in program.constants.iter() {
-            if !reflected.interface.overrides.iter().any(|o| o.name == *name) {
-                return Err((Reason::Pipeline, format!("constant `{name}` names no `override` of the candidate")));
+            if !reflected
+                .interface
+                .overrides
+                .iter()
+                .any(|o| o.name == *name)
+            {
+                return Err((
+                    Reason::Pipeline,
+                    format!("constant `{name}` names no `override` of the candidate"),
+                ));
             }
             constants.insert(name.to_string(), *value);
         }
@@ -192,12 +220,25 @@ impl Runner {
             Some((naga::ShaderStage::Compute, &program.entry)),
             &constants,
         )
-        .map_err(|e| (Reason::Pipeline, format!("applying the constants failed: {e}")))?;
+        .map_err(|e| {
+            (
+                Reason::Pipeline,
+                format!("applying the constants failed: {e}"),
+            )
+        })?;
         let ep = module
             .entry_points
             .iter()
             .find(|e| e.name == program.entry)
-            .ok_or_else(|| (Reason::EntryPoint, format!("entry point `{}` disappeared after applying constants", program.entry)))?;
+            .ok_or_else(|| {
+                (
+                    Reason::EntryPoint,
+                    format!(
+                        "entry point `{}` disappeared after applying constants",
+                        program.entry
+                    ),
+                )
+            })?;
         let mut layouter = naga::proc::Layouter::default();
         layouter
             .update(module.to_ctx())
@@ -221,11 +262,16 @@ impl Runner {
 
     fn pipeline_layout(&mut self, kernel: &ResolvedKernel) -> wgpu::PipelineLayout {
         let device = &self.gpu.device;
-        self
-            .layouts
+        self.layouts
             .entry(kernel.content_hash.clone())
             .or_insert_with(|| {
-                let groups = kernel.interface.bindings.iter().map(|b| b.group + 1).max().unwrap_or(0);
+                let groups = kernel
+                    .interface
+                    .bindings
+                    .iter()
+                    .map(|b| b.group + 1)
+                    .max()
+                    .unwrap_or(0);
                 let bgls: Vec<wgpu::BindGroupLayout> = (0..groups)
                     .map(|g| {
                         let entries: Vec<_> = kernel
@@ -258,9 +304,13 @@ impl Runner {
             return Ok(());
         }
         let layout = self.pipeline_layout(kernel);
-        let pipeline = build_pipeline(&self.gpu.device, &layout, &kernel.baseline, "baseline").map_err(|m| {
-            (Reason::Pipeline, format!("the baseline itself does not build on this adapter: {m}"))
-        })?;
+        let pipeline = build_pipeline(&self.gpu.device, &layout, &kernel.baseline, "baseline")
+            .map_err(|m| {
+                (
+                    Reason::Pipeline,
+                    format!("the baseline itself does not build on this adapter: {m}"),
+                )
+            })?;
         self.baselines.insert(
             kernel.content_hash.clone(),
             Compiled {
@@ -279,7 +329,12 @@ impl Runner {
                 |n| shape.get(n).copied(),
                 self.gpu.limits().max_compute_workgroups_per_dimension,
             )
-            .map_err(|e| (Reason::Dispatch, format!("on shape {}: {e}", shape_text(shape))))
+            .map_err(|e| {
+                (
+                    Reason::Dispatch,
+                    format!("on shape {}: {e}", shape_text(shape)),
+                )
+            })
     }
 
     /// Creates fresh buffers holding `contents` and bind groups for them.
@@ -306,13 +361,17 @@ impl Runner {
             let usage = if plan.role == Role::Uniform {
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
             } else {
-                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST
+                wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST
             };
-            buffers.push(device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(&plan.binding.name),
-                contents: data,
-                usage,
-            }));
+            buffers.push(
+                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(&plan.binding.name),
+                    contents: data,
+                    usage,
+                }),
+            );
         }
         let (bgls, _) = &self.layouts[&kernel.content_hash];
         let bind_groups = bgls
@@ -336,7 +395,10 @@ impl Runner {
                 })
             })
             .collect();
-        Ok(Bound { buffers, bind_groups })
+        Ok(Bound {
+            buffers,
+            bind_groups,
+        })
     }
 
     fn trial_contents(kernel: &ResolvedKernel, shape: &Shape, seed: u64) -> Step<Vec<Vec<u8>>> {
@@ -344,16 +406,28 @@ impl Runner {
             .buffers
             .iter()
             .map(|p| {
-                inputs::contents(p, shape, seed)
-                    .map_err(|e| (Reason::Runtime, format!("binding `{}` on {}: {e}", p.binding.name, shape_text(shape))))
+                inputs::contents(p, shape, seed).map_err(|e| {
+                    (
+                        Reason::Runtime,
+                        format!("binding `{}` on {}: {e}", p.binding.name, shape_text(shape)),
+                    )
+                })
             })
             .collect()
     }
 
     /// Encodes one dispatch, optionally with pass timestamps, and submits it.
-    fn submit(&self, compiled: &Compiled, bound: &Bound, counts: [u32; 3], timestamps: Option<&Timestamps>, read_back: &[(usize, &wgpu::Buffer)]) {
+    fn submit(
+        &self,
+        compiled: &Compiled,
+        bound: &Bound,
+        counts: [u32; 3],
+        timestamps: Option<&Timestamps>,
+        read_back: &[(usize, &wgpu::Buffer)],
+    ) {
         let device = &self.gpu.device;
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        let mut encoder =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: None,
@@ -396,13 +470,25 @@ impl Runner {
     }
 
     /// Runs `compiled` once on fresh buffers and returns the compared buffers' bytes.
-    fn run_once(&self, kernel: &ResolvedKernel, compiled: &Compiled, shape: &Shape, contents: &[Vec<u8>]) -> Step<Vec<Vec<u8>>> {
+    fn run_once(
+        &self,
+        kernel: &ResolvedKernel,
+        compiled: &Compiled,
+        shape: &Shape,
+        contents: &[Vec<u8>],
+    ) -> Step<Vec<Vec<u8>>> {
         let bound = self.bind(kernel, contents)?;
         self.run_bound(kernel, compiled, shape, &bound)
     }
 
     /// Runs `compiled` on existing buffers and returns the compared buffers' bytes.
-    fn run_bound(&self, kernel: &ResolvedKernel, compiled: &Compiled, shape: &Shape, bound: &Bound) -> Step<Vec<Vec<u8>>> {
+    fn run_bound(
+        &self,
+        kernel: &ResolvedKernel,
+        compiled: &Compiled,
+        shape: &Shape,
+        bound: &Bound,
+    ) -> Step<Vec<Vec<u8>>> {
         let counts = self.workgroups(&compiled.program, shape)?;
         let device = &self.gpu.device;
         let staging: Vec<(usize, wgpu::Buffer)> = kernel
@@ -441,15 +527,33 @@ impl Runner {
     }
 
     /// The baseline's outputs for a trial, computed once per (kernel, shape, seed).
-    fn reference(&mut self, kernel: &ResolvedKernel, trial: &Trial, contents: &[Vec<u8>]) -> Step<Vec<Vec<u8>>> {
-        let key = (kernel.content_hash.clone(), shape_text(&trial.shape), trial.seed);
+    fn reference(
+        &mut self,
+        kernel: &ResolvedKernel,
+        trial: &Trial,
+        contents: &[Vec<u8>],
+    ) -> Step<Vec<Vec<u8>>> {
+        let key = (
+            kernel.content_hash.clone(),
+            shape_text(&trial.shape),
+            trial.seed,
+        );
         if let Some(r) = self.references.get(&key) {
             return Ok(r.clone());
         }
         let baseline = &self.baselines[&kernel.content_hash];
-        let outputs = self.run_once(kernel, baseline, &trial.shape, contents).map_err(|(r, m)| {
-            (r, format!("the baseline failed on {} seed {}: {m}", shape_text(&trial.shape), trial.seed))
-        })?;
+        let outputs = self
+            .run_once(kernel, baseline, &trial.shape, contents)
+            .map_err(|(r, m)| {
+                (
+                    r,
+                    format!(
+                        "the baseline failed on {} seed {}: {m}",
+                        shape_text(&trial.shape),
+                        trial.seed
+                    ),
+                )
+            })?;
         if self.references.len() > 64 {
             self.references.clear();
         }
@@ -458,7 +562,14 @@ impl Runner {
     }
 
     /// Compares a candidate's outputs with the reference; `context` prefixes the log.
-    fn judge(kernel: &ResolvedKernel, trial: &Trial, reference: &[Vec<u8>], got: &[Vec<u8>], context: &str, stats: &mut VerifyStats) -> Step<()> {
+    fn judge(
+        kernel: &ResolvedKernel,
+        trial: &Trial,
+        reference: &[Vec<u8>],
+        got: &[Vec<u8>],
+        context: &str,
+        stats: &mut VerifyStats,
+    ) -> Step<()> {
         let compared: Vec<_> = kernel.buffers.iter().filter(|p| p.is_compared()).collect();
         let mut degenerate = Vec::new();
         let mut judged = 0;
@@ -500,7 +611,13 @@ impl Runner {
         Ok(())
     }
 
-    fn verify_trial(&mut self, kernel: &ResolvedKernel, candidate: &Compiled, trial: &Trial, stats: &mut VerifyStats) -> Step<()> {
+    fn verify_trial(
+        &mut self,
+        kernel: &ResolvedKernel,
+        candidate: &Compiled,
+        trial: &Trial,
+        stats: &mut VerifyStats,
+    ) -> Step<()> {
         let contents = Self::trial_contents(kernel, &trial.shape, trial.seed)?;
         let reference = self.reference(kernel, trial, &contents)?;
         let got = self.run_once(kernel, candidate, &trial.shape, &contents)?;
@@ -509,7 +626,13 @@ impl Runner {
 
     /// Runs the candidate twice on the same buffers with different inputs, as an application that
     /// reuses its buffers would: the second run's outputs must not depend on what the first left.
-    fn verify_rerun(&mut self, kernel: &ResolvedKernel, candidate: &Compiled, first: &Trial, stats: &mut VerifyStats) -> Step<()> {
+    fn verify_rerun(
+        &mut self,
+        kernel: &ResolvedKernel,
+        candidate: &Compiled,
+        first: &Trial,
+        stats: &mut VerifyStats,
+    ) -> Step<()> {
         let second = Trial {
             shape: first.shape.clone(),
             seed: first.seed ^ 0x0057_A1E0,
@@ -536,18 +659,36 @@ impl Runner {
     }
 
     /// Times baseline and candidate in interleaved pairs on `shape`.
-    fn time_shape(&mut self, kernel: &ResolvedKernel, candidate: &Compiled, shape: &Shape, plan: &EvalPlan) -> Step<ShapeTime> {
+    fn time_shape(
+        &mut self,
+        kernel: &ResolvedKernel,
+        candidate: &Compiled,
+        shape: &Shape,
+        plan: &EvalPlan,
+    ) -> Step<ShapeTime> {
         let baseline = &self.baselines[&kernel.content_hash];
         let programs = [baseline, candidate];
-        let counts = [self.workgroups(&baseline.program, shape)?, self.workgroups(&candidate.program, shape)?];
+        let counts = [
+            self.workgroups(&baseline.program, shape)?,
+            self.workgroups(&candidate.program, shape)?,
+        ];
         // Two input sets per program, rotated between samples.
         let mut sets: Vec<[Bound; 2]> = Vec::new();
         for p in 0..2 {
-            let a = self.bind(kernel, &Self::trial_contents(kernel, shape, 0x5EED_0000 + p as u64)?)?;
-            let b = self.bind(kernel, &Self::trial_contents(kernel, shape, 0x5EED_0100 + p as u64)?)?;
+            let a = self.bind(
+                kernel,
+                &Self::trial_contents(kernel, shape, 0x5EED_0000 + p as u64)?,
+            )?;
+            let b = self.bind(
+                kernel,
+                &Self::trial_contents(kernel, shape, 0x5EED_0100 + p as u64)?,
+            )?;
             sets.push([a, b]);
         }
-        let stamps = self.gpu.timestamps.then(|| Timestamps::new(&self.gpu.device));
+        let stamps = self
+            .gpu
+            .timestamps
+            .then(|| Timestamps::new(&self.gpu.device));
         let period = f64::from(self.gpu.queue.get_timestamp_period());
         let mut rng = StdRng::seed_from_u64(plan.order_seed);
         let mut samples: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
@@ -575,7 +716,11 @@ impl Runner {
                 }
             }
         }
-        let ratios: Vec<f64> = samples[0].iter().zip(&samples[1]).map(|(b, c)| b / c.max(1.0)).collect();
+        let ratios: Vec<f64> = samples[0]
+            .iter()
+            .zip(&samples[1])
+            .map(|(b, c)| b / c.max(1.0))
+            .collect();
         let (speedup, spread) = median_and_spread(&ratios);
         let baseline_ns = median(&samples[0]);
         let candidate_ns = median(&samples[1]);
@@ -602,7 +747,12 @@ impl Runner {
             speedup,
             spread,
             samples: plan.samples.max(1),
-            method: if stamps.is_some() { "timestamp-query" } else { "wall-clock" }.to_owned(),
+            method: if stamps.is_some() {
+                "timestamp-query"
+            } else {
+                "wall-clock"
+            }
+            .to_owned(),
             bytes,
             achieved_gbps: bytes as f64 / candidate_ns.max(1.0),
             achieved_gflops: flops.map(|f| f as f64 / candidate_ns.max(1.0)),
@@ -663,7 +813,11 @@ pub fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     let n = s.len();
-    if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
 }
 
 /// Median and half the interquartile range relative to the median.
@@ -718,6 +872,9 @@ mod tests {
         let (m, s) = median_and_spread(&[1.0, 1.0, 1.0, 1.0]);
         assert_eq!((m, s), (1.0, 0.0));
         let (m, s) = median_and_spread(&[0.8, 0.9, 1.0, 1.1, 1.2]);
-        assert!((m - 1.0).abs() < 1e-12 && (s - 0.1).abs() < 1e-12, "{m} {s}");
+        assert!(
+            (m - 1.0).abs() < 1e-12 && (s - 0.1).abs() < 1e-12,
+            "{m} {s}"
+        );
     }
 }

@@ -53,7 +53,9 @@ pub fn serve() -> std::io::Result<()> {
                     runner = Some(super::runner::Runner::new(g));
                     response
                 }
-                Err(e) => Response::Failed { message: e.to_string() },
+                Err(e) => Response::Failed {
+                    message: e.to_string(),
+                },
             },
             Ok(Request::Evaluate(req)) => match runner.as_mut() {
                 None => Response::Failed {
@@ -161,7 +163,11 @@ impl WorkerProcess {
     }
 
     /// Starts a worker running `exe __worker`.
-    pub fn start_with(exe: PathBuf, selector: AdapterSelector, timeout: Duration) -> Result<Self, WorkerError> {
+    pub fn start_with(
+        exe: PathBuf,
+        selector: AdapterSelector,
+        timeout: Duration,
+    ) -> Result<Self, WorkerError> {
         let mut worker = WorkerProcess {
             exe,
             selector,
@@ -225,28 +231,44 @@ impl WorkerProcess {
             adapter: self.selector.clone(),
         };
         match self.call(&open, Duration::from_secs(120)) {
-            Ok(Response::Opened { adapter, timestamps }) => {
+            Ok(Response::Opened {
+                adapter,
+                timestamps,
+            }) => {
                 self.adapter = Some(adapter);
                 self.timestamps = timestamps;
                 Ok(())
             }
             Ok(Response::Failed { message }) => Err(WorkerError::Open(message)),
-            Ok(other) => Err(WorkerError::Open(format!("unexpected answer to open: {other:?}"))),
-            Err(CallError::Timeout(t)) => Err(WorkerError::Open(format!("the worker did not open the adapter within {t:?}"))),
-            Err(CallError::Crash(log)) => Err(WorkerError::Open(format!("the worker died while opening the adapter:\n{log}"))),
+            Ok(other) => Err(WorkerError::Open(format!(
+                "unexpected answer to open: {other:?}"
+            ))),
+            Err(CallError::Timeout(t)) => Err(WorkerError::Open(format!(
+                "the worker did not open the adapter within {t:?}"
+            ))),
+            Err(CallError::Crash(log)) => Err(WorkerError::Open(format!(
+                "the worker died while opening the adapter:\n{log}"
+            ))),
         }
     }
 
     fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, CallError> {
-        let live = self.live.as_mut().ok_or_else(|| CallError::Crash("no worker".into()))?;
+        let live = self
+            .live
+            .as_mut()
+            .ok_or_else(|| CallError::Crash("no worker".into()))?;
         let text = serde_json::to_string(request).expect("requests serialize");
-        if writeln!(live.stdin, "{text}").and_then(|_| live.stdin.flush()).is_err() {
+        if writeln!(live.stdin, "{text}")
+            .and_then(|_| live.stdin.flush())
+            .is_err()
+        {
             return Err(CallError::Crash(self.reap()));
         }
         let result = live.lines.recv_timeout(timeout);
         match result {
-            Ok(line) => serde_json::from_str(&line)
-                .map_err(|e| CallError::Crash(format!("unreadable answer from the worker ({e}): {line}"))),
+            Ok(line) => serde_json::from_str(&line).map_err(|e| {
+                CallError::Crash(format!("unreadable answer from the worker ({e}): {line}"))
+            }),
             Err(RecvTimeoutError::Timeout) => {
                 // Kill at once: the GPU work cannot be cancelled any other way.
                 self.live = None;
@@ -261,14 +283,34 @@ impl WorkerProcess {
         let Some(mut live) = self.live.take() else {
             return "no worker".into();
         };
-        let status = live.child.wait().map(|s| s.to_string()).unwrap_or_else(|e| e.to_string());
+        let status = live
+            .child
+            .wait()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|e| e.to_string());
         std::thread::sleep(Duration::from_millis(50));
-        let tail: Vec<String> = live.stderr.lock().expect("stderr tail").iter().cloned().collect();
-        let tail: Vec<&String> = tail.iter().filter(|l| !l.contains("XDG_RUNTIME_DIR")).collect();
+        let tail: Vec<String> = live
+            .stderr
+            .lock()
+            .expect("stderr tail")
+            .iter()
+            .cloned()
+            .collect();
+        let tail: Vec<&String> = tail
+            .iter()
+            .filter(|l| !l.contains("XDG_RUNTIME_DIR"))
+            .collect();
         format!(
             "the worker process died ({status}){}{}",
-            if tail.is_empty() { "" } else { "; last stderr lines:\n" },
-            tail.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+            if tail.is_empty() {
+                ""
+            } else {
+                "; last stderr lines:\n"
+            },
+            tail.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
         )
     }
 
@@ -291,17 +333,26 @@ impl Evaluator for WorkerProcess {
     fn evaluate(&mut self, request: &EvalRequest) -> EvalReport {
         let id = &request.candidate.id;
         if let Err(e) = self.ensure_live() {
-            return EvalReport::failed(id, Reason::Crash, format!("could not restart the worker: {e}"));
+            return EvalReport::failed(
+                id,
+                Reason::Crash,
+                format!("could not restart the worker: {e}"),
+            );
         }
         let timeout = self.timeout;
         match self.call(&Request::Evaluate(Box::new(request.clone())), timeout) {
             Ok(Response::Evaluated(report)) => *report,
             Ok(Response::Failed { message }) => EvalReport::failed(id, Reason::Runtime, message),
-            Ok(other) => EvalReport::failed(id, Reason::Crash, format!("unexpected answer: {other:?}")),
+            Ok(other) => {
+                EvalReport::failed(id, Reason::Crash, format!("unexpected answer: {other:?}"))
+            }
             Err(CallError::Timeout(t)) => EvalReport::failed(
                 id,
                 Reason::Timeout,
-                format!("no result within {:.1} s; the worker was killed (an endless loop or a far too slow kernel)", t.as_secs_f64()),
+                format!(
+                    "no result within {:.1} s; the worker was killed (an endless loop or a far too slow kernel)",
+                    t.as_secs_f64()
+                ),
             ),
             Err(CallError::Crash(log)) => EvalReport::failed(id, Reason::Crash, log),
         }

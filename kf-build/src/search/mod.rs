@@ -34,6 +34,16 @@ const VERIFY_SEEDS: [u64; 2] = [2001, 2002];
 /// Seed of the re-verification after timing.
 const REVERIFY_SEED: u64 = 3001;
 
+/// Every seed the final verification uses, for the record.
+pub fn verification_seeds() -> Vec<u64> {
+    FINAL_SEEDS
+        .iter()
+        .chain(&VERIFY_SEEDS)
+        .copied()
+        .chain([REVERIFY_SEED])
+        .collect()
+}
+
 /// One point of the parameter space: values for the pipeline constants.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
@@ -98,14 +108,21 @@ fn workgroup_shapes(dims: usize, limits: &BTreeMap<String, u64>) -> Vec<[u32; 3]
 /// Builds the parameter space of `kernel` on an adapter with `limits`.
 pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
     let iface = &kernel.interface;
-    let params: BTreeMap<&str, &Vec<f64>> = kernel.params.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let params: BTreeMap<&str, &Vec<f64>> =
+        kernel.params.iter().map(|(k, v)| (k.as_str(), v)).collect();
     let mut wgsl = kernel.baseline.wgsl.to_string();
     let mut lifted = false;
     // Which override drives each workgroup dimension.
     let mut wg_names: [Option<String>; 3] = iface.workgroup_size_overrides.clone();
     if wg_names.iter().all(Option::is_none) {
-        let dims = if iface.workgroup_size[1] > 1 || iface.workgroup_size[2] > 1 { 2 } else { 1 };
-        if let Some(text) = rewrite::lift_workgroup_size(&wgsl, &iface.entry, iface.workgroup_size, dims) {
+        let dims = if iface.workgroup_size[1] > 1 || iface.workgroup_size[2] > 1 {
+            2
+        } else {
+            1
+        };
+        if let Some(text) =
+            rewrite::lift_workgroup_size(&wgsl, &iface.entry, iface.workgroup_size, dims)
+        {
             let ok = kf_runtime::resolve::reflect(&text, Some(&iface.entry), "lifted")
                 .map(|r| r.interface.workgroup_size == iface.workgroup_size)
                 .unwrap_or(false);
@@ -120,7 +137,9 @@ pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
     }
     // Workgroup axis: user values for those overrides if given, else the default shapes.
     let wg_dims: Vec<usize> = (0..3).filter(|&d| wg_names[d].is_some()).collect();
-    let user_wg = wg_dims.iter().any(|&d| params.contains_key(wg_names[d].as_deref().unwrap_or("")));
+    let user_wg = wg_dims
+        .iter()
+        .any(|&d| params.contains_key(wg_names[d].as_deref().unwrap_or("")));
     let mut wg_axis: Vec<Vec<(String, f64)>> = Vec::new();
     if !wg_dims.is_empty() && !user_wg {
         for shape in workgroup_shapes(wg_dims.len().min(2), limits) {
@@ -141,7 +160,9 @@ pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
     for (name, values) in &kernel.params {
         axes.push(values.iter().map(|v| vec![(name.clone(), *v)]).collect());
     }
-    let mut points = vec![Point { constants: Vec::new() }];
+    let mut points = vec![Point {
+        constants: Vec::new(),
+    }];
     for axis in &axes {
         let mut next = Vec::with_capacity(points.len() * axis.len());
         for p in &points {
@@ -160,7 +181,13 @@ pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
         .iter()
         .filter_map(|o| o.default.map(|d| (o.name.clone(), d)))
         .chain((0..3).filter_map(|d| {
-            lifted.then(|| wg_names[d].clone().map(|n| (n, f64::from(iface.workgroup_size[d])))).flatten()
+            lifted
+                .then(|| {
+                    wg_names[d]
+                        .clone()
+                        .map(|n| (n, f64::from(iface.workgroup_size[d])))
+                })
+                .flatten()
         }))
         .collect();
     points.retain(|p| {
@@ -169,16 +196,20 @@ pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
         let is_baseline = p.constants.iter().all(|(k, v)| defaults.get(k) == Some(v));
         inv <= max_inv && !is_baseline && !p.constants.is_empty()
     });
-    Space { wgsl, lifted, points }
+    Space {
+        wgsl,
+        lifted,
+        points,
+    }
 }
 
 fn workgroup_of(p: &Point, names: &[Option<String>; 3], default: [u32; 3]) -> [u32; 3] {
     let mut wg = default;
     for d in 0..3 {
-        if let Some(n) = &names[d] {
-            if let Some((_, v)) = p.constants.iter().find(|(k, _)| k == n) {
-                wg[d] = *v as u32;
-            }
+        if let Some(n) = &names[d]
+            && let Some((_, v)) = p.constants.iter().find(|(k, _)| k == n)
+        {
+            wg[d] = *v as u32;
         }
     }
     wg
@@ -186,16 +217,34 @@ fn workgroup_of(p: &Point, names: &[Option<String>; 3], default: [u32; 3]) -> [u
 
 /// The candidate for `point`.
 pub fn candidate(kernel: &ResolvedKernel, space: &Space, point: &Point) -> Candidate {
-    let constants: Vec<(&str, f64)> = point.constants.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let constants: Vec<(&str, f64)> = point
+        .constants
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
     let dispatch = kernel.baseline.dispatch.clone();
     let id = kf_runtime::hash::variant_id(&space.wgsl, &constants, &dispatch.to_string());
     Candidate {
         id,
-        origin: format!("{}param {}", if space.lifted { "lifted-workgroup-size, " } else { "" }, point.label()),
+        origin: format!(
+            "{}param {}",
+            if space.lifted {
+                "lifted-workgroup-size, "
+            } else {
+                ""
+            },
+            point.label()
+        ),
         program: Program {
             wgsl: Cow::Owned(space.wgsl.clone()),
             entry: kernel.baseline.entry.clone(),
-            constants: Cow::Owned(point.constants.iter().map(|(k, v)| (Cow::Owned(k.clone()), *v)).collect()),
+            constants: Cow::Owned(
+                point
+                    .constants
+                    .iter()
+                    .map(|(k, v)| (Cow::Owned(k.clone()), *v))
+                    .collect(),
+            ),
             workgroup_size: kernel.baseline.workgroup_size,
             workgroup_storage_bytes: 0,
             dispatch,
@@ -265,6 +314,8 @@ pub struct Outcome {
     pub space_size: u64,
     /// Candidate evaluations spent.
     pub evaluations: u64,
+    /// Candidate evaluations allowed.
+    pub budget: u64,
     /// The noise threshold a speedup had to clear.
     pub noise: f64,
     /// Every report, in order.
@@ -291,7 +342,10 @@ fn search_plan(kernel: &ResolvedKernel, samples: u32, seed: u64) -> EvalPlan {
         verify: kernel
             .tune_shapes
             .iter()
-            .map(|s| Trial { shape: s.clone(), seed: SEARCH_SEED })
+            .map(|s| Trial {
+                shape: s.clone(),
+                seed: SEARCH_SEED,
+            })
             .collect(),
         time_shapes: kernel.tune_shapes.clone(),
         warmup: 1,
@@ -306,12 +360,18 @@ pub fn final_plan(kernel: &ResolvedKernel, samples: u32, seed: u64) -> EvalPlan 
     let mut verify: Vec<Trial> = Vec::new();
     for s in &kernel.tune_shapes {
         for seed in FINAL_SEEDS {
-            verify.push(Trial { shape: s.clone(), seed });
+            verify.push(Trial {
+                shape: s.clone(),
+                seed,
+            });
         }
     }
     for s in &kernel.verify_shapes {
         for seed in VERIFY_SEEDS {
-            verify.push(Trial { shape: s.clone(), seed });
+            verify.push(Trial {
+                shape: s.clone(),
+                seed,
+            });
         }
     }
     EvalPlan {
@@ -342,9 +402,15 @@ pub fn search(
         ceilings: ceilings.cloned(),
     };
     // The baseline against itself: it must be deterministic and judgeable, and this measures noise.
-    let baseline = evaluator.evaluate(&request(baseline_candidate(kernel), final_plan(kernel, config.samples, config.seed)));
+    let baseline = evaluator.evaluate(&request(
+        baseline_candidate(kernel),
+        final_plan(kernel, config.samples, config.seed),
+    ));
     if !baseline.is_correct() {
-        let failure = baseline.failure.clone().expect("a failed report has a failure");
+        let failure = baseline
+            .failure
+            .clone()
+            .expect("a failed report has a failure");
         return Err(SearchError::Baseline {
             reason: failure.reason.to_string(),
             log: failure.log,
@@ -368,14 +434,20 @@ pub fn search(
     let mut ranked: Vec<(Candidate, EvalReport)> = Vec::new();
     let mut round = 0;
     while !pool.is_empty() && evaluations < budget {
-        progress(Event::Round { round, total: pool.len() });
+        progress(Event::Round {
+            round,
+            total: pool.len(),
+        });
         let mut results = Vec::new();
         for point in &pool {
             if evaluations >= budget {
                 break;
             }
             let c = candidate(kernel, &space, point);
-            let report = evaluator.evaluate(&request(c.clone(), search_plan(kernel, samples, config.seed + evaluations)));
+            let report = evaluator.evaluate(&request(
+                c.clone(),
+                search_plan(kernel, samples, config.seed + evaluations),
+            ));
             evaluations += 1;
             progress(Event::Evaluated(&report));
             history.push(report.clone());
@@ -383,7 +455,10 @@ pub fn search(
         }
         results.retain(|(_, _, r)| r.is_correct());
         results.sort_by(|a, b| b.2.fitness.score.total_cmp(&a.2.fitness.score));
-        ranked = results.iter().map(|(_, c, r)| (c.clone(), r.clone())).collect();
+        ranked = results
+            .iter()
+            .map(|(_, c, r)| (c.clone(), r.clone()))
+            .collect();
         if strategy == "exhaustive" || results.len() <= 1 {
             break;
         }
@@ -400,7 +475,10 @@ pub fn search(
     let baseline_noise = baseline.noise.unwrap_or(0.0);
     let mut best = None;
     for (c, _) in ranked.iter().take(3) {
-        let report = evaluator.evaluate(&request(c.clone(), final_plan(kernel, config.final_samples, config.seed ^ 0xF1A1)));
+        let report = evaluator.evaluate(&request(
+            c.clone(),
+            final_plan(kernel, config.final_samples, config.seed ^ 0xF1A1),
+        ));
         history.push(report.clone());
         progress(Event::Evaluated(&report));
         if report.is_correct() {
@@ -425,6 +503,7 @@ pub fn search(
         strategy,
         space_size,
         evaluations,
+        budget,
         noise,
         history,
     })

@@ -63,7 +63,13 @@ pub fn lift_workgroup_size(wgsl: &str, entry: &str, size: [u32; 3], dims: usize)
             continue;
         }
         let rest = clean[at + 2..].trim_start();
-        if rest.starts_with(entry) && !rest.as_bytes().get(entry.len()).copied().is_some_and(is_ident_byte) {
+        if rest.starts_with(entry)
+            && !rest
+                .as_bytes()
+                .get(entry.len())
+                .copied()
+                .is_some_and(is_ident_byte)
+        {
             let after = rest[entry.len()..].trim_start();
             if after.starts_with('(') {
                 fn_pos = Some(at);
@@ -78,13 +84,23 @@ pub fn lift_workgroup_size(wgsl: &str, entry: &str, size: [u32; 3], dims: usize)
     let rel = attrs.find("@workgroup_size")?;
     let open = item_start + rel + attrs[rel..].find('(')?;
     let close = open + clean[open..].find(')')?;
-    let args: Vec<&str> = wgsl[open + 1..close].split(',').map(str::trim).filter(|a| !a.is_empty()).collect();
+    let args: Vec<&str> = wgsl[open + 1..close]
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .collect();
     if args.is_empty() || args.len() > 3 {
         return None;
     }
     let dims = dims.clamp(1, 3);
     let new_args: Vec<String> = (0..dims.max(args.len()))
-        .map(|d| if d < dims { LIFTED[d].to_owned() } else { size[d].to_string() })
+        .map(|d| {
+            if d < dims {
+                LIFTED[d].to_owned()
+            } else {
+                size[d].to_string()
+            }
+        })
         .collect();
     let decls: String = (0..dims)
         .map(|d| format!("override {}: u32 = {}u;\n", LIFTED[d], size[d]))
@@ -110,9 +126,19 @@ mod tests {
     #[test]
     fn lifts_the_entry_points_attribute_only() {
         let out = lift_workgroup_size(K, "main", [64, 1, 1], 1).unwrap();
-        assert!(out.contains("override KF_WG_X: u32 = 64u;\n@compute @workgroup_size(KF_WG_X)\nfn main("), "{out}");
-        assert!(out.contains("// @workgroup_size(999) in a comment"), "comments are kept");
-        let r = kf_runtime::resolve::reflect(&out, Some("main"), "x").unwrap().interface;
+        assert!(
+            out.contains(
+                "override KF_WG_X: u32 = 64u;\n@compute @workgroup_size(KF_WG_X)\nfn main("
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("// @workgroup_size(999) in a comment"),
+            "comments are kept"
+        );
+        let r = kf_runtime::resolve::reflect(&out, Some("main"), "x")
+            .unwrap()
+            .interface;
         assert_eq!(r.workgroup_size, [64, 1, 1]);
         assert_eq!(r.workgroup_size_overrides[0].as_deref(), Some("KF_WG_X"));
     }
@@ -122,7 +148,9 @@ mod tests {
         let k = "@compute\n@workgroup_size(8, 8)\nfn mm() {}\n";
         let out = lift_workgroup_size(k, "mm", [8, 8, 1], 2).unwrap();
         assert!(out.contains("@workgroup_size(KF_WG_X, KF_WG_Y)"), "{out}");
-        let r = kf_runtime::resolve::reflect(&out, Some("mm"), "x").unwrap().interface;
+        let r = kf_runtime::resolve::reflect(&out, Some("mm"), "x")
+            .unwrap()
+            .interface;
         assert_eq!(r.workgroup_size, [8, 8, 1]);
         assert_eq!(r.workgroup_size_overrides[1].as_deref(), Some("KF_WG_Y"));
     }

@@ -1,1 +1,288 @@
+//! Search tests with injected measurements: a fake evaluator decides each candidate's speedup, so
+//! the decisions are tested without timing luck.
+
 use super::*;
+use crate::gpu::AdapterReport;
+use crate::harness::{EvalReport, Failure, Fitness, Reason, ShapeTime, VerifyStats};
+use kf_runtime::AdapterIdentity;
+
+const ELEMWISE: &str = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(4)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < arrayLength(&x)) { y[g.x] = 2.0 * x[g.x]; } }
+"#;
+
+const TILED: &str = r#"
+override WG: u32 = 64u;
+override TILE: u32 = 4u;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < arrayLength(&x)) { y[g.x] = f32(TILE) * x[g.x]; } }
+"#;
+
+const MATMUL_2D: &str = r#"
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> c: array<f32>;
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) { c[g.y * 64u + g.x] = a[g.x]; }
+"#;
+
+fn kernel(wgsl: &str, attr: &str) -> ResolvedKernel {
+    let (spec, _) = kf_runtime::syntax::parse_spec(attr.parse().unwrap()).unwrap();
+    kf_runtime::resolve::resolve("K", &spec, wgsl, "k.wgsl").unwrap()
+}
+
+fn limits(max_inv: u64) -> BTreeMap<String, u64> {
+    [
+        ("max_compute_invocations_per_workgroup", max_inv),
+        ("max_compute_workgroup_size_x", 1024),
+        ("max_compute_workgroup_size_y", 1024),
+        ("max_compute_workgroup_size_z", 64),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+#[test]
+fn a_literal_workgroup_size_is_lifted_into_the_space() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+    );
+    let s = space(&k, &limits(256));
+    assert!(s.lifted);
+    let wgs: Vec<f64> = s.points.iter().map(|p| p.constants[0].1).collect();
+    assert_eq!(
+        wgs,
+        vec![16.0, 32.0, 64.0, 128.0, 256.0],
+        "within the 256-invocation limit"
+    );
+    assert!(s.wgsl.contains("@workgroup_size(KF_WG_X)"));
+}
+
+#[test]
+fn two_dimensional_workgroups_search_shapes() {
+    let k = kernel(
+        MATMUL_2D,
+        r#"source = "", sizes(n = 64), bind(a = input(n), c = output(n * n)), grid = (n, n)"#,
+    );
+    let s = space(&k, &limits(1024));
+    assert!(s.points.iter().all(|p| p.constants.len() == 2));
+    assert!(
+        s.points
+            .iter()
+            .any(|p| p.constants == vec![("KF_WG_X".into(), 16.0), ("KF_WG_Y".into(), 16.0)])
+    );
+    assert!(
+        !s.points
+            .iter()
+            .any(|p| p.constants == vec![("KF_WG_X".into(), 8.0), ("KF_WG_Y".into(), 8.0)]),
+        "the baseline itself is not a candidate"
+    );
+}
+
+#[test]
+fn params_multiply_the_space_and_the_baseline_is_excluded() {
+    let k = kernel(
+        TILED,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n)), params(WG = [64, 128], TILE = [4, 8])"#,
+    );
+    let s = space(&k, &limits(1024));
+    assert!(!s.lifted);
+    assert_eq!(s.points.len(), 3, "{:?}", s.points);
+    let c = candidate(&k, &s, &s.points[0]);
+    assert!(
+        c.origin.contains("WG=64") && c.origin.contains("TILE=8"),
+        "{}",
+        c.origin
+    );
+}
+
+/// Answers with a speedup from `speed`, or a failure when it returns `None`.
+struct Fake<F: FnMut(&Candidate) -> Option<f64>> {
+    speed: F,
+    adapter: AdapterReport,
+    calls: Vec<String>,
+}
+
+fn fake<F: FnMut(&Candidate) -> Option<f64>>(speed: F) -> Fake<F> {
+    let identity = AdapterIdentity {
+        name: "fake".into(),
+        vendor: 1,
+        device: 2,
+        backend: "vulkan".into(),
+        device_type: "DiscreteGpu".into(),
+        driver: "d".into(),
+        driver_info: "1".into(),
+    };
+    Fake {
+        speed,
+        adapter: AdapterReport {
+            index: 0,
+            key: identity.key(),
+            identity,
+            limits: limits(1024),
+            features: vec![],
+        },
+        calls: vec![],
+    }
+}
+
+impl<F: FnMut(&Candidate) -> Option<f64>> Evaluator for Fake<F> {
+    fn adapter(&self) -> &AdapterReport {
+        &self.adapter
+    }
+
+    fn evaluate(&mut self, request: &EvalRequest) -> EvalReport {
+        self.calls.push(request.candidate.origin.clone());
+        let speedup = if request.candidate.id == "baseline" {
+            Some(1.0)
+        } else {
+            (self.speed)(&request.candidate)
+        };
+        match speedup {
+            None => EvalReport::failed(&request.candidate.id, Reason::WrongValues, "differs"),
+            Some(s) => EvalReport {
+                candidate: request.candidate.id.clone(),
+                fitness: Fitness::correct(Some(s)),
+                failure: None::<Failure>,
+                workgroup_size: Some(request.candidate.program.workgroup_size),
+                workgroup_storage_bytes: Some(0),
+                timings: vec![ShapeTime {
+                    shape: request.kernel.tune_shapes[0].clone(),
+                    baseline_ns: 1000.0,
+                    candidate_ns: 1000.0 / s,
+                    speedup: s,
+                    spread: 0.01,
+                    samples: request.plan.samples,
+                    method: "fake".into(),
+                    bytes: 0,
+                    achieved_gbps: 0.0,
+                    achieved_gflops: None,
+                }],
+                noise: Some(0.01),
+                verification: VerifyStats::default(),
+                roofline: None,
+                wall_ms: 1.0,
+            },
+        }
+    }
+
+    fn probe(&mut self) -> Result<Ceilings, String> {
+        Err("no probe".into())
+    }
+}
+
+fn wg_of(c: &Candidate) -> f64 {
+    c.program
+        .constants
+        .iter()
+        .find(|(k, _)| k == "KF_WG_X")
+        .map_or(4.0, |(_, v)| *v)
+}
+
+#[test]
+fn the_fastest_correct_candidate_wins() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+    );
+    // Wider would be faster but computes the wrong thing; 128 is the fastest correct one.
+    let mut ev = fake(|c| match wg_of(c) as u32 {
+        wg if wg >= 256 => None,
+        wg => Some(f64::from(wg) / 32.0),
+    });
+    let out = search(&k, &mut ev, None, &Config::default(), |_| {}).unwrap();
+    let (winner, report) = out.tuned.expect("a winner");
+    assert_eq!(wg_of(&winner), 128.0);
+    assert_eq!(report.fitness.speedup, Some(4.0));
+    assert_eq!(out.strategy, "exhaustive");
+    assert_eq!(out.evaluations, out.space_size);
+    assert_eq!(
+        out.history.iter().filter(|r| r.failure.is_some()).count(),
+        3,
+        "256, 512 and 1024"
+    );
+}
+
+#[test]
+fn a_win_within_the_noise_keeps_the_baseline() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+    );
+    let mut ev = fake(|_| Some(1.015));
+    let out = search(&k, &mut ev, None, &Config::default(), |_| {}).unwrap();
+    assert!(out.tuned.is_none(), "1.5 % is below the 2 % floor");
+    assert!(out.best.is_some());
+}
+
+#[test]
+fn no_correct_candidate_keeps_the_baseline() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+    );
+    let mut ev = fake(|_| None);
+    let out = search(&k, &mut ev, None, &Config::default(), |_| {}).unwrap();
+    assert!(out.tuned.is_none() && out.best.is_none());
+}
+
+#[test]
+fn large_spaces_use_successive_halving_within_the_budget() {
+    let k = kernel(
+        MATMUL_2D,
+        r#"source = "", sizes(n = 64), bind(a = input(n), c = output(n * n)), grid = (n, n)"#,
+    );
+    let mut ev = fake(|c| {
+        let x = c.program.constants[0].1;
+        let y = c.program.constants[1].1;
+        Some(1.0 + (x * y) / 1024.0 - (x - y).abs() / 512.0)
+    });
+    let config = Config {
+        budget: 12,
+        ..Config::default()
+    };
+    let out = search(&k, &mut ev, None, &config, |_| {}).unwrap();
+    assert_eq!(out.strategy, "successive-halving");
+    assert!(out.space_size > 12);
+    assert!(out.evaluations <= 12, "{} evaluations", out.evaluations);
+    assert!(out.tuned.is_some());
+    // Later rounds measure with more samples.
+    let samples: Vec<u32> = out.history.iter().map(|r| r.timings[0].samples).collect();
+    assert!(samples.windows(2).any(|w| w[1] > w[0]), "{samples:?}");
+}
+
+#[test]
+fn a_failing_baseline_stops_the_search() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+    );
+    struct Broken(AdapterReport);
+    impl Evaluator for Broken {
+        fn adapter(&self) -> &AdapterReport {
+            &self.0
+        }
+        fn evaluate(&mut self, r: &EvalRequest) -> EvalReport {
+            EvalReport::failed(
+                &r.candidate.id,
+                Reason::DegenerateReference,
+                "constant output",
+            )
+        }
+        fn probe(&mut self) -> Result<Ceilings, String> {
+            Err(String::new())
+        }
+    }
+    let adapter = fake(|_| None).adapter;
+    let err = search(&k, &mut Broken(adapter), None, &Config::default(), |_| {}).unwrap_err();
+    assert!(
+        err.to_string().contains("degenerate-reference")
+            && err.to_string().contains("constant output"),
+        "{err}"
+    );
+}

@@ -1,3 +1,5 @@
+//! Resolution tests: real WGSL and real attributes in, interfaces and located spec errors out.
+
 use super::*;
 use crate::syntax::parse_spec;
 
@@ -23,7 +25,9 @@ fn check_spec_err(attr: &str, wgsl: &str, loc: Loc, needle: &str) {
     match resolve_attr(attr, wgsl) {
         Err(ResolveError::Spec(errors)) => {
             assert!(
-                errors.iter().any(|e| e.loc == loc && (e.message.contains(needle) || e.hint.as_deref().unwrap_or("").contains(needle))),
+                errors.iter().any(|e| e.loc == loc
+                    && (e.message.contains(needle)
+                        || e.hint.as_deref().unwrap_or("").contains(needle))),
                 "no error at {loc:?} containing `{needle}` in {errors:#?}"
             );
         }
@@ -44,8 +48,15 @@ fn saxpy_resolves_with_inferred_types_and_dispatch() {
     assert_eq!(k.buffers[0].binding.kind, BindingKind::StorageRead);
     assert_eq!(k.buffers[1].role, Role::Inout);
     let p = &k.buffers[2];
-    assert_eq!(p.binding.layout.scalars(0).collect::<Vec<_>>(), vec![(0, Scalar::U32), (4, Scalar::F32)]);
-    assert_eq!(k.baseline.dispatch.to_string(), "grid(n, 1, 1)", "inferred from the single inout");
+    assert_eq!(
+        p.binding.layout.scalars(0).collect::<Vec<_>>(),
+        vec![(0, Scalar::U32), (4, Scalar::F32)]
+    );
+    assert_eq!(
+        k.baseline.dispatch.to_string(),
+        "grid(n, 1, 1)",
+        "inferred from the single inout"
+    );
     assert_eq!(k.tune_shapes.len(), 1);
     assert_eq!(k.verify_shapes[0]["n"], 875 | 1);
     assert_eq!(k.buffers[0].byte_size(&k.tune_shapes[0]).unwrap(), 4000);
@@ -55,16 +66,66 @@ fn saxpy_resolves_with_inferred_types_and_dispatch() {
 #[test]
 fn spec_errors_point_at_their_token() {
     let base = r#"source = "", sizes(n = 1000), "#;
-    check_spec_err(&format!("{base} bind(z = input(n))"), SAXPY, Loc::Binding(0), "no binding `z`");
-    check_spec_err(&format!("{base} bind(z = input(n))"), SAXPY, Loc::Binding(0), "`x` (@group(0) @binding(0)");
-    check_spec_err(&format!("{base} bind(x = output(n))"), SAXPY, Loc::BindingRole(0), "cannot be `output`");
-    check_spec_err(&format!("{base} bind(x = input(m), y = inout(n), p = uniform(n, 1.0))"), SAXPY, Loc::BindingLen(0), "size `m` is not declared");
-    check_spec_err(&format!("{base} bind(x = input(n), y = inout(n), p = uniform(n))"), SAXPY, Loc::BindingRole(2), "holds 2 scalar(s); 1 value(s) given");
-    check_spec_err(&format!("{base} entry = \"nope\", bind(x = input(n), y = inout(n), p = uniform(n, 1.0))"), SAXPY, Loc::Entry, "entry point `nope` not found");
-    check_spec_err(&format!("{base} bind(x = input(n), y = inout(n))"), SAXPY, Loc::Attr, "binding `p`");
-    check_spec_err(&format!("{base} bind(x = input(n), y = inout(n), p = uniform(n, 1.0)), grid = (q)"), SAXPY, Loc::Dispatch, "size `q`");
-    check_spec_err(&format!("{base} bind(x = input(n), y = inout(n), p = uniform(n, 1.0)), params(WG = [1])"), SAXPY, Loc::Param(0), "no `override WG`");
-    check_spec_err(&format!("{base} bind(x = input(n - 2000), y = inout(n), p = uniform(n, 1.0))"), SAXPY, Loc::BindingLen(0), "underflow");
+    check_spec_err(
+        &format!("{base} bind(z = input(n))"),
+        SAXPY,
+        Loc::Binding(0),
+        "no binding `z`",
+    );
+    check_spec_err(
+        &format!("{base} bind(z = input(n))"),
+        SAXPY,
+        Loc::Binding(0),
+        "`x` (@group(0) @binding(0)",
+    );
+    check_spec_err(
+        &format!("{base} bind(x = output(n))"),
+        SAXPY,
+        Loc::BindingRole(0),
+        "cannot be `output`",
+    );
+    check_spec_err(
+        &format!("{base} bind(x = input(m), y = inout(n), p = uniform(n, 1.0))"),
+        SAXPY,
+        Loc::BindingLen(0),
+        "size `m` is not declared",
+    );
+    check_spec_err(
+        &format!("{base} bind(x = input(n), y = inout(n), p = uniform(n))"),
+        SAXPY,
+        Loc::BindingRole(2),
+        "holds 2 scalar(s); 1 value(s) given",
+    );
+    check_spec_err(
+        &format!("{base} entry = \"nope\", bind(x = input(n), y = inout(n), p = uniform(n, 1.0))"),
+        SAXPY,
+        Loc::Entry,
+        "entry point `nope` not found",
+    );
+    check_spec_err(
+        &format!("{base} bind(x = input(n), y = inout(n))"),
+        SAXPY,
+        Loc::Attr,
+        "binding `p`",
+    );
+    check_spec_err(
+        &format!("{base} bind(x = input(n), y = inout(n), p = uniform(n, 1.0)), grid = (q)"),
+        SAXPY,
+        Loc::Dispatch,
+        "size `q`",
+    );
+    check_spec_err(
+        &format!("{base} bind(x = input(n), y = inout(n), p = uniform(n, 1.0)), params(WG = [1])"),
+        SAXPY,
+        Loc::Param(0),
+        "no `override WG`",
+    );
+    check_spec_err(
+        &format!("{base} bind(x = input(n - 2000), y = inout(n), p = uniform(n, 1.0))"),
+        SAXPY,
+        Loc::BindingLen(0),
+        "underflow",
+    );
 }
 
 #[test]
@@ -80,7 +141,9 @@ fn wgsl_errors_carry_file_and_line() {
     let invalid = "@group(0) @binding(0) var<storage, read> x: array<f32>;\n@compute @workgroup_size(1)\nfn main() { x[0] = 1.0; }\n";
     assert!(matches!(
         resolve_attr(r#"source = """#, invalid),
-        Err(ResolveError::Wgsl(ReflectError::Validation { .. } | ReflectError::Parse { .. }))
+        Err(ResolveError::Wgsl(
+            ReflectError::Validation { .. } | ReflectError::Parse { .. }
+        ))
     ));
 }
 
@@ -121,7 +184,13 @@ fn interface_mismatches_are_described() {
     let b = reflect(&changed, None, "b").unwrap().interface;
     let m = a.mismatches(&b);
     assert_eq!(m.len(), 2, "{m:?}");
-    assert!(m[0].contains("var<storage, read_write> instead of var<storage, read>"), "{m:?}");
-    assert!(m[1].contains("@binding(5) `p` is not a binding of the baseline"), "{m:?}");
+    assert!(
+        m[0].contains("var<storage, read_write> instead of var<storage, read>"),
+        "{m:?}"
+    );
+    assert!(
+        m[1].contains("@binding(5) `p` is not a binding of the baseline"),
+        "{m:?}"
+    );
     assert!(a.mismatches(&a).is_empty());
 }

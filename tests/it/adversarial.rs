@@ -1,0 +1,207 @@
+//! The adversarial suite: every candidate in `tests/data/adversarial/` is run through
+//! `cargo kernelfoundry eval` against its honest baseline in `tests/fixtures/adversarial/` and
+//! must land on the ladder level its header names. Adding a case is adding a file:
+//!
+//! ```text
+//! // cheat: what it tries
+//! // kernel: ELEMWISE            the baseline it pretends to replace
+//! // args: --workgroups=n/256     optional extra `eval` arguments
+//! // expect: level=4 reason=wrong-values      (or `level=5`, `level=5 faster`)
+//! ```
+
+use kf_tests::*;
+use std::time::{Duration, Instant};
+
+struct Case {
+    file: std::path::PathBuf,
+    kernel: String,
+    args: Vec<String>,
+    level: u64,
+    reason: Option<String>,
+    faster: bool,
+}
+
+fn header(text: &str, key: &str) -> Option<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("// "))
+        .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_owned()))
+}
+
+fn cases() -> Vec<Case> {
+    let dir = root().join("tests/data/adversarial");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let expect = header(&text, "expect:")
+                .unwrap_or_else(|| panic!("{} has no `// expect:`", file.display()));
+            let mut level = None;
+            let mut reason = None;
+            let mut faster = false;
+            for word in expect.split_whitespace() {
+                if let Some(l) = word.strip_prefix("level=") {
+                    level = l.parse().ok();
+                } else if let Some(r) = word.strip_prefix("reason=") {
+                    reason = Some(r.to_owned());
+                } else if word == "faster" {
+                    faster = true;
+                }
+            }
+            Case {
+                kernel: header(&text, "kernel:")
+                    .unwrap_or_else(|| panic!("{} has no `// kernel:`", file.display())),
+                args: header(&text, "args:")
+                    .map(|a| a.split_whitespace().map(str::to_owned).collect())
+                    .unwrap_or_default(),
+                level: level
+                    .unwrap_or_else(|| panic!("{}: `expect:` needs level=N", file.display())),
+                reason,
+                faster,
+                file,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn every_cheat_is_rejected_and_every_honest_variant_accepted() {
+    let fixture = copy_crate("tests/fixtures/adversarial");
+    let manifest = fixture.path().join("Cargo.toml");
+    let cases = cases();
+    assert!(
+        cases.iter().filter(|c| c.level < 5).count() >= 12,
+        "at least 12 cheats"
+    );
+    assert!(
+        cases.iter().any(|c| c.level == 5 && c.faster),
+        "at least one honest, faster variant"
+    );
+    let mut failures = Vec::new();
+    for case in &cases {
+        let start = Instant::now();
+        let mut cmd = kf(&[
+            "eval",
+            "--json",
+            "--samples",
+            "5",
+            "--kernel",
+            &case.kernel,
+            "--manifest-path",
+        ]);
+        cmd.arg(&manifest)
+            .arg("--candidate")
+            .arg(&case.file)
+            .args(&case.args);
+        let r = run(&mut cmd);
+        let elapsed = start.elapsed();
+        let name = case.file.file_name().unwrap().to_string_lossy().to_string();
+        let json: serde_json::Value = match serde_json::from_str(r.stdout.trim()) {
+            Ok(j) => j,
+            Err(_) => {
+                failures.push(format!("{name}: no JSON report\n{}", r.dump()));
+                continue;
+            }
+        };
+        let level = json["level"].as_u64().unwrap();
+        let reason = json["reason"].as_str().map(str::to_owned);
+        let expected_code = if case.level == 5 { 0 } else { 1 };
+        if level != case.level
+            || (case.reason.is_some() && reason != case.reason)
+            || r.code != Some(expected_code)
+        {
+            failures.push(format!(
+                "{name}: expected level {} {:?}, got level {level} {reason:?} (exit {:?}); log: {}",
+                case.level,
+                case.reason,
+                r.code,
+                json["log"].as_str().unwrap_or("")
+            ));
+        }
+        if case.faster && !json["speedup"].as_f64().is_some_and(|s| s > 1.0) {
+            failures.push(format!(
+                "{name}: expected a speedup over the baseline, got {}",
+                json["speedup"]
+            ));
+        }
+        if case.reason.as_deref() == Some("timeout") {
+            // A hanging candidate costs its timeout plus starting a worker, not more.
+            let limit: f64 = case
+                .args
+                .iter()
+                .find_map(|a| a.strip_prefix("--timeout="))
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(120.0);
+            if elapsed > Duration::from_secs_f64(limit + 20.0) {
+                failures.push(format!("{name}: took {elapsed:?} for a {limit} s timeout"));
+            }
+        }
+        if level < 5 && json["log"].as_str().is_none_or(str::is_empty) {
+            failures.push(format!("{name}: a rejection must carry a distilled log"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "adversarial suite:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn a_hanging_candidate_costs_only_its_timeout_and_the_tune_finishes() {
+    let fixture = copy_crate("tests/fixtures/adversarial");
+    let start = Instant::now();
+    let r = run_ok(
+        kf(&[
+            "tune",
+            "--json",
+            "--kernel",
+            "LOOPY",
+            "--timeout",
+            "4",
+            "--manifest-path",
+        ])
+        .arg(fixture.path().join("Cargo.toml")),
+    );
+    let elapsed = start.elapsed();
+    let json = r.json();
+    let k = &json["kernels"][0];
+    // STEP = 0 never advances its loop: both candidates with it must be killed, the third finishes.
+    assert_eq!(k["evaluations"], 3, "{}", r.dump());
+    assert_eq!(k["rejected"]["timeout"], 2, "{}", r.dump());
+    assert!(
+        ["tuned", "baseline-best"].contains(&k["status"].as_str().unwrap()),
+        "{}",
+        r.dump()
+    );
+    assert!(std::path::Path::new(k["cache_file"].as_str().unwrap()).is_file());
+    assert!(
+        elapsed < Duration::from_secs(120),
+        "two 4 s timeouts took {elapsed:?} in all"
+    );
+}
+
+#[test]
+fn a_crashing_worker_costs_one_candidate() {
+    let fixture = copy_crate("tests/fixtures/adversarial");
+    // The test hook makes the worker abort on candidates whose origin mentions STEP=0.
+    let r = run_ok(
+        kf(&["tune", "--json", "--kernel", "LOOPY", "--manifest-path"])
+            .arg(fixture.path().join("Cargo.toml"))
+            .env(kf_build::harness::worker::FAULT_ENV, "crash:STEP=0"),
+    );
+    let json = r.json();
+    let k = &json["kernels"][0];
+    assert_eq!(k["evaluations"], 3, "{}", r.dump());
+    assert_eq!(k["rejected"]["crash"], 2, "{}", r.dump());
+    assert!(
+        ["tuned", "baseline-best"].contains(&k["status"].as_str().unwrap()),
+        "{}",
+        r.dump()
+    );
+}

@@ -1,0 +1,200 @@
+//! The command line itself: help, errors and exit codes, listing, adapters and their ceilings.
+
+use kf_tests::*;
+
+#[test]
+fn help_explains_every_verb() {
+    let top = run_ok(&mut kf(&["--help"]));
+    for verb in ["adapters", "list", "tune", "eval"] {
+        assert!(
+            top.stdout.contains(verb),
+            "top-level help lists `{verb}`:\n{}",
+            top.dump()
+        );
+    }
+    for (verb, options) in [
+        ("adapters", &["--probe", "--json"][..]),
+        ("list", &["--manifest-path", "--package", "--json"][..]),
+        (
+            "tune",
+            &[
+                "--manifest-path",
+                "--package",
+                "--kernel",
+                "--adapter",
+                "--budget",
+                "--force",
+                "--json",
+            ][..],
+        ),
+        (
+            "eval",
+            &[
+                "--kernel",
+                "--candidate",
+                "--manifest-path",
+                "--adapter",
+                "--json",
+                "--grid",
+            ][..],
+        ),
+    ] {
+        let r = run_ok(&mut kf(&[verb, "--help"]));
+        for o in options {
+            assert!(
+                r.stdout.contains(o),
+                "`{verb} --help` documents {o}:\n{}",
+                r.dump()
+            );
+        }
+    }
+}
+
+#[test]
+fn runs_without_the_cargo_verb_too() {
+    let r = run_ok(std::process::Command::new(bin()).args(["list", "--help"]));
+    assert!(r.stdout.contains("--manifest-path"));
+}
+
+#[test]
+fn bad_input_exits_2_with_a_hint() {
+    let manifest = root().join("examples/quickstart/Cargo.toml");
+    let r = run(kf(&["tune", "--kernel", "NOPE", "--manifest-path"]).arg(&manifest));
+    assert_eq!(r.code, Some(2), "{}", r.dump());
+    assert!(
+        r.stderr.contains("no kernel named `NOPE`") && r.stderr.contains("SAXPY"),
+        "{}",
+        r.dump()
+    );
+
+    let r = run(kf(&[
+        "tune",
+        "--adapter",
+        "no-such-gpu-anywhere",
+        "--manifest-path",
+    ])
+    .arg(&manifest));
+    assert_eq!(r.code, Some(2), "{}", r.dump());
+    assert!(
+        r.stderr
+            .contains("no adapter matches `no-such-gpu-anywhere`"),
+        "{}",
+        r.dump()
+    );
+
+    let r = run(&mut kf(&[
+        "list",
+        "--manifest-path",
+        "/nonexistent/Cargo.toml",
+    ]));
+    assert_eq!(r.code, Some(2), "{}", r.dump());
+    assert!(
+        r.stderr.contains("cannot read the cargo workspace"),
+        "{}",
+        r.dump()
+    );
+
+    let r = run(&mut kf(&["tune", "--budget", "many"]));
+    assert_eq!(r.code, Some(2), "{}", r.dump());
+}
+
+#[test]
+fn list_shows_each_kernel_its_spec_and_cache_status() {
+    let dir = copy_crate("examples/quickstart");
+    let r = run_ok(kf(&["list", "--json", "--manifest-path"]).arg(dir.path().join("Cargo.toml")));
+    let json = r.json();
+    let kernels = json["kernels"].as_array().unwrap();
+    let names: Vec<&str> = kernels
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["SAXPY", "SOFTMAX", "MATMUL"], "{}", r.dump());
+    for k in kernels {
+        assert_eq!(k["package"], "quickstart");
+        assert!(k["file"].as_str().unwrap().ends_with("src/kernels.rs"));
+        assert!(k["spec"].as_str().unwrap().contains("tune on"), "{k}");
+        assert_eq!(k["content_hash"].as_str().unwrap().len(), 16);
+        let cache = k["cache"].as_array().unwrap();
+        assert!(!cache.is_empty(), "one status per adapter found");
+        assert!(cache.iter().all(|c| c["status"] == "not-tuned"));
+    }
+    let human = run_ok(kf(&["list", "--manifest-path"]).arg(dir.path().join("Cargo.toml")));
+    assert!(
+        human.stdout.contains("MATMUL (quickstart) src/kernels.rs:"),
+        "{}",
+        human.dump()
+    );
+}
+
+#[test]
+fn list_reports_spec_errors_with_file_and_line() {
+    let dir = copy_crate("examples/quickstart");
+    let kernels = dir.path().join("src/kernels.rs");
+    let text = std::fs::read_to_string(&kernels).unwrap();
+    std::fs::write(
+        &kernels,
+        text.replace("c = output(m * n)", "c = output(m * q)"),
+    )
+    .unwrap();
+    let r = run(kf(&["list", "--manifest-path"]).arg(dir.path().join("Cargo.toml")));
+    assert_eq!(r.code, Some(1), "{}", r.dump());
+    assert!(
+        r.stdout.contains("src/kernels.rs:") && r.stdout.contains("size `q` is not declared"),
+        "{}",
+        r.dump()
+    );
+}
+
+#[test]
+fn adapters_lists_keys_and_probes_ceilings() {
+    let r = run_ok(&mut kf(&["adapters", "--json"]));
+    let json = r.json();
+    let adapters = json["adapters"].as_array().unwrap();
+    assert!(
+        !adapters.is_empty(),
+        "no GPU adapter found (CI installs lavapipe):\n{}",
+        r.dump()
+    );
+    assert_eq!(adapters.iter().filter(|a| a["default"] == true).count(), 1);
+    for a in adapters {
+        assert_eq!(a["key"].as_str().unwrap().len(), 16);
+        assert!(a["name"].as_str().is_some() && a["backend"].as_str().is_some());
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("Cargo.toml"),
+        "[package]\nname = \"probe-ws\"\nversion = \"0.0.0\"\nedition = \"2024\"\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.path().join("src")).unwrap();
+    std::fs::write(ws.path().join("src/lib.rs"), "").unwrap();
+    let probe = run_ok(
+        kf(&[
+            "adapters",
+            "--probe",
+            "--json",
+            "--adapter",
+            "0",
+            "--manifest-path",
+        ])
+        .arg(ws.path().join("Cargo.toml")),
+    );
+    let json = probe.json();
+    let a = &json["adapters"][0];
+    let c = &a["ceilings"];
+    assert!(c["copy_gbps"].as_f64().unwrap() > 0.0, "{}", probe.dump());
+    assert!(c["fma_gflops"].as_f64().unwrap() > 0.0, "{}", probe.dump());
+    assert!(!c["copy_by_size"].as_array().unwrap().is_empty());
+    let stored = std::path::Path::new(a["ceilings_file"].as_str().unwrap());
+    assert!(
+        stored.starts_with(ws.path()) && stored.is_file(),
+        "{}",
+        probe.dump()
+    );
+    let human = run_ok(&mut kf(&["adapters", "--probe", "--adapter", "0"]));
+    assert!(
+        human.stdout.contains("GB/s") && human.stdout.contains("GFLOP/s"),
+        "{}",
+        human.dump()
+    );
+}
