@@ -205,10 +205,11 @@ fn launch(
 
 /// Prints `<kernel>: variant=<id> match=<kind> ok|MISMATCH` and returns whether it matched.
 fn report(loaded: &LoadedKernel, got: &[f32], expected: &[f32], tolerance: f32) -> bool {
-    let bad = got
-        .iter()
-        .zip(expected)
-        .position(|(g, e)| !((g - e).abs() <= tolerance * e.abs().max(1.0)));
+    let bad = got.iter().zip(expected).position(|(g, e)| {
+        // NaN never compares as close.
+        let close = (g - e).abs() <= tolerance * e.abs().max(1.0);
+        !close
+    });
     let status = match bad {
         None => "ok".to_string(),
         Some(i) => format!("MISMATCH at {i}: got {} expected {}", got[i], expected[i]),
