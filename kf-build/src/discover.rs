@@ -62,9 +62,15 @@ pub fn workspace(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
     if let Some(p) = manifest_path {
         cmd.manifest_path(p);
     }
-    let meta = cmd
-        .exec()
-        .map_err(|e| DiscoverError::Metadata(e.to_string()))?;
+    let meta = match cmd.exec() {
+        Ok(meta) => meta,
+        // No cargo on this machine (a GPU box without a Rust toolchain): read the manifest itself.
+        Err(cargo_metadata::Error::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            log::info!("cargo not found; reading the manifest directly");
+            return manifest_only(manifest_path);
+        }
+        Err(e) => return Err(DiscoverError::Metadata(e.to_string())),
+    };
     // The package cargo would default to: the one whose manifest was given, or the nearest one
     // above the current directory.
     let wanted = match manifest_path {
@@ -117,6 +123,70 @@ pub fn workspace(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
         .collect();
     Ok(Workspace {
         root: meta.workspace_root.as_std_path().to_path_buf(),
+        packages,
+        current,
+    })
+}
+
+/// The workspace as far as the manifest alone tells: for machines without cargo. Packages are
+/// the manifest's `[package]` and its `[workspace] members` (with `dir/*` globs); sources are
+/// read from their `src`, `examples`, `tests` and `benches` directories.
+fn manifest_only(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverError> {
+    let manifest = match manifest_path {
+        Some(p) => p.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|e| DiscoverError::Metadata(e.to_string()))?
+            .join("Cargo.toml"),
+    };
+    let read = |path: &Path| -> Result<toml::Table, DiscoverError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| DiscoverError::Metadata(format!("cannot read {}: {e}", path.display())))?;
+        text.parse::<toml::Table>()
+            .map_err(|e| DiscoverError::Metadata(format!("{}: {e}", path.display())))
+    };
+    let root = manifest
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let table = read(&manifest)?;
+    let package = |dir: &Path, table: &toml::Table| -> Option<Package> {
+        let name = table.get("package")?.get("name")?.as_str()?.to_owned();
+        let source_dirs = ["src", "examples", "tests", "benches"]
+            .iter()
+            .map(|d| dir.join(d))
+            .filter(|d| d.is_dir())
+            .collect();
+        Some(Package {
+            name,
+            root: dir.to_path_buf(),
+            source_dirs,
+        })
+    };
+    let mut packages: Vec<Package> = package(&root, &table).into_iter().collect();
+    let current = packages.first().map(|p| p.name.clone());
+    let members = table
+        .get("workspace")
+        .and_then(|w| w.get("members"))
+        .and_then(|m| m.as_array())
+        .cloned()
+        .unwrap_or_default();
+    for member in members.iter().filter_map(|m| m.as_str()) {
+        let dirs: Vec<PathBuf> = match member.strip_suffix("/*") {
+            Some(parent) => std::fs::read_dir(root.join(parent))
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default(),
+            None => vec![root.join(member)],
+        };
+        for dir in dirs {
+            if let Ok(t) = read(&dir.join("Cargo.toml"))
+                && let Some(p) = package(&dir, &t)
+            {
+                packages.push(p);
+            }
+        }
+    }
+    Ok(Workspace {
+        root,
         packages,
         current,
     })
