@@ -164,6 +164,21 @@ fn manifest_only(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
     };
     let mut packages: Vec<Package> = package(&root, &table).into_iter().collect();
     let current = packages.first().map(|p| p.name.clone());
+    // A member package: its workspace is the nearest ancestor manifest with a `[workspace]`.
+    if !table.contains_key("workspace") {
+        let mut dir = root.clone();
+        while dir.pop() {
+            if let Ok(t) = read(&dir.join("Cargo.toml"))
+                && t.contains_key("workspace")
+            {
+                return Ok(Workspace {
+                    root: dir,
+                    packages,
+                    current,
+                });
+            }
+        }
+    }
     let members = table
         .get("workspace")
         .and_then(|w| w.get("members"))
