@@ -144,6 +144,7 @@ fn manifest_only(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
         text.parse::<toml::Table>()
             .map_err(|e| DiscoverError::Metadata(format!("{}: {e}", path.display())))
     };
+    let manifest = std::fs::canonicalize(&manifest).unwrap_or(manifest);
     let root = manifest
         .parent()
         .map(Path::to_path_buf)
