@@ -1,17 +1,30 @@
 /*!
 `#[kernelfoundry(..)]`: marks a WGSL compute kernel for tuning and embeds its tuned variants.
 
-```ignore
+```
 use kf_macros::kernelfoundry;
 use kf_runtime::Kernel;
 
 #[kernelfoundry(
-    path = "src/saxpy.wgsl",                      // relative to the crate root, or `source = r#"..."#`
-    sizes(n = 1048576),                            // named sizes and their default values
+    // or `path = "src/saxpy.wgsl"`, relative to the crate root
+    source = r#"
+struct Params { n: u32, a: f32 }
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> p: Params;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < p.n) { y[g.x] = p.a * x[g.x] + y[g.x]; }
+}
+"#,
+    sizes(n = 1048576),                                  // named sizes and their default values
     bind(x = input(n), y = inout(n), p = uniform(n, 2.0)),
-    grid = (n),                                    // invocations of the baseline (x, y, z)
+    grid = (n),                                          // invocations of the baseline (x, y, z)
 )]
 pub static SAXPY: Kernel;
+
+assert_eq!(SAXPY.name, "SAXPY");
+assert_eq!(SAXPY.baseline.workgroup_size, [64, 1, 1]);
 ```
 
 At compile time the macro parses and validates the WGSL with naga, checks the spec against naga's

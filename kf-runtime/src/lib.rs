@@ -5,23 +5,50 @@ a [`Kernel`] static holding the baseline and every tuned variant found in the cr
 GPU it finds (exact adapter → same device with another driver → baseline), builds it inside wgpu
 error scopes, and falls back to the baseline on any problem.
 
-```ignore
+```no_run
 use kf_macros::kernelfoundry;
 use kf_runtime::Kernel;
 
 #[kernelfoundry(
-    path = "src/saxpy.wgsl",
+    source = r#"
+struct Params { n: u32, a: f32 }
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> p: Params;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < p.n) { y[g.x] = p.a * x[g.x] + y[g.x]; }
+}
+"#,
     sizes(n = 1048576),
-    bind(x = input(n), y = inout(n), params = uniform(n, 2.0)),
+    bind(x = input(n), y = inout(n), p = uniform(n, 2.0)),
     grid = (n),
 )]
 pub static SAXPY: Kernel;
 
-let k = SAXPY.load(&device, &adapter.get_info())?;          // picks and builds
-let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-    layout: k.bind_group_layout(0), /* … */
-});
-k.dispatch(&mut pass, &[&bind_group], &[("n", n)])?;          // counts for the chosen variant
+fn saxpy(
+    device: &wgpu::Device,
+    adapter: &wgpu::Adapter,
+    pass: &mut wgpu::ComputePass<'_>,
+    buffers: [&wgpu::Buffer; 3],
+    n: u64,
+) -> Result<(), Box<dyn std::error::Error>> {
+    // Picks the variant tuned for this adapter (or the baseline) and builds its pipeline.
+    let k = SAXPY.load(device, &adapter.get_info())?;
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
+        .collect();
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: k.bind_group_layout(0),
+        entries: &entries,
+    });
+    // Workgroup counts are computed for the chosen variant's workgroup size.
+    k.dispatch(pass, &[&bind_group], &[("n", n)])?;
+    Ok(())
+}
 ```
 
 # Features

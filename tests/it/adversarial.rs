@@ -205,3 +205,76 @@ fn a_crashing_worker_costs_one_candidate() {
         r.dump()
     );
 }
+
+#[test]
+fn a_degenerate_baseline_is_refused_with_a_hint() {
+    let fixture = copy_crate("tests/fixtures/adversarial");
+    let r = run(
+        kf(&["tune", "--json", "--kernel", "CONSTANT", "--manifest-path"])
+            .arg(fixture.path().join("Cargo.toml")),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.dump());
+    let json = r.json();
+    let k = &json["kernels"][0];
+    assert_eq!(k["status"], "failed", "{}", r.dump());
+    let error = k["error"].as_str().unwrap();
+    assert!(
+        error.contains("cannot judge") && error.contains("every value the baseline wrote is 1"),
+        "{error}"
+    );
+    assert!(
+        error.contains("range("),
+        "the error suggests an input distribution: {error}"
+    );
+}
+
+#[test]
+fn a_speed_above_the_measured_ceiling_is_rejected() {
+    let fixture = copy_crate("tests/fixtures/adversarial");
+    let manifest = fixture.path().join("Cargo.toml");
+    // Measure the real ceilings, then pretend the adapter can copy only 1 kB/s.
+    let probe = run_ok(
+        kf(&[
+            "adapters",
+            "--probe",
+            "--json",
+            "--adapter",
+            "0",
+            "--manifest-path",
+        ])
+        .arg(&manifest),
+    );
+    let json = probe.json();
+    let file = std::path::PathBuf::from(json["adapters"][0]["ceilings_file"].as_str().unwrap());
+    let mut ceilings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    ceilings["copy_gbps"] = serde_json::json!(1e-6);
+    std::fs::write(&file, ceilings.to_string()).unwrap();
+    let candidate = root().join("tests/data/adversarial/honest_wider_workgroup.wgsl");
+    let r = run(kf(&[
+        "eval",
+        "--json",
+        "--samples",
+        "3",
+        "--adapter",
+        "0",
+        "--kernel",
+        "ELEMWISE",
+        "--manifest-path",
+    ])
+    .arg(&manifest)
+    .arg("--candidate")
+    .arg(&candidate));
+    let json = r.json();
+    assert_eq!(
+        (json["level"].as_u64(), json["reason"].as_str()),
+        (Some(2), Some("exceeds-roofline")),
+        "{}",
+        r.dump()
+    );
+    assert!(
+        json["log"].as_str().unwrap().contains("copy ceiling"),
+        "{}",
+        r.dump()
+    );
+}

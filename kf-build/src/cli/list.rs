@@ -59,9 +59,19 @@ pub(crate) fn summary(k: &ResolvedKernel) -> String {
     let bindings: Vec<String> = k
         .buffers
         .iter()
-        .map(|b| match &b.len {
-            Some(len) => format!("{}={}({len})", b.binding.name, b.role),
-            None => format!("{}={}", b.binding.name, b.role),
+        .map(|b| match (&b.len, b.values.is_empty()) {
+            (Some(len), _) => format!("{}={}({len})", b.binding.name, b.role),
+            (None, false) => format!(
+                "{}={}({})",
+                b.binding.name,
+                b.role,
+                b.values
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (None, true) => format!("{}={}", b.binding.name, b.role),
         })
         .collect();
     let [x, y, z] = k.interface.workgroup_size;

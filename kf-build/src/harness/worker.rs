@@ -341,7 +341,17 @@ impl Evaluator for WorkerProcess {
         }
         let timeout = self.timeout;
         match self.call(&Request::Evaluate(Box::new(request.clone())), timeout) {
-            Ok(Response::Evaluated(report)) => *report,
+            Ok(Response::Evaluated(report)) => {
+                if report
+                    .failure
+                    .as_ref()
+                    .is_some_and(|f| f.reason == Reason::DeviceLost)
+                {
+                    // The worker exits after a device loss; start a fresh one for the next candidate.
+                    self.live = None;
+                }
+                *report
+            }
             Ok(Response::Failed { message }) => EvalReport::failed(id, Reason::Runtime, message),
             Ok(other) => {
                 EvalReport::failed(id, Reason::Crash, format!("unexpected answer: {other:?}"))

@@ -105,6 +105,24 @@ fn workgroup_shapes(dims: usize, limits: &BTreeMap<String, u64>) -> Vec<[u32; 3]
     out
 }
 
+/// Values worth trying for an override the spec gives no candidates for: powers of two around an
+/// integer default, both values of a bool. Floats are left alone (their value is usually part of
+/// what the kernel computes); list candidates with `params(..)` to search them.
+fn default_candidates(ty: &str, default: Option<f64>) -> Vec<f64> {
+    match (ty, default) {
+        ("bool", _) => vec![0.0, 1.0],
+        ("u32" | "i32", Some(d)) if d >= 1.0 && d.fract() == 0.0 => {
+            let mut v: Vec<f64> = [d / 4.0, d / 2.0, d, d * 2.0, d * 4.0]
+                .into_iter()
+                .filter(|x| *x >= 1.0 && x.fract() == 0.0 && *x <= 4096.0)
+                .collect();
+            v.dedup();
+            v
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// Builds the parameter space of `kernel` on an adapter with `limits`.
 pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
     let iface = &kernel.interface;
@@ -152,13 +170,21 @@ pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
             wg_axis.push(values);
         }
     }
-    // Every other axis comes from `params(..)`.
+    // Every other override: the values `params(..)` gives, else neighbours of its default.
     let mut axes: Vec<Vec<Vec<(String, f64)>>> = Vec::new();
     if !wg_axis.is_empty() {
         axes.push(wg_axis);
     }
-    for (name, values) in &kernel.params {
-        axes.push(values.iter().map(|v| vec![(name.clone(), *v)]).collect());
+    for o in &iface.overrides {
+        let drives_wg = wg_names.iter().flatten().any(|n| *n == o.name);
+        let values: Vec<f64> = match params.get(o.name.as_str()) {
+            Some(values) => values.to_vec(),
+            None if drives_wg => continue,
+            None => default_candidates(&o.ty, o.default),
+        };
+        if values.len() > 1 || params.contains_key(o.name.as_str()) {
+            axes.push(values.iter().map(|v| vec![(o.name.clone(), *v)]).collect());
+        }
     }
     let mut points = vec![Point {
         constants: Vec::new(),

@@ -85,6 +85,35 @@ fn two_dimensional_workgroups_search_shapes() {
 }
 
 #[test]
+fn overrides_without_params_get_neighbouring_values() {
+    let k = kernel(
+        TILED,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+    );
+    let s = space(&k, &limits(1024));
+    let tiles: std::collections::BTreeSet<u64> = s
+        .points
+        .iter()
+        .filter_map(|p| {
+            p.constants
+                .iter()
+                .find(|(k, _)| k == "TILE")
+                .map(|(_, v)| *v as u64)
+        })
+        .collect();
+    assert_eq!(
+        tiles,
+        [1, 2, 4, 8, 16].into_iter().collect(),
+        "TILE = 4 by default"
+    );
+    assert_eq!(
+        s.points.len(),
+        7 * 5 - 1,
+        "workgroup shapes x TILE values, minus the baseline"
+    );
+}
+
+#[test]
 fn params_multiply_the_space_and_the_baseline_is_excluded() {
     let k = kernel(
         TILED,
