@@ -17,6 +17,9 @@ pub const STAMP_ENV: &str = "KERNELFOUNDRY_CACHE_STAMP";
 /// Call from `build.rs`: rebuild this crate whenever anything under `kernelfoundry/` changes,
 /// including new entries tuned on another machine.
 ///
+/// While `kernelfoundry/` does not exist, cargo cannot watch it and reruns the build script on
+/// every build (with a warning saying so); the first `cargo kernelfoundry tune` creates it.
+///
 /// ```no_run
 /// // build.rs, in `fn main()`:
 /// kf_build::track_cache();
@@ -38,6 +41,14 @@ pub fn track_cache_lines(root: &Path) -> Vec<String> {
         "cargo::rerun-if-changed=build.rs".to_owned(),
         format!("cargo::rerun-if-changed={}", dir.display()),
     ];
+    if !dir.is_dir() {
+        // Cargo treats a missing path as always changed: correct (a merged-in cache is noticed)
+        // but it rebuilds the crate every time, so say how to stop it.
+        lines.push(format!(
+            "cargo::warning=`{}` does not exist yet, so this crate is rebuilt on every build; `cargo kernelfoundry tune` creates it (or create it yourself)",
+            dir.display()
+        ));
+    }
     lines.push(format!("cargo::rustc-env={STAMP_ENV}={}", stamp(&dir)));
     lines
 }
