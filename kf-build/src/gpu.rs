@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+/// `KERNELFOUNDRY_TIMING=wall-clock` times with the host clock after a queue sync even where the
+/// adapter has timestamp queries (to compare methods, or to work around a driver's timestamps).
+pub const TIMING_ENV: &str = "KERNELFOUNDRY_TIMING";
+
 /// Which adapter to use: `None` picks wgpu's default high-performance adapter.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AdapterSelector(pub Option<String>);
@@ -287,7 +291,8 @@ pub fn open(selector: &AdapterSelector) -> Result<Gpu, GpuError> {
         *lost_sink.lock().expect("lost flag") = Some(format!("{reason:?}: {message}"));
     });
     Ok(Gpu {
-        timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+        timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY)
+            && std::env::var(TIMING_ENV).map_or(true, |v| v != "wall-clock"),
         adapter,
         report,
         device,

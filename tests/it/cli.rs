@@ -198,3 +198,36 @@ fn adapters_lists_keys_and_probes_ceilings() {
         human.dump()
     );
 }
+
+#[test]
+fn wall_clock_timing_works_where_timestamps_are_switched_off() {
+    let fixture = copy_crate("tests/fixtures/adversarial");
+    let r = run_ok(
+        kf(&[
+            "eval",
+            "--json",
+            "--samples",
+            "3",
+            "--kernel",
+            "ELEMWISE",
+            "--manifest-path",
+        ])
+        .arg(fixture.path().join("Cargo.toml"))
+        .arg("--candidate")
+        .arg(root().join("tests/data/adversarial/honest_wider_workgroup.wgsl"))
+        .env("KERNELFOUNDRY_TIMING", "wall-clock"),
+    );
+    let json = r.json();
+    assert_eq!(json["level"], 5, "{}", r.dump());
+    let timing = &json["timings"][0];
+    assert_eq!(timing["method"], "wall-clock", "{}", r.dump());
+    assert!(
+        timing["baseline_ns"].as_f64().unwrap() > 0.0
+            && timing["candidate_ns"].as_f64().unwrap() > 0.0
+    );
+    assert!(
+        json["roofline"]["achieved_gbps"].as_f64().unwrap() > 0.0,
+        "{}",
+        r.dump()
+    );
+}

@@ -30,5 +30,6 @@ pub static SOFTMAX: Kernel;
     verify_shapes = [(m = 37, n = 45, k = 19)],
     bind(a = input(m * k), b = input(k * n), c = output(m * n), dims = uniform(m, n, k)),
     grid = (n, m),
+    flops = 2 * m * n * k,
 )]
 pub static MATMUL: Kernel;

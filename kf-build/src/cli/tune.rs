@@ -63,6 +63,9 @@ struct KernelOut {
     error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     variant: Option<String>,
+    /// Where the chosen program sits against the adapter's measured ceilings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    roofline: Option<crate::harness::Roofline>,
     /// Rejected candidates by reason (e.g. `{"timeout": 2, "wrong-values": 1}`).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     rejected: std::collections::BTreeMap<String, u64>,
@@ -171,31 +174,34 @@ pub(crate) fn run(args: TuneArgs) -> anyhow::Result<i32> {
                     k.package,
                     k.error.as_deref().unwrap_or("").replace('\n', "\n    ")
                 ),
-                status => println!(
-                    "{} ({}): {status}{} {:.2}x (baseline {} → {}), {} evaluations{}\n    {file}",
-                    k.name,
-                    k.package,
-                    k.variant
-                        .as_deref()
-                        .map(|v| format!(" {v}"))
-                        .unwrap_or_default(),
-                    k.speedup.unwrap_or(1.0),
-                    fmt_ns(k.baseline_ns.unwrap_or(0.0)),
-                    fmt_ns(k.best_ns.unwrap_or(0.0)),
-                    k.evaluations,
-                    if k.rejected.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            ", rejected: {}",
-                            k.rejected
-                                .iter()
-                                .map(|(r, n)| format!("{n} {r}"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    },
-                ),
+                status => {
+                    let mut extra = String::new();
+                    if !k.rejected.is_empty() {
+                        let rejected: Vec<String> =
+                            k.rejected.iter().map(|(r, n)| format!("{n} {r}")).collect();
+                        extra.push_str(&format!(", rejected: {}", rejected.join(", ")));
+                    }
+                    if let Some(r) = &k.roofline {
+                        extra.push_str(&format!(
+                            ", {}-bound at {:.0} % of the adapter's ceiling",
+                            r.bound,
+                            r.fraction * 100.0
+                        ));
+                    }
+                    println!(
+                        "{} ({}): {status}{} {:.2}x (baseline {} → {}), {} evaluations{extra}\n    {file}",
+                        k.name,
+                        k.package,
+                        k.variant
+                            .as_deref()
+                            .map(|v| format!(" {v}"))
+                            .unwrap_or_default(),
+                        k.speedup.unwrap_or(1.0),
+                        fmt_ns(k.baseline_ns.unwrap_or(0.0)),
+                        fmt_ns(k.best_ns.unwrap_or(0.0)),
+                        k.evaluations,
+                    )
+                }
             }
         }
         if worker.restarts > 0 {
@@ -283,6 +289,12 @@ fn tune_one(
         }
     };
     out.evaluations = outcome.evaluations;
+    out.roofline = outcome
+        .tuned
+        .as_ref()
+        .map_or(&outcome.baseline, |(_, r)| r)
+        .roofline
+        .clone();
     for r in &outcome.history {
         if let Some(f) = &r.failure {
             *out.rejected.entry(f.reason.to_string()).or_default() += 1;
