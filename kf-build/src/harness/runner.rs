@@ -4,8 +4,9 @@
 //! limits and pipeline (2) → verification trials (4) → timing (2 on errors) → re-verification (4)
 //! → roofline cap (2). Each trial uses freshly created buffers whose outputs are poisoned; baseline
 //! outputs for a `(shape, seed)` are cached because the baseline is trusted and its inputs are a
-//! pure function of the seed. Baseline and candidate are timed in pairs in a random order, with two
-//! input sets rotated between samples.
+//! pure function of the seed. Baseline and candidate are timed in pairs in a random order, rotating
+//! through enough input sets (together larger than any last-level cache) that caches do not
+//! flatter either of them.
 //!
 //! Invariant: nothing from one run (buffers, bind groups) is visible to another run, so a
 //! candidate cannot read the reference's result or its own previous output.
@@ -48,6 +49,14 @@ pub struct Runner {
     /// Pipeline layouts by content hash.
     layouts: HashMap<String, (Vec<wgpu::BindGroupLayout>, wgpu::PipelineLayout)>,
 }
+
+/// Bytes of input sets rotated while timing on a GPU: more than the largest last-level caches.
+const ROTATION_BYTES: u64 = 256 << 20;
+/// The same on a CPU adapter, whose last-level cache is smaller and whose memory is the host's.
+const ROTATION_BYTES_CPU: u64 = 64 << 20;
+
+/// Bytes of baseline outputs kept for reuse across evaluations.
+const REFERENCE_CACHE_BYTES: usize = 1 << 30;
 
 /// Turns the failure of a check into an early report.
 type Step<T> = Result<T, (Reason, String)>;
@@ -554,7 +563,8 @@ impl Runner {
                     ),
                 )
             })?;
-        if self.references.len() > 64 {
+        let held: usize = self.references.values().flatten().map(Vec::len).sum();
+        if held > REFERENCE_CACHE_BYTES {
             self.references.clear();
         }
         self.references.insert(key, outputs.clone());
@@ -672,18 +682,33 @@ impl Runner {
             self.workgroups(&baseline.program, shape)?,
             self.workgroups(&candidate.program, shape)?,
         ];
-        // Two input sets per program, rotated between samples.
-        let mut sets: Vec<[Bound; 2]> = Vec::new();
-        for p in 0..2 {
-            let a = self.bind(
-                kernel,
-                &Self::trial_contents(kernel, shape, 0x5EED_0000 + p as u64)?,
-            )?;
-            let b = self.bind(
-                kernel,
-                &Self::trial_contents(kernel, shape, 0x5EED_0100 + p as u64)?,
-            )?;
-            sets.push([a, b]);
+        // Input sets rotated between samples: enough of them that together they exceed any
+        // last-level cache, so a run never starts with its data already cached (two at least).
+        let set_bytes: u64 = kernel
+            .buffers
+            .iter()
+            .map(|p| p.byte_size(shape).unwrap_or(0))
+            .sum::<u64>()
+            .max(1);
+        let rotation = if self.gpu.is_cpu() {
+            ROTATION_BYTES_CPU
+        } else {
+            ROTATION_BYTES
+        };
+        let n_sets = rotation.div_ceil(set_bytes).clamp(2, 16) as usize;
+        // Two distinct contents alternate over the buffer sets: what defeats a cache is the
+        // addresses, and generating inputs is the slow part on the host.
+        let contents = [
+            Self::trial_contents(kernel, shape, 0x5EED_0000)?,
+            Self::trial_contents(kernel, shape, 0x5EED_0001)?,
+        ];
+        let mut sets: Vec<Vec<Bound>> = Vec::new();
+        for _program in 0..2 {
+            let mut program_sets = Vec::with_capacity(n_sets);
+            for i in 0..n_sets {
+                program_sets.push(self.bind(kernel, &contents[i % 2])?);
+            }
+            sets.push(program_sets);
         }
         let stamps = self
             .gpu
@@ -695,7 +720,7 @@ impl Runner {
         for i in 0..(plan.warmup + plan.samples.max(1)) {
             let first = usize::from(rng.random_bool(0.5));
             for which in [first, 1 - first] {
-                let bound = &sets[which][(i % 2) as usize];
+                let bound = &sets[which][i as usize % n_sets];
                 let t0 = Instant::now();
                 self.submit(programs[which], bound, counts[which], stamps.as_ref(), &[]);
                 if let Some(t) = &stamps {
