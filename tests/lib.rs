@@ -184,25 +184,6 @@ pub fn built_bin(name: &str) -> PathBuf {
         .join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
 }
 
-/// The adapter the tuner picks by default, from `adapters --json`: (index, key).
-/// Panics (fails the test) when there is none.
-#[track_caller]
-pub fn default_adapter() -> (u64, String) {
-    let r = run_ok(&mut kf(&["adapters", "--json"]));
-    let json = r.json();
-    let adapters = json["adapters"].as_array().expect("adapters array");
-    assert!(
-        !adapters.is_empty(),
-        "no GPU adapter found; CI installs mesa-vulkan-drivers (lavapipe): {}",
-        r.dump()
-    );
-    let first = &adapters[0];
-    (
-        first["index"].as_u64().unwrap(),
-        first["key"].as_str().unwrap().to_owned(),
-    )
-}
-
 /// Parses the quickstart's `<kernel>: variant=<v> match=<m> ok` lines.
 pub fn quickstart_lines(stdout: &str) -> Vec<(String, String, String, bool)> {
     stdout

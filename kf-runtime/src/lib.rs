@@ -77,7 +77,9 @@ pub mod syntax;
 pub use adapter::{AdapterIdentity, AdapterKey};
 pub use kernel::{Binding, EmbeddedVariant, Kernel, MatchKind, Selection, VARIANT_ENV};
 #[cfg(feature = "wgpu")]
-pub use load::{LoadError, LoadedKernel, build_pipeline, check_limits, layout_entry};
+pub use load::{
+    LoadError, LoadedKernel, bind_group_layouts, build_pipeline, check_limits, layout_entry,
+};
 pub use program::{Dispatch, DispatchError, DispatchMode, Program};
 
 #[doc(hidden)]

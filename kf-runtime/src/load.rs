@@ -145,22 +145,37 @@ impl Kernel {
 
     /// One bind group layout per group index up to the highest used (empty for gaps).
     pub fn bind_group_layouts(&self, device: &wgpu::Device) -> Vec<wgpu::BindGroupLayout> {
-        let groups = self.bindings.iter().map(|b| b.group + 1).max().unwrap_or(0);
-        (0..groups)
-            .map(|group| {
-                let entries: Vec<wgpu::BindGroupLayoutEntry> = self
-                    .bindings
-                    .iter()
-                    .filter(|b| b.group == group)
-                    .map(|b| layout_entry(b.binding, b.kind))
-                    .collect();
-                device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                    label: Some(self.name),
-                    entries: &entries,
-                })
-            })
-            .collect()
+        let slots: Vec<(u32, u32, BindingKind)> = self
+            .bindings
+            .iter()
+            .map(|b| (b.group, b.binding, b.kind))
+            .collect();
+        bind_group_layouts(device, self.name, &slots)
     }
+}
+
+/// Bind group layouts for `(group, binding, kind)` buffer bindings: one per group index up to the
+/// highest used, empty for gaps. The tuner builds its layouts with this too, so what it measures
+/// is bound exactly as the app binds it.
+pub fn bind_group_layouts(
+    device: &wgpu::Device,
+    label: &str,
+    bindings: &[(u32, u32, BindingKind)],
+) -> Vec<wgpu::BindGroupLayout> {
+    let groups = bindings.iter().map(|b| b.0 + 1).max().unwrap_or(0);
+    (0..groups)
+        .map(|group| {
+            let entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
+                .iter()
+                .filter(|b| b.0 == group)
+                .map(|&(_, binding, kind)| layout_entry(binding, kind))
+                .collect();
+            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(label),
+                entries: &entries,
+            })
+        })
+        .collect()
 }
 
 /// The bind group layout entry for a compute-visible buffer binding of `kind`.

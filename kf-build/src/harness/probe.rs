@@ -9,6 +9,7 @@
 //! Invariant: every number here was measured on the adapter named in the record, by the method
 //! recorded beside it.
 
+use super::runner::Timestamps;
 use crate::gpu::{AdapterReport, Gpu};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -102,27 +103,7 @@ struct Bench<'a> {
 impl Bench<'_> {
     fn median_ns(&self, warmup: u32, samples: u32) -> Result<(f64, &'static str), String> {
         let device = &self.gpu.device;
-        let stamps = self.gpu.timestamps.then(|| {
-            (
-                device.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: None,
-                    ty: wgpu::QueryType::Timestamp,
-                    count: 2,
-                }),
-                device.create_buffer(&wgpu::BufferDescriptor {
-                    label: None,
-                    size: 16,
-                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: false,
-                }),
-                device.create_buffer(&wgpu::BufferDescriptor {
-                    label: None,
-                    size: 16,
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                }),
-            )
-        });
+        let stamps = self.gpu.timestamps.then(|| Timestamps::new(device));
         let period = f64::from(self.gpu.queue.get_timestamp_period());
         let mut times = Vec::new();
         for i in 0..warmup + samples {
@@ -130,47 +111,25 @@ impl Bench<'_> {
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: None,
-                    timestamp_writes: stamps.as_ref().map(|(q, _, _)| {
-                        wgpu::ComputePassTimestampWrites {
-                            query_set: q,
-                            beginning_of_pass_write_index: Some(0),
-                            end_of_pass_write_index: Some(1),
-                        }
-                    }),
+                    timestamp_writes: stamps.as_ref().map(Timestamps::pass_writes),
                 });
                 pass.set_pipeline(&self.pipeline);
                 pass.set_bind_group(0, &self.bind_group, &[]);
                 pass.dispatch_workgroups(self.counts.0, self.counts.1, 1);
             }
-            if let Some((q, resolve, read)) = &stamps {
-                encoder.resolve_query_set(q, 0..2, resolve, 0);
-                encoder.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
+            if let Some(t) = &stamps {
+                t.resolve(&mut encoder);
             }
             let t0 = Instant::now();
             self.gpu.queue.submit([encoder.finish()]);
-            if let Some((_, _, read)) = &stamps {
-                read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+            if let Some(t) = &stamps {
+                t.map();
             }
             device
                 .poll(wgpu::PollType::wait_indefinitely())
                 .map_err(|e| e.to_string())?;
             let wall = t0.elapsed().as_nanos() as f64;
-            let ns = match &stamps {
-                Some((_, _, read)) => {
-                    let ticks = {
-                        let view = read
-                            .slice(..)
-                            .get_mapped_range()
-                            .map_err(|e| e.to_string())?;
-                        let t0 = u64::from_le_bytes(view[0..8].try_into().expect("8 bytes"));
-                        let t1 = u64::from_le_bytes(view[8..16].try_into().expect("8 bytes"));
-                        t1.saturating_sub(t0)
-                    };
-                    read.unmap();
-                    ticks as f64 * period
-                }
-                None => wall,
-            };
+            let ns = stamps.as_ref().map_or(wall, |t| t.take() as f64 * period);
             if i >= warmup {
                 times.push(if ns > 0.0 { ns } else { wall });
             }

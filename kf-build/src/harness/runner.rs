@@ -20,7 +20,7 @@ use super::{
 use crate::gpu::Gpu;
 use kf_runtime::resolve::{self, ReflectError, ResolvedKernel, shape_text};
 use kf_runtime::spec::{Role, Shape};
-use kf_runtime::{Program, build_pipeline, check_limits, layout_entry};
+use kf_runtime::{Program, bind_group_layouts, build_pipeline, check_limits};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -274,28 +274,13 @@ impl Runner {
         self.layouts
             .entry(kernel.content_hash.clone())
             .or_insert_with(|| {
-                let groups = kernel
+                let slots: Vec<_> = kernel
                     .interface
                     .bindings
                     .iter()
-                    .map(|b| b.group + 1)
-                    .max()
-                    .unwrap_or(0);
-                let bgls: Vec<wgpu::BindGroupLayout> = (0..groups)
-                    .map(|g| {
-                        let entries: Vec<_> = kernel
-                            .interface
-                            .bindings
-                            .iter()
-                            .filter(|b| b.group == g)
-                            .map(|b| layout_entry(b.binding, b.kind))
-                            .collect();
-                        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                            label: Some("kernelfoundry"),
-                            entries: &entries,
-                        })
-                    })
+                    .map(|b| (b.group, b.binding, b.kind))
                     .collect();
+                let bgls = bind_group_layouts(device, &kernel.name, &slots);
                 let refs: Vec<Option<&wgpu::BindGroupLayout>> = bgls.iter().map(Some).collect();
                 let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                     label: Some("kernelfoundry"),
@@ -440,11 +425,7 @@ impl Runner {
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: None,
-                timestamp_writes: timestamps.map(|t| wgpu::ComputePassTimestampWrites {
-                    query_set: &t.query_set,
-                    beginning_of_pass_write_index: Some(0),
-                    end_of_pass_write_index: Some(1),
-                }),
+                timestamp_writes: timestamps.map(Timestamps::pass_writes),
             });
             pass.set_pipeline(&compiled.pipeline);
             for (i, bg) in bound.bind_groups.iter().enumerate() {
@@ -453,8 +434,7 @@ impl Runner {
             pass.dispatch_workgroups(counts[0], counts[1], counts[2]);
         }
         if let Some(t) = timestamps {
-            encoder.resolve_query_set(&t.query_set, 0..2, &t.resolve, 0);
-            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 16);
+            t.resolve(&mut encoder);
         }
         for (idx, staging) in read_back {
             encoder.copy_buffer_to_buffer(&bound.buffers[*idx], 0, staging, 0, staging.size());
@@ -724,7 +704,7 @@ impl Runner {
                 let t0 = Instant::now();
                 self.submit(programs[which], bound, counts[which], stamps.as_ref(), &[]);
                 if let Some(t) = &stamps {
-                    t.read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+                    t.map();
                 }
                 self.wait()?;
                 let wall = t0.elapsed();
@@ -786,14 +766,14 @@ impl Runner {
 }
 
 /// Pass timestamp query set with its resolve and read-back buffers.
-struct Timestamps {
+pub(crate) struct Timestamps {
     query_set: wgpu::QuerySet,
     resolve: wgpu::Buffer,
     read: wgpu::Buffer,
 }
 
 impl Timestamps {
-    fn new(device: &wgpu::Device) -> Self {
+    pub(crate) fn new(device: &wgpu::Device) -> Self {
         Timestamps {
             query_set: device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("timing"),
@@ -815,8 +795,28 @@ impl Timestamps {
         }
     }
 
+    /// The pass's timestamp writes: start and end of the pass.
+    pub(crate) fn pass_writes(&self) -> wgpu::ComputePassTimestampWrites<'_> {
+        wgpu::ComputePassTimestampWrites {
+            query_set: &self.query_set,
+            beginning_of_pass_write_index: Some(0),
+            end_of_pass_write_index: Some(1),
+        }
+    }
+
+    /// Resolves the pair into the read-back buffer (encode after the pass).
+    pub(crate) fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
+        encoder.resolve_query_set(&self.query_set, 0..2, &self.resolve, 0);
+        encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.read, 0, 16);
+    }
+
+    /// Requests the read-back mapping (call after submitting, before waiting).
+    pub(crate) fn map(&self) {
+        self.read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+    }
+
     /// Reads the mapped pair and unmaps; ticks between the two.
-    fn take(&self) -> u64 {
+    pub(crate) fn take(&self) -> u64 {
         let ticks = {
             let Ok(view) = self.read.slice(..).get_mapped_range() else {
                 return 0;
