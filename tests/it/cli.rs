@@ -231,3 +231,24 @@ fn wall_clock_timing_works_where_timestamps_are_switched_off() {
         r.dump()
     );
 }
+
+#[test]
+fn no_adapter_exits_3_and_says_what_to_install() {
+    for verb in [&["adapters"][..], &["tune", "--manifest-path"][..]] {
+        let mut cmd = kf(verb);
+        if verb.len() > 1 {
+            cmd.arg(root().join("examples/quickstart/Cargo.toml"));
+        }
+        // Only the Vulkan backend, with no Vulkan driver to load.
+        let r = run(cmd
+            .env("WGPU_BACKEND", "vulkan")
+            .env("VK_ICD_FILENAMES", "/nonexistent/icd.json")
+            .env("VK_DRIVER_FILES", "/nonexistent/icd.json"));
+        assert_eq!(r.code, Some(3), "{}", r.dump());
+        assert!(
+            r.stderr.contains("no GPU adapter found") && r.stderr.contains("mesa-vulkan-drivers"),
+            "{}",
+            r.dump()
+        );
+    }
+}

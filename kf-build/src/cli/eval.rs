@@ -162,6 +162,8 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
             dispatch,
         },
     };
+    // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
+    crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
     let mut worker = WorkerProcess::start(
         args.adapter.selector(),
         Duration::from_secs_f64(args.timeout),

@@ -130,6 +130,8 @@ pub(crate) fn run(args: TuneArgs) -> anyhow::Result<i32> {
         }
     }
     let fixed = args.timeout.map(Duration::from_secs_f64);
+    // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
+    crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
     let mut worker = WorkerProcess::start(
         args.adapter.selector(),
         fixed.unwrap_or(Duration::from_secs(600)),
