@@ -82,11 +82,7 @@ impl Runner {
         let start = Instant::now();
         let mut report = match self.evaluate_inner(req) {
             Ok(report) => report,
-            Err((reason, log)) => {
-                let mut r = EvalReport::failed(&req.candidate.id, reason, log);
-                r.verification.checks.clear();
-                r
-            }
+            Err((reason, log)) => EvalReport::failed(&req.candidate.id, reason, log),
         };
         if let Some(lost) = self.gpu.lost() {
             report = EvalReport::failed(&req.candidate.id, Reason::DeviceLost, lost);
