@@ -28,9 +28,13 @@ pub mod cli;
 #[cfg(feature = "cli")]
 pub mod discover;
 #[cfg(feature = "cli")]
+pub mod evolve;
+#[cfg(feature = "cli")]
 pub mod gpu;
 #[cfg(feature = "cli")]
 pub mod harness;
+#[cfg(feature = "cli")]
+pub mod operators;
 #[cfg(feature = "cli")]
 pub mod search;
 #[cfg(feature = "cli")]
