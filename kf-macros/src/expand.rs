@@ -17,6 +17,7 @@ use kf_runtime::program::{DispatchMode, Program};
 use kf_runtime::resolve::{self, ReflectError, ResolveError, ResolvedKernel};
 use kf_runtime::spec::{Loc, SourceRef};
 use kf_runtime::syntax::{self, SpecSpans};
+use kf_runtime::variant::VariantError;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::path::{Path, PathBuf};
@@ -272,60 +273,26 @@ fn check_entry(kernel: &ResolvedKernel, entry: &CacheEntry) -> Result<(), String
         return Ok(());
     }
     let program = &variant.program;
-    let reflected =
-        resolve::reflect(&program.wgsl, Some(&program.entry), "variant").map_err(|e| {
-            format!(
-                "its variant {} is not valid WGSL: {}",
-                variant.id,
-                first_line(&e.to_string())
-            )
-        })?;
-    let mismatches = kernel.interface.mismatches(&reflected.interface);
-    if !mismatches.is_empty() {
-        return Err(format!(
-            "its variant {} changes the kernel's interface: {}",
+    let checked = kf_runtime::variant::check(kernel, program).map_err(|e| {
+        let what = match &e {
+            VariantError::Empty
+            | VariantError::Wgsl(ReflectError::Parse { .. } | ReflectError::Validation { .. }) => {
+                "is not valid WGSL"
+            }
+            VariantError::Interface(_) => "changes the kernel's interface",
+            _ => "does not fit the kernel",
+        };
+        format!(
+            "its variant {} {what}: {}",
             variant.id,
-            mismatches.join("; ")
-        ));
-    }
-    for (name, _) in program.constants.iter() {
-        if !reflected
-            .interface
-            .overrides
-            .iter()
-            .any(|o| o.name == *name)
-        {
-            return Err(format!(
-                "its variant sets `{name}`, which the variant's WGSL does not declare as an override"
-            ));
-        }
-    }
-    let mut size = reflected.interface.workgroup_size;
-    for (dim, o) in reflected
-        .interface
-        .workgroup_size_overrides
-        .iter()
-        .enumerate()
-    {
-        if let Some(o) = o
-            && let Some((_, v)) = program.constants.iter().find(|(n, _)| n == o)
-        {
-            size[dim] = *v as u32;
-        }
-    }
-    if size != program.workgroup_size {
+            first_line(&e.to_string())
+        )
+    })?;
+    if checked.workgroup_size != program.workgroup_size {
         return Err(format!(
-            "its recorded workgroup size {:?} does not match its WGSL and constants ({size:?})",
-            program.workgroup_size
+            "its recorded workgroup size {:?} does not match its WGSL and constants ({:?})",
+            program.workgroup_size, checked.workgroup_size
         ));
-    }
-    let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
-    for expr in &program.dispatch.size {
-        if let Some(n) = expr.names().find(|n| !declared.contains(n)) {
-            return Err(format!(
-                "its dispatch rule uses size `{n}`, which the spec does not declare"
-            ));
-        }
     }
     Ok(())
 }
