@@ -15,7 +15,8 @@ kf_build::track_cache();
 
 With the default `cli` feature the crate also provides the `cargo-kernelfoundry` binary and the
 pipeline it runs, one module per stage with data flowing one way:
-`discover` → `search` (asking a `harness` evaluator in a worker process) → `store`
+`discover` → `tune` (the pipeline: `search` asking a `harness` evaluator in a worker process) →
+`store`
 (see ARCHITECTURE.md).
 */
 
@@ -39,3 +40,5 @@ pub mod operators;
 pub mod search;
 #[cfg(feature = "cli")]
 pub mod store;
+#[cfg(feature = "cli")]
+pub mod tune;

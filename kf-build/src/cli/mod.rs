@@ -192,39 +192,6 @@ pub(crate) fn fmt_ns(ns: f64) -> String {
     }
 }
 
-/// Reads stored ceilings for the worker's adapter, or measures and stores them.
-pub(crate) fn ceilings(
-    worker: &mut crate::harness::worker::WorkerProcess,
-    workspace_root: Option<&std::path::Path>,
-    quiet: bool,
-) -> Option<crate::harness::Ceilings> {
-    use crate::harness::Evaluator;
-    let key = worker.adapter().key.clone();
-    if let Some(c) = workspace_root.and_then(|r| crate::store::read_ceilings(r, &key)) {
-        return Some(c);
-    }
-    if !quiet {
-        eprintln!(
-            "measuring copy bandwidth and FMA rate of {} …",
-            worker.adapter().identity.name
-        );
-    }
-    match worker.probe() {
-        Ok(c) => {
-            if let Some(root) = workspace_root
-                && let Err(e) = crate::store::write_ceilings(root, &c)
-            {
-                log::warn!("could not store the adapter's ceilings: {e}");
-            }
-            Some(c)
-        }
-        Err(e) => {
-            log::warn!("could not measure the adapter's ceilings (the roofline cap is off): {e}");
-            None
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,8 +3,10 @@
 
 use super::*;
 use crate::gpu::AdapterReport;
+use crate::harness::EvalRequest;
 use crate::harness::{EvalReport, Failure, Fitness, Reason, ShapeTime, VerifyStats};
 use kf_runtime::AdapterIdentity;
+use std::collections::BTreeMap;
 
 const ELEMWISE: &str = r#"
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -230,8 +232,16 @@ fn the_fastest_correct_candidate_wins() {
     assert_eq!(report.fitness.speedup, Some(4.0));
     assert_eq!(out.strategy, "exhaustive");
     assert_eq!(out.evaluations, out.space_size);
+    assert!(
+        matches!(out.verdict, Verdict::Tuned { .. }),
+        "{:?}",
+        out.verdict
+    );
     assert_eq!(
-        out.history.iter().filter(|r| r.failure.is_some()).count(),
+        out.history
+            .iter()
+            .filter(|(_, r)| r.failure.is_some())
+            .count(),
         3,
         "256, 512 and 1024"
     );
@@ -247,6 +257,12 @@ fn a_win_within_the_noise_keeps_the_baseline() {
     let out = search(&k, &mut ev, None, &Config::default(), |_| {}).unwrap();
     assert!(out.tuned.is_none(), "1.5 % is below the 2 % floor");
     assert!(out.best.is_some());
+    assert!(
+        matches!(out.verdict, Verdict::WithinNoise { .. }),
+        "{:?}",
+        out.verdict
+    );
+    assert!(out.verdict.describe().contains("noise margin"));
 }
 
 #[test]
@@ -258,6 +274,7 @@ fn no_correct_candidate_keeps_the_baseline() {
     let mut ev = fake(|_| None);
     let out = search(&k, &mut ev, None, &Config::default(), |_| {}).unwrap();
     assert!(out.tuned.is_none() && out.best.is_none());
+    assert_eq!(out.verdict, Verdict::NoCorrectCandidate);
 }
 
 #[test]
@@ -281,7 +298,11 @@ fn large_spaces_use_successive_halving_within_the_budget() {
     assert!(out.evaluations <= 12, "{} evaluations", out.evaluations);
     assert!(out.tuned.is_some());
     // Later rounds measure with more samples.
-    let samples: Vec<u32> = out.history.iter().map(|r| r.timings[0].samples).collect();
+    let samples: Vec<u32> = out
+        .history
+        .iter()
+        .map(|(_, r)| r.timings[0].samples)
+        .collect();
     assert!(samples.windows(2).any(|w| w[1] > w[0]), "{samples:?}");
 }
 

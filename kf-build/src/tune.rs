@@ -1,0 +1,360 @@
+//! The tune pipeline: for each discovered kernel, the cache check, the search, the cache entry and
+//! its write, returned as typed results.
+//!
+//! The command line only parses arguments and prints what this returns; `bench`, `report`, the
+//! evolution engine and remote evaluation call the same functions. Nothing here prints: progress
+//! goes through a callback, results come back as [`KernelResult`]s.
+//!
+//! Invariant: an entry is written only for a search that ran to its decision on this adapter;
+//! a kernel that cannot be searched is a [`Status::Failed`] result, never a panic or a partial file.
+
+use crate::discover::Found;
+use crate::harness::{Ceilings, EvalReport, Evaluator, Roofline};
+use crate::search::{self, Config, Event, Outcome, Verdict};
+use kf_runtime::cache::{
+    AdapterRecord, CacheEntry, FORMAT_VERSION, KernelRecord, Outcome as CacheOutcome, SearchRecord,
+    ShapeTiming, VariantRecord, VerificationRecord,
+};
+use kf_runtime::resolve::ResolvedKernel;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What the user asked of a tune.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Candidate evaluations per kernel.
+    pub budget: u64,
+    /// Retune kernels that already have a cache entry for this adapter.
+    pub force: bool,
+    /// Seconds one candidate evaluation may take; `None`: derived from the baseline.
+    pub timeout: Option<f64>,
+    /// Seed of every random choice of the search.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            budget: Config::default().budget,
+            force: false,
+            timeout: None,
+            seed: Config::default().seed,
+        }
+    }
+}
+
+/// How tuning one kernel ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// A variant beat the baseline and was written to the cache.
+    Tuned,
+    /// A usable entry for this kernel and adapter was already there.
+    Cached,
+    /// Nothing beat the baseline; an entry saying so was written.
+    BaselineBest,
+    /// The kernel could not be tuned (its spec, its baseline, or the cache write failed).
+    Failed,
+}
+
+impl Status {
+    /// `tuned`, `cached`, `baseline-best`, `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Tuned => "tuned",
+            Status::Cached => "cached",
+            Status::BaselineBest => "baseline-best",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// One evaluated candidate, for `--verbose`.
+#[derive(Clone, Debug, Serialize)]
+pub struct CandidateLine {
+    /// The candidate's id.
+    pub id: String,
+    /// How it was produced.
+    pub origin: String,
+    /// `search` or `final`.
+    pub phase: &'static str,
+    /// Ladder level.
+    pub level: u8,
+    /// Speedup, for correct candidates.
+    pub speedup: Option<f64>,
+    /// Why it failed, for failed ones.
+    pub reason: Option<String>,
+}
+
+/// The result of tuning one kernel.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelResult {
+    /// The static's name.
+    pub name: String,
+    /// Its package.
+    pub package: String,
+    /// The kernel's content hash, when its spec resolved.
+    pub content_hash: Option<String>,
+    /// How it ended.
+    pub status: Status,
+    /// Baseline time summed over the tune shapes, ns.
+    pub baseline_ns: Option<f64>,
+    /// The chosen program's time summed over the tune shapes, ns.
+    pub best_ns: Option<f64>,
+    /// Speedup of the chosen program over the baseline.
+    pub speedup: Option<f64>,
+    /// Search evaluations spent.
+    pub evaluations: u64,
+    /// The cache file written or found.
+    pub cache_file: Option<String>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The chosen variant's id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// Where the chosen program sits against the adapter's measured ceilings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<Roofline>,
+    /// Rejected candidates by reason (e.g. `{"timeout": 2, "wrong-values": 1}`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub rejected: BTreeMap<String, u64>,
+    /// Why the search ended where it did (absent for cached and failed kernels).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// Every evaluated candidate with its verdict (kept for `--verbose`).
+    #[serde(skip)]
+    pub candidates: Vec<CandidateLine>,
+}
+
+impl KernelResult {
+    fn new(f: &Found) -> Self {
+        KernelResult {
+            name: f.name.clone(),
+            package: f.package.clone(),
+            content_hash: None,
+            status: Status::Failed,
+            baseline_ns: None,
+            best_ns: None,
+            speedup: None,
+            evaluations: 0,
+            cache_file: None,
+            error: None,
+            variant: None,
+            roofline: None,
+            rejected: BTreeMap::new(),
+            verdict: None,
+            candidates: Vec::new(),
+        }
+    }
+
+    fn failed(mut self, error: impl Into<String>) -> Self {
+        self.status = Status::Failed;
+        self.error = Some(error.into());
+        self
+    }
+}
+
+/// Reads stored ceilings for the evaluator's adapter, or measures and stores them. `notify` is
+/// called before a measurement (it takes a while).
+pub fn ceilings(
+    evaluator: &mut dyn Evaluator,
+    workspace_root: Option<&Path>,
+    notify: impl FnOnce(&str),
+) -> Option<Ceilings> {
+    let key = evaluator.adapter().key.clone();
+    if let Some(c) = workspace_root.and_then(|r| crate::store::read_ceilings(r, &key)) {
+        return Some(c);
+    }
+    notify(&evaluator.adapter().identity.name);
+    match evaluator.probe() {
+        Ok(c) => {
+            if let Some(root) = workspace_root
+                && let Err(e) = crate::store::write_ceilings(root, &c)
+            {
+                log::warn!("could not store the adapter's ceilings: {e}");
+            }
+            Some(c)
+        }
+        Err(e) => {
+            log::warn!("could not measure the adapter's ceilings (the roofline cap is off): {e}");
+            None
+        }
+    }
+}
+
+/// Tunes one kernel: the cache check, the search, the entry. `progress` sees every evaluation.
+pub fn tune_kernel(
+    f: &Found,
+    evaluator: &mut dyn Evaluator,
+    ceilings: Option<&Ceilings>,
+    options: &Options,
+    mut progress: impl FnMut(Event<'_>),
+) -> KernelResult {
+    let mut out = KernelResult::new(f);
+    let kernel = match &f.resolved {
+        Ok(k) => k,
+        Err(e) => return out.failed(e.clone()),
+    };
+    out.content_hash = Some(kernel.content_hash.clone());
+    let key = evaluator.adapter().key.clone();
+    if !options.force
+        && let Some((path, entry)) =
+            crate::store::read_entry(&f.crate_root, &f.name, &kernel.content_hash, &key)
+    {
+        out.status = Status::Cached;
+        out.baseline_ns = Some(entry.timings.iter().map(|t| t.baseline_ns).sum());
+        out.best_ns = Some(entry.timings.iter().map(|t| t.variant_ns).sum());
+        out.speedup = Some(entry.speedup);
+        out.variant = entry.variant.map(|v| v.id);
+        out.cache_file = Some(path.display().to_string());
+        return out;
+    }
+    let config = Config {
+        budget: options.budget,
+        seed: options.seed,
+        timeout: options.timeout,
+        ..Config::default()
+    };
+    let outcome = match search::search(kernel, evaluator, ceilings, &config, &mut progress) {
+        Ok(o) => o,
+        Err(e) => return out.failed(e.to_string()),
+    };
+    out.evaluations = outcome.evaluations;
+    out.roofline = outcome
+        .tuned
+        .as_ref()
+        .map_or(&outcome.baseline, |(_, r)| r)
+        .roofline
+        .clone();
+    let lines = outcome
+        .history
+        .iter()
+        .map(|h| (h, "search"))
+        .chain(outcome.finals.iter().map(|h| (h, "final")));
+    for ((c, r), phase) in lines {
+        if let Some(f) = &r.failure {
+            *out.rejected.entry(f.reason.to_string()).or_default() += 1;
+        }
+        out.candidates.push(candidate_line(c, r, phase));
+    }
+    out.verdict = Some(outcome.verdict.clone());
+    let entry = entry(f, kernel, evaluator.adapter(), &outcome);
+    out.status = match entry.outcome {
+        CacheOutcome::Tuned => Status::Tuned,
+        CacheOutcome::BaselineBest => Status::BaselineBest,
+    };
+    out.baseline_ns = Some(entry.timings.iter().map(|t| t.baseline_ns).sum());
+    out.best_ns = Some(entry.timings.iter().map(|t| t.variant_ns).sum());
+    out.speedup = Some(entry.speedup);
+    out.variant = entry.variant.as_ref().map(|v| v.id.clone());
+    match crate::store::write_entry(&f.crate_root, &entry) {
+        Ok(path) => out.cache_file = Some(path.display().to_string()),
+        Err(e) => {
+            let root = f.crate_root.display().to_string();
+            return out.failed(format!("cannot write the cache entry under {root}: {e}"));
+        }
+    }
+    out
+}
+
+fn candidate_line(
+    c: &crate::harness::Candidate,
+    r: &EvalReport,
+    phase: &'static str,
+) -> CandidateLine {
+    CandidateLine {
+        id: c.id.clone(),
+        origin: c.origin.clone(),
+        phase,
+        level: r.fitness.level,
+        speedup: r.fitness.speedup,
+        reason: r
+            .failure
+            .as_ref()
+            .map(|f| format!("{}: {}", f.reason, f.log.lines().next().unwrap_or(""))),
+    }
+}
+
+/// The cache entry recording `outcome`.
+pub fn entry(
+    f: &Found,
+    kernel: &ResolvedKernel,
+    adapter: &crate::harness::AdapterReport,
+    outcome: &Outcome,
+) -> CacheEntry {
+    let (report, variant, result) = match &outcome.tuned {
+        Some((candidate, report)) => {
+            let mut program = candidate.program.clone();
+            if let Some(wg) = report.workgroup_size {
+                program.workgroup_size = wg;
+            }
+            program.workgroup_storage_bytes = report.workgroup_storage_bytes.unwrap_or(0);
+            (
+                report,
+                Some(VariantRecord {
+                    id: candidate.id.clone(),
+                    origin: candidate.origin.clone(),
+                    program,
+                }),
+                CacheOutcome::Tuned,
+            )
+        }
+        None => (&outcome.baseline, None, CacheOutcome::BaselineBest),
+    };
+    let timings = report
+        .timings
+        .iter()
+        .map(|t| ShapeTiming {
+            shape: t.shape.clone(),
+            baseline_ns: t.baseline_ns,
+            variant_ns: if variant.is_some() {
+                t.candidate_ns
+            } else {
+                t.baseline_ns
+            },
+            samples: t.samples,
+            method: t.method.clone(),
+        })
+        .collect();
+    let mut shapes = kernel.tune_shapes.clone();
+    shapes.extend(kernel.verify_shapes.iter().cloned());
+    CacheEntry {
+        format_version: FORMAT_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        kernel: KernelRecord {
+            name: f.name.clone(),
+            package: f.package.clone(),
+            content_hash: kernel.content_hash.clone(),
+            entry: kernel.interface.entry.clone(),
+        },
+        adapter: AdapterRecord {
+            key: adapter.key.clone(),
+            identity: adapter.identity.clone(),
+            limits: adapter.limits.clone(),
+            features: adapter.features.clone(),
+        },
+        outcome: result,
+        speedup: if variant.is_some() {
+            report.fitness.speedup.unwrap_or(1.0)
+        } else {
+            1.0
+        },
+        noise: outcome.noise,
+        variant,
+        timings,
+        verification: VerificationRecord {
+            shapes,
+            seeds: search::verification_seeds(),
+            checks: report.verification.checks.clone(),
+            max_rel_l2: report.verification.max_rel_l2,
+            max_rel_elem: report.verification.max_rel_elem,
+        },
+        search: SearchRecord {
+            strategy: outcome.strategy.clone(),
+            space_size: outcome.space_size,
+            evaluations: outcome.evaluations,
+            budget: outcome.budget,
+        },
+    }
+}
