@@ -8,6 +8,7 @@
 use super::rewrite;
 use crate::harness::Candidate;
 use kf_runtime::Program;
+use kf_runtime::interface::Interface;
 use kf_runtime::resolve::ResolvedKernel;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -41,7 +42,7 @@ pub struct Space {
     pub points: Vec<Point>,
 }
 
-fn limit(limits: &BTreeMap<String, u64>, name: &str, default: u64) -> u64 {
+pub(crate) fn limit(limits: &BTreeMap<String, u64>, name: &str, default: u64) -> u64 {
     limits.get(name).copied().unwrap_or(default)
 }
 
@@ -91,12 +92,49 @@ fn default_candidates(ty: &str, default: Option<f64>) -> Vec<f64> {
     }
 }
 
-/// Builds the parameter space of `kernel` on an adapter with `limits`.
-pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
-    let iface = &kernel.interface;
-    let params: BTreeMap<&str, &Vec<f64>> =
-        kernel.params.iter().map(|(k, v)| (k.as_str(), v)).collect();
-    let mut wgsl = kernel.baseline.wgsl.to_string();
+/// The axes of a program's parameter space: the workgroup dimensions form one joint axis, every
+/// other searched override one axis each; each axis is a list of choices, each choice a list of
+/// `(override, value)` assignments.
+#[derive(Clone, Debug)]
+pub struct Axes {
+    /// The WGSL the choices apply to (the program's, or with its workgroup size lifted).
+    pub wgsl: String,
+    /// Whether the workgroup size was lifted from a literal.
+    pub lifted: bool,
+    /// Which override drives each workgroup dimension.
+    pub wg_names: [Option<String>; 3],
+    /// The workgroup size at the defaults.
+    pub workgroup_size: [u32; 3],
+    /// The axes.
+    pub axes: Vec<Vec<Vec<(String, f64)>>>,
+    /// The value each searched override has when no constant is given.
+    pub defaults: BTreeMap<String, f64>,
+}
+
+impl Axes {
+    /// The workgroup size `constants` give.
+    pub fn workgroup(&self, constants: &[(String, f64)]) -> [u32; 3] {
+        let mut wg = self.workgroup_size;
+        for d in 0..3 {
+            if let Some(n) = &self.wg_names[d]
+                && let Some((_, v)) = constants.iter().find(|(k, _)| k == n)
+            {
+                wg[d] = *v as u32;
+            }
+        }
+        wg
+    }
+}
+
+/// The axes of the program `wgsl` (with interface `iface`), searching `params` where given.
+pub fn axes(
+    wgsl: &str,
+    iface: &Interface,
+    params: &[(String, Vec<f64>)],
+    limits: &BTreeMap<String, u64>,
+) -> Axes {
+    let params: BTreeMap<&str, &Vec<f64>> = params.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let mut wgsl = wgsl.to_owned();
     let mut lifted = false;
     // Which override drives each workgroup dimension.
     let mut wg_names: [Option<String>; 3] = iface.workgroup_size_overrides.clone();
@@ -154,22 +192,6 @@ pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
             axes.push(values.iter().map(|v| vec![(o.name.clone(), *v)]).collect());
         }
     }
-    let mut points = vec![Point {
-        constants: Vec::new(),
-    }];
-    for axis in &axes {
-        let mut next = Vec::with_capacity(points.len() * axis.len());
-        for p in &points {
-            for choice in axis {
-                let mut c = p.constants.clone();
-                c.extend(choice.iter().cloned());
-                next.push(Point { constants: c });
-            }
-        }
-        points = next;
-    }
-    // Drop points over the limits and the baseline's own configuration.
-    let max_inv = limit(limits, "max_compute_invocations_per_workgroup", 256);
     let defaults: BTreeMap<String, f64> = iface
         .overrides
         .iter()
@@ -184,29 +206,57 @@ pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
                 .flatten()
         }))
         .collect();
-    points.retain(|p| {
-        let wg = workgroup_of(p, &wg_names, iface.workgroup_size);
-        let inv: u64 = wg.iter().map(|&d| u64::from(d)).product();
-        let is_baseline = p.constants.iter().all(|(k, v)| defaults.get(k) == Some(v));
-        inv <= max_inv && !is_baseline && !p.constants.is_empty()
-    });
-    Space {
+    Axes {
         wgsl,
         lifted,
-        points,
+        wg_names,
+        workgroup_size: iface.workgroup_size,
+        axes,
+        defaults,
     }
 }
 
-fn workgroup_of(p: &Point, names: &[Option<String>; 3], default: [u32; 3]) -> [u32; 3] {
-    let mut wg = default;
-    for d in 0..3 {
-        if let Some(n) = &names[d]
-            && let Some((_, v)) = p.constants.iter().find(|(k, _)| k == n)
-        {
-            wg[d] = *v as u32;
+/// Builds the parameter space of `kernel` on an adapter with `limits`.
+pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
+    let ax = axes(
+        &kernel.baseline.wgsl,
+        &kernel.interface,
+        &kernel.params,
+        limits,
+    );
+    let mut points = vec![Point {
+        constants: Vec::new(),
+    }];
+    for axis in &ax.axes {
+        let mut next = Vec::with_capacity(points.len() * axis.len());
+        for p in &points {
+            for choice in axis {
+                let mut c = p.constants.clone();
+                c.extend(choice.iter().cloned());
+                next.push(Point { constants: c });
+            }
         }
+        points = next;
     }
-    wg
+    // Drop points over the limits and the baseline's own configuration.
+    let max_inv = limit(limits, "max_compute_invocations_per_workgroup", 256);
+    points.retain(|p| {
+        let inv: u64 = ax
+            .workgroup(&p.constants)
+            .iter()
+            .map(|&d| u64::from(d))
+            .product();
+        let is_baseline = p
+            .constants
+            .iter()
+            .all(|(k, v)| ax.defaults.get(k) == Some(v));
+        inv <= max_inv && !is_baseline && !p.constants.is_empty()
+    });
+    Space {
+        wgsl: ax.wgsl,
+        lifted: ax.lifted,
+        points,
+    }
 }
 
 /// The candidate for `point`.
