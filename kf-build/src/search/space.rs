@@ -115,11 +115,11 @@ impl Axes {
     /// The workgroup size `constants` give.
     pub fn workgroup(&self, constants: &[(String, f64)]) -> [u32; 3] {
         let mut wg = self.workgroup_size;
-        for d in 0..3 {
-            if let Some(n) = &self.wg_names[d]
+        for (size, name) in wg.iter_mut().zip(&self.wg_names) {
+            if let Some(n) = name
                 && let Some((_, v)) = constants.iter().find(|(k, _)| k == n)
             {
-                wg[d] = *v as u32;
+                *size = *v as u32;
             }
         }
         wg
