@@ -53,6 +53,9 @@ pub struct Workspace {
     /// The package whose manifest was named (or that contains the current directory), as cargo
     /// would pick it; `None` for a virtual workspace root.
     pub current: Option<String>,
+    /// The target directory (cargo's, or `CARGO_TARGET_DIR`, or `<root>/target`): run
+    /// directories of `tune` live under it.
+    pub target_dir: PathBuf,
 }
 
 /// Reads the workspace of `manifest_path` (or of the current directory).
@@ -125,6 +128,7 @@ pub fn workspace(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
         root: meta.workspace_root.as_std_path().to_path_buf(),
         packages,
         current,
+        target_dir: meta.target_directory.as_std_path().to_path_buf(),
     })
 }
 
@@ -173,6 +177,7 @@ fn manifest_only(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
                 && t.contains_key("workspace")
             {
                 return Ok(Workspace {
+                    target_dir: default_target_dir(&dir),
                     root: dir,
                     packages,
                     current,
@@ -202,10 +207,19 @@ fn manifest_only(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
         }
     }
     Ok(Workspace {
+        target_dir: default_target_dir(&root),
         root,
         packages,
         current,
     })
+}
+
+/// `CARGO_TARGET_DIR`, else `<root>/target`: where cargo would put it without a config file.
+fn default_target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|d| if d.is_absolute() { d } else { root.join(d) })
+        .unwrap_or_else(|| root.join("target"))
 }
 
 impl Workspace {

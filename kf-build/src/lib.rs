@@ -37,6 +37,8 @@ pub mod harness;
 #[cfg(feature = "cli")]
 pub mod operators;
 #[cfg(feature = "cli")]
+pub mod run;
+#[cfg(feature = "cli")]
 pub mod search;
 #[cfg(feature = "cli")]
 pub mod store;

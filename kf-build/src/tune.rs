@@ -10,7 +10,9 @@
 
 use crate::discover::Found;
 use crate::harness::{Ceilings, EvalReport, Evaluator, Roofline};
-use crate::search::{self, Config, Event, Outcome, Verdict};
+use crate::run::Run;
+use crate::search::journal::Journal;
+use crate::search::{self, Config, Event, Outcome, StrategyKind, Verdict};
 use kf_runtime::cache::{
     AdapterRecord, CacheEntry, FORMAT_VERSION, KernelRecord, Outcome as CacheOutcome, SearchRecord,
     ShapeTiming, VariantRecord, VerificationRecord,
@@ -31,6 +33,14 @@ pub struct Options {
     pub timeout: Option<f64>,
     /// Seed of every random choice of the search.
     pub seed: u64,
+    /// Which search strategy.
+    pub strategy: StrategyKind,
+    /// Seconds of search per kernel, if limited (the final verification is extra).
+    pub time_s: Option<f64>,
+    /// Gradient-informed steering of the quality-diversity search.
+    pub gradients: bool,
+    /// Tune shapes replacing the attribute's for this run (`rows=4096,cols=4096`).
+    pub tune_shapes: Vec<String>,
 }
 
 impl Default for Options {
@@ -40,8 +50,85 @@ impl Default for Options {
             force: false,
             timeout: None,
             seed: Config::default().seed,
+            strategy: StrategyKind::Qd,
+            time_s: None,
+            gradients: true,
+            tune_shapes: Vec::new(),
         }
     }
+}
+
+/// Replaces `kernel`'s tune shapes with `shapes` (each `name=value,…`; unnamed sizes keep their
+/// defaults). Verification shapes derived from the old tune shapes are derived anew; explicit
+/// ones are kept. Every binding length and the launch rule must evaluate on the new shapes.
+pub fn with_tune_shapes(
+    kernel: &ResolvedKernel,
+    shapes: &[String],
+) -> Result<ResolvedKernel, String> {
+    if shapes.is_empty() {
+        return Ok(kernel.clone());
+    }
+    let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
+    let mut parsed = Vec::new();
+    for text in shapes {
+        let mut shape: kf_runtime::spec::Shape = kernel.sizes.iter().cloned().collect();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, value) = part
+                .split_once('=')
+                .ok_or_else(|| format!("`{part}` in --tune-shape is not `name=value`"))?;
+            let name = name.trim();
+            if !declared.contains(&name) {
+                return Err(format!(
+                    "--tune-shape names size `{name}`, which kernel {} does not declare; its sizes are {}",
+                    kernel.name,
+                    declared.join(", ")
+                ));
+            }
+            let value: u64 = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{value}` in --tune-shape is not a whole number"))?;
+            shape.insert(name.to_owned(), value);
+        }
+        parsed.push(shape);
+    }
+    let mut k = kernel.clone();
+    let derived: Vec<_> = kernel
+        .tune_shapes
+        .iter()
+        .map(kf_runtime::resolve::derive_verify_shape)
+        .collect();
+    if kernel.verify_shapes == derived {
+        k.verify_shapes = parsed
+            .iter()
+            .map(kf_runtime::resolve::derive_verify_shape)
+            .collect();
+    }
+    k.tune_shapes = parsed;
+    for shape in k.tune_shapes.iter().chain(&k.verify_shapes) {
+        let text = kf_runtime::resolve::shape_text(shape);
+        for b in &k.buffers {
+            match b.len_on(shape) {
+                Ok(0) if b.len.is_some() => {
+                    return Err(format!(
+                        "binding `{}` has length 0 on shape {text}",
+                        b.binding.name
+                    ));
+                }
+                Err(e) => return Err(format!("{e} on shape {text}")),
+                Ok(_) => {}
+            }
+        }
+        k.baseline
+            .dispatch
+            .workgroups(
+                k.baseline.workgroup_size,
+                |n| shape.get(n).copied(),
+                u32::MAX,
+            )
+            .map_err(|e| format!("{e} on shape {text}"))?;
+    }
+    Ok(k)
 }
 
 /// How tuning one kernel ended.
@@ -122,6 +209,24 @@ pub struct KernelResult {
     /// Why the search ended where it did (absent for cached and failed kernels).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
+    /// The search strategy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
+    /// Its seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Archive cells filled (quality-diversity strategies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cells_filled: Option<usize>,
+    /// The behaviour descriptor of the tuned variant (`memory.compute.parallelism.work` levels).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub descriptor: Option<String>,
+    /// The operator chain that made the tuned variant, e.g. `coarsen(4) → param(WG=256)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// Search evaluations per second of wall time (replayed ones included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evaluations_per_s: Option<f64>,
     /// Every evaluated candidate with its verdict (kept for `--verbose`).
     #[serde(skip)]
     pub candidates: Vec<CandidateLine>,
@@ -144,6 +249,12 @@ impl KernelResult {
             roofline: None,
             rejected: BTreeMap::new(),
             verdict: None,
+            strategy: None,
+            seed: None,
+            cells_filled: None,
+            descriptor: None,
+            origin: None,
+            evaluations_per_s: None,
             candidates: Vec::new(),
         }
     }
@@ -184,11 +295,14 @@ pub fn ceilings(
 }
 
 /// Tunes one kernel: the cache check, the search, the entry. `progress` sees every evaluation.
+/// With a `run`, every evaluation goes to the kernel's journal there (and is answered from it
+/// when the run is resumed), and the strategy's state is checkpointed after each one.
 pub fn tune_kernel(
     f: &Found,
     evaluator: &mut dyn Evaluator,
     ceilings: Option<&Ceilings>,
     options: &Options,
+    run: Option<&Run>,
     mut progress: impl FnMut(Event<'_>),
 ) -> KernelResult {
     let mut out = KernelResult::new(f);
@@ -196,6 +310,11 @@ pub fn tune_kernel(
         Ok(k) => k,
         Err(e) => return out.failed(e.clone()),
     };
+    let tuned_kernel = match with_tune_shapes(kernel, &options.tune_shapes) {
+        Ok(k) => k,
+        Err(e) => return out.failed(e),
+    };
+    let kernel = &tuned_kernel;
     out.content_hash = Some(kernel.content_hash.clone());
     let key = evaluator.adapter().key.clone();
     if !options.force
@@ -214,12 +333,57 @@ pub fn tune_kernel(
         budget: options.budget,
         seed: options.seed,
         timeout: options.timeout,
+        strategy: options.strategy,
+        time_s: options.time_s,
+        gradients: options.gradients,
         ..Config::default()
     };
-    let outcome = match search::search(kernel, evaluator, ceilings, &config, &mut progress) {
+    let started = std::time::Instant::now();
+    let kernel_dir = run.map(|r| r.kernel_dir(&f.name, &kernel.content_hash));
+    let mut journal;
+    let evaluator: &mut dyn Evaluator = match &kernel_dir {
+        Some(dir) => match Journal::open(evaluator, &dir.join("journal.jsonl")) {
+            Ok(j) => {
+                journal = j;
+                &mut journal
+            }
+            Err(e) => {
+                return out.failed(format!(
+                    "cannot open the run journal in {}: {e}",
+                    dir.display()
+                ));
+            }
+        },
+        None => evaluator,
+    };
+    let checkpoint = kernel_dir.as_ref().map(|d| d.join("archive.json"));
+    let result = search::search(kernel, evaluator, ceilings, &config, |event| {
+        if let (Event::Checkpoint(state), Some(path)) = (&event, &checkpoint) {
+            let text = serde_json::to_string(state).expect("strategy state serializes");
+            if let Err(e) = crate::store::write_atomic(path, &text) {
+                log::warn!(
+                    "could not checkpoint the archive to {}: {e}",
+                    path.display()
+                );
+            }
+        }
+        progress(event)
+    });
+    let outcome = match result {
         Ok(o) => o,
         Err(e) => return out.failed(e.to_string()),
     };
+    out.strategy = Some(outcome.strategy.clone());
+    out.seed = Some(options.seed);
+    out.cells_filled = outcome.cells_filled;
+    let seconds = started.elapsed().as_secs_f64();
+    out.evaluations_per_s = (seconds > 0.0).then(|| outcome.evaluations as f64 / seconds);
+    if let Some((c, _)) = &outcome.tuned {
+        out.origin = Some(c.origin.clone());
+        out.descriptor = crate::evolve::descriptor::describe_program(&c.program)
+            .ok()
+            .map(|d| d.to_string());
+    }
     out.evaluations = outcome.evaluations;
     out.roofline = outcome
         .tuned

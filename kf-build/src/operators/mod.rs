@@ -71,6 +71,12 @@ pub struct Skip(pub String);
 /// How an operator moves a kernel through the behaviour space: `+1` raises a dimension's level.
 pub type Moves = &'static [(Dim, i8)];
 
+/// Every offline operator, in a fixed order (the order is part of what makes a seeded run
+/// reproducible).
+pub fn all() -> Vec<Box<dyn Operator>> {
+    vec![Box::new(params::Params::default())]
+}
+
 /// A rewrite operator.
 pub trait Operator: Send + Sync {
     /// A short stable name, e.g. `coarsen`.

@@ -10,7 +10,9 @@
 //! Invariant: the search reaches the GPU only through an [`Evaluator`]; it never sees a buffer.
 
 pub mod accept;
+pub mod journal;
 pub mod plan;
+pub mod qd;
 pub mod rewrite;
 pub mod space;
 pub mod strategy;
@@ -37,6 +39,12 @@ pub struct Config {
     /// Seconds one candidate evaluation may take; `None`: ten times the baseline's evaluation
     /// (see [`crate::harness::runner::default_timeout`]).
     pub timeout: Option<f64>,
+    /// Which strategy.
+    pub strategy: StrategyKind,
+    /// Seconds of search, if limited (checked between batches; the final verification is extra).
+    pub time_s: Option<f64>,
+    /// Gradient-informed steering (quality-diversity strategies).
+    pub gradients: bool,
 }
 
 impl Default for Config {
@@ -47,6 +55,38 @@ impl Default for Config {
             final_samples: 20,
             seed: 42,
             timeout: None,
+            strategy: StrategyKind::Auto,
+            time_s: None,
+            gradients: true,
+        }
+    }
+}
+
+/// The search strategies `tune --strategy` offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StrategyKind {
+    /// The parameter space: exhaustive when it fits the budget, successive halving otherwise.
+    Auto,
+    /// Every point of the parameter space, within the budget.
+    Exhaustive,
+    /// Quality-diversity evolution of the code (MAP-Elites with islands, rewrite operators).
+    Qd,
+    /// Always mutate the best candidate so far.
+    Greedy,
+    /// Mutate a uniformly random correct candidate with a uniformly random operator.
+    Random,
+}
+
+impl StrategyKind {
+    /// `auto`, `exhaustive`, `qd`, `greedy`, `random`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StrategyKind::Auto => "auto",
+            StrategyKind::Exhaustive => "exhaustive",
+            StrategyKind::Qd => "qd",
+            StrategyKind::Greedy => "greedy",
+            StrategyKind::Random => "random",
         }
     }
 }
@@ -83,6 +123,8 @@ pub enum Event<'a> {
     Evaluated(&'a Candidate, &'a EvalReport),
     /// A final verification finished.
     Final(&'a Candidate, &'a EvalReport),
+    /// The strategy's state after an evaluation, to checkpoint.
+    Checkpoint(serde_json::Value),
 }
 
 /// What the search concluded.
@@ -110,6 +152,8 @@ pub struct Outcome {
     pub history: Vec<(Candidate, EvalReport)>,
     /// The final verifications, in order.
     pub finals: Vec<(Candidate, EvalReport)>,
+    /// Archive cells filled, for quality-diversity strategies.
+    pub cells_filled: Option<usize>,
 }
 
 /// Why a kernel could not be searched at all.
@@ -126,8 +170,7 @@ pub enum SearchError {
     },
 }
 
-/// Searches `kernel`'s parameter space on `evaluator`: exhaustively when the space fits the
-/// budget, by successive halving otherwise.
+/// Searches `kernel` on `evaluator` with the configured strategy.
 pub fn search(
     kernel: &ResolvedKernel,
     evaluator: &mut dyn Evaluator,
@@ -137,8 +180,19 @@ pub fn search(
 ) -> Result<Outcome, SearchError> {
     let space = space(kernel, &evaluator.adapter().limits);
     let budget = config.budget.max(1);
-    let mut strategy: Box<dyn Strategy> = if space.points.len() as u64 <= budget {
+    let mut strategy: Box<dyn Strategy> = if config.strategy == StrategyKind::Exhaustive
+        || (config.strategy == StrategyKind::Auto && space.points.len() as u64 <= budget)
+    {
         Box::new(Exhaustive::new(kernel, &space, config.samples))
+    } else if config.strategy != StrategyKind::Auto {
+        Box::new(qd::Evolution::new(
+            kernel,
+            crate::operators::Target {
+                limits: evaluator.adapter().limits.clone(),
+                features: evaluator.adapter().features.clone(),
+            },
+            config,
+        ))
     } else {
         Box::new(SuccessiveHalving::new(
             kernel,
@@ -168,9 +222,17 @@ pub fn run(
     progress(Event::Baseline(&baseline));
     let budget = config.budget.max(1);
     let deadline = config.candidate_deadline(&baseline);
+    strategy.start(&baseline);
+    let started = std::time::Instant::now();
     let mut history: Vec<(Candidate, EvalReport)> = Vec::new();
     let mut evaluations = 0u64;
     while evaluations < budget {
+        if config
+            .time_s
+            .is_some_and(|t| started.elapsed().as_secs_f64() >= t)
+        {
+            break;
+        }
         let batch = strategy.propose(budget - evaluations);
         if batch.is_empty() {
             break;
@@ -192,6 +254,9 @@ pub fn run(
             evaluations += 1;
             progress(Event::Evaluated(&p.candidate, &report));
             strategy.observe(&p.candidate, &report);
+            if let Some(state) = strategy.checkpoint() {
+                progress(Event::Checkpoint(state));
+            }
             history.push((p.candidate, report));
         }
     }
@@ -211,6 +276,7 @@ pub fn run(
         noise: decision.noise,
         history,
         finals: decision.finals,
+        cells_filled: strategy.cells_filled(),
     })
 }
 

@@ -36,6 +36,17 @@ pub trait Strategy {
     fn observe(&mut self, candidate: &Candidate, report: &EvalReport);
     /// Correct candidates, best first: the order of the final verification.
     fn ranking(&self) -> Vec<Candidate>;
+    /// Called once with the baseline's report (measured against itself) before any proposal.
+    fn start(&mut self, _baseline: &EvalReport) {}
+    /// Cells of the archive with an elite, for strategies that keep one.
+    fn cells_filled(&self) -> Option<usize> {
+        None
+    }
+    /// The strategy's state, to checkpoint after an evaluation (for inspection and reports; a
+    /// resumed run rebuilds it by replaying the journal).
+    fn checkpoint(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// Correct candidates of `history`, best score first (ties keep the earlier one first).

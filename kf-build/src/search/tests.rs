@@ -336,3 +336,95 @@ fn a_failing_baseline_stops_the_search() {
         "{err}"
     );
 }
+
+fn qd_config(seed: u64, budget: u64) -> Config {
+    Config {
+        budget,
+        seed,
+        strategy: StrategyKind::Qd,
+        ..Config::default()
+    }
+}
+
+fn by_workgroup(c: &Candidate) -> Option<f64> {
+    Some(wg_of(c) / 16.0)
+}
+
+#[test]
+fn qd_search_is_reproducible_from_its_seed() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+    );
+    let ids = |seed| {
+        let mut ev = fake(by_workgroup);
+        let out = search(&k, &mut ev, None, &qd_config(seed, 8), |_| {}).unwrap();
+        assert_eq!(out.strategy, "qd");
+        assert!(out.cells_filled.is_some());
+        out.history
+            .iter()
+            .map(|(c, _)| c.id.clone())
+            .collect::<Vec<_>>()
+    };
+    let a = ids(1);
+    assert!(!a.is_empty());
+    assert_eq!(a, ids(1), "same seed, same candidates");
+    let unique: std::collections::HashSet<_> = a.iter().collect();
+    assert_eq!(unique.len(), a.len(), "no candidate is proposed twice");
+}
+
+#[test]
+fn a_resumed_run_replays_its_journal_and_evaluates_nothing_twice() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    // The whole run, journaled.
+    let mut ev = fake(by_workgroup);
+    let full = {
+        let mut j = journal::Journal::open(&mut ev, &path).unwrap();
+        search(&k, &mut j, None, &qd_config(3, 6), |_| {}).unwrap()
+    };
+    let all_calls = ev.calls.len();
+    // A kill after three evaluations: the journal holds three lines and half of a fourth.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), all_calls);
+    let kept = 3;
+    std::fs::write(
+        &path,
+        format!(
+            "{}\n{}",
+            lines[..kept].join("\n"),
+            &lines[kept][..lines[kept].len() / 2]
+        ),
+    )
+    .unwrap();
+    let mut ev2 = fake(by_workgroup);
+    let resumed = {
+        let mut j = journal::Journal::open(&mut ev2, &path).unwrap();
+        let out = search(&k, &mut j, None, &qd_config(3, 6), |_| {}).unwrap();
+        assert_eq!(j.replayed as usize, kept);
+        out
+    };
+    assert_eq!(
+        ev2.calls.len(),
+        all_calls - kept,
+        "only what the kill interrupted is evaluated again"
+    );
+    let ids = |o: &Outcome| {
+        o.history
+            .iter()
+            .map(|(c, _)| c.id.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&full), ids(&resumed));
+    assert_eq!(
+        full.tuned.as_ref().map(|t| t.0.id.clone()),
+        resumed.tuned.as_ref().map(|t| t.0.id.clone())
+    );
+    // Everything is in the journal now, once each.
+    assert_eq!(journal::read(&path).unwrap().len(), all_calls);
+}
