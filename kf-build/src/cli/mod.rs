@@ -7,6 +7,7 @@
 //! Invariant: stdout carries only the report (human or JSON); logs and progress go to stderr, so
 //! `--json` output can always be piped into a parser.
 
+mod ablate;
 mod adapters;
 mod eval;
 mod list;
@@ -63,6 +64,9 @@ enum Command {
     Tune(tune::TuneArgs),
     /// Evaluate a hand-written candidate WGSL file against a marked kernel's baseline.
     Eval(eval::EvalArgs),
+    /// Compare search strategies (qd with and without gradients, greedy, random) at an equal
+    /// evaluation budget over several seeds; writes nothing to the cache.
+    Ablate(ablate::AblateArgs),
 }
 
 /// Options shared by the verbs that read the workspace.
@@ -154,6 +158,7 @@ pub fn main() -> i32 {
         Command::List(a) => list::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Eval(a) => eval::run(a),
+        Command::Ablate(a) => ablate::run(a),
     };
     match result {
         Ok(code) => code,
