@@ -10,7 +10,12 @@
 //! Invariant: an operator never decides correctness. Its output is a candidate like any other: the
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.
 
+pub mod loops_ir;
 pub mod params;
+pub mod reshape;
+pub mod text;
+#[cfg(test)]
+mod testing;
 
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
