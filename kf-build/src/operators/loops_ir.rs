@@ -761,6 +761,9 @@ pub fn counter_uses(
     for (h, e) in pf.expressions.iter() {
         if matches!(e, Expression::GlobalVariable(x) if *x == g) {
             let r = text::range(pf.expressions.get_span(h)).ok_or_else(|| skip("no span"))?;
+            if r.start >= lp.decl.start && r.end <= lp.decl.end {
+                continue; // the probe's own assignment of the initial value
+            }
             if wgsl.get(r.clone()) != Some(name) {
                 return Err(skip("a use's span is not the counter's name"));
             }
@@ -787,4 +790,194 @@ pub fn counter_uses(
     }
     uses.sort_by_key(|r| r.start);
     Ok(uses)
+}
+
+/// Why a loop body cannot be copied: it writes `counter`, leaves the loop (`break`, `continue`,
+/// `return`, `discard`) or synchronises invocations, directly or through a call.
+pub fn body_blocker(
+    module: &Module,
+    f: &Function,
+    body: &Block,
+    counter: Handle<naga::LocalVariable>,
+) -> Option<String> {
+    // `loops`/`switches`: how deep inside nested loops and switches a statement sits.
+    fn visit(
+        module: &Module,
+        f: &Function,
+        block: &Block,
+        counter: Handle<naga::LocalVariable>,
+        loops: usize,
+        switches: usize,
+    ) -> Option<String> {
+        for s in block.iter() {
+            let why = match s {
+                Statement::Store { pointer, .. } if root_local(f, *pointer) == Some(counter) => {
+                    Some("the body writes its counter".to_owned())
+                }
+                Statement::Break if loops == 0 && switches == 0 => {
+                    Some("the body has a `break`".to_owned())
+                }
+                Statement::Continue if loops == 0 => Some("the body has a `continue`".to_owned()),
+                Statement::Return { .. } | Statement::Kill => {
+                    Some("the body has a `return`".to_owned())
+                }
+                Statement::Call {
+                    function,
+                    arguments,
+                    ..
+                } => {
+                    if arguments.iter().any(|a| root_local(f, *a) == Some(counter)) {
+                        Some("the body passes its counter by pointer".to_owned())
+                    } else {
+                        let callee = FnRef::Helper(*function);
+                        let mut calls = vec![callee];
+                        let mut i = 0;
+                        let mut found = None;
+                        while i < calls.len() && found.is_none() {
+                            let g = self::function(module, calls[i]);
+                            found = workgroup_sync(&g.body);
+                            walk(&g.body, &mut |s, _| {
+                                if let Statement::Call { function: h, .. } = s
+                                    && !calls.contains(&FnRef::Helper(*h))
+                                {
+                                    calls.push(FnRef::Helper(*h));
+                                }
+                            });
+                            i += 1;
+                        }
+                        found.map(|w| format!("the body calls a function with {w}"))
+                    }
+                }
+                _ => None,
+            };
+            if why.is_some() {
+                return why;
+            }
+            let nested = match s {
+                Statement::Block(b) => visit(module, f, b, counter, loops, switches),
+                Statement::If { accept, reject, .. } => {
+                    visit(module, f, accept, counter, loops, switches)
+                        .or_else(|| visit(module, f, reject, counter, loops, switches))
+                }
+                Statement::Switch { cases, .. } => cases
+                    .iter()
+                    .find_map(|c| visit(module, f, &c.body, counter, loops, switches + 1)),
+                Statement::Loop {
+                    body, continuing, ..
+                } => visit(module, f, body, counter, loops + 1, 0)
+                    .or_else(|| visit(module, f, continuing, counter, loops + 1, 0)),
+                _ => None,
+            };
+            if nested.is_some() {
+                return nested;
+            }
+        }
+        None
+    }
+    if let Some(w) = workgroup_sync(body) {
+        return Some(format!("the body has {w}"));
+    }
+    visit(module, f, body, counter, 0, 0)
+}
+
+/// Where a loop's code lives, for invariance: the expressions its statements emit and the results
+/// its statements produce (calls, atomics, …), which change from one iteration to the next.
+#[derive(Clone, Debug, Default)]
+pub struct LoopScope {
+    emitted: HashSet<Handle<Expression>>,
+    results: HashSet<Handle<Expression>>,
+    stored_locals: HashSet<Handle<naga::LocalVariable>>,
+    calls: bool,
+}
+
+impl LoopScope {
+    /// The scope of a loop with body `body` and continuing block `continuing` in `f`.
+    pub fn new(f: &Function, body: &Block, continuing: &Block) -> Self {
+        let mut scope = LoopScope::default();
+        for block in [body, continuing] {
+            scope.emitted.extend(emitted(block));
+            walk(block, &mut |s, _| match s {
+                Statement::Store { pointer, .. } => {
+                    if let Some(l) = root_local(f, *pointer) {
+                        scope.stored_locals.insert(l);
+                    }
+                }
+                Statement::Call {
+                    result, arguments, ..
+                } => {
+                    scope.calls = true;
+                    scope.results.extend(*result);
+                    // A pointer argument may be written through.
+                    for a in arguments {
+                        if let Some(l) = root_local(f, *a) {
+                            scope.stored_locals.insert(l);
+                        }
+                    }
+                }
+                Statement::Atomic { result, .. } => scope.results.extend(*result),
+                Statement::WorkGroupUniformLoad { result, .. } => {
+                    scope.results.insert(*result);
+                }
+                Statement::SubgroupBallot { result, .. }
+                | Statement::SubgroupGather { result, .. }
+                | Statement::SubgroupCollectiveOperation { result, .. } => {
+                    scope.results.insert(*result);
+                }
+                _ => {}
+            });
+        }
+        scope
+    }
+
+    /// Whether `e` is emitted inside the loop.
+    pub fn is_inside(&self, e: Handle<Expression>) -> bool {
+        self.emitted.contains(&e) || self.results.contains(&e)
+    }
+
+    /// Whether `e` has the same value in every iteration of the loop: it is computed before the
+    /// loop, or built from constants, builtins, values computed before the loop, loads from uniform
+    /// or read-only storage buffers, and loads of locals the loop never writes.
+    pub fn is_invariant(&self, module: &Module, f: &Function, e: Handle<Expression>) -> bool {
+        if self.results.contains(&e) {
+            return false;
+        }
+        if !self.emitted.contains(&e) {
+            // Computed before the loop, or a constant, an argument, or a variable's address.
+            return true;
+        }
+        match &f.expressions[e] {
+            Expression::Load { pointer } => {
+                let readonly = match root_global(f, *pointer) {
+                    Some(g) => match module.global_variables[g].space {
+                        naga::AddressSpace::Uniform => true,
+                        naga::AddressSpace::Storage { access } => {
+                            !access.contains(naga::StorageAccess::STORE)
+                        }
+                        _ => false,
+                    },
+                    None => {
+                        root_local(f, *pointer).is_some_and(|l| !self.stored_locals.contains(&l))
+                    }
+                };
+                readonly && self.is_invariant(module, f, *pointer)
+            }
+            Expression::CallResult(_)
+            | Expression::AtomicResult { .. }
+            | Expression::WorkGroupUniformLoadResult { .. }
+            | Expression::SubgroupBallotResult
+            | Expression::SubgroupOperationResult { .. }
+            | Expression::ImageSample { .. }
+            | Expression::ImageLoad { .. }
+            | Expression::ImageQuery { .. }
+            | Expression::Derivative { .. }
+            | Expression::RayQueryProceedResult
+            | Expression::RayQueryGetIntersection { .. }
+            | Expression::RayQueryVertexPositions { .. }
+            | Expression::CooperativeLoad { .. }
+            | Expression::CooperativeMultiplyAdd { .. } => false,
+            other => operands(other)
+                .into_iter()
+                .all(|o| self.is_invariant(module, f, o)),
+        }
+    }
 }

@@ -14,6 +14,7 @@ pub mod loops_ir;
 pub mod params;
 pub mod reshape;
 pub mod text;
+pub mod unroll;
 #[cfg(test)]
 mod testing;
 
