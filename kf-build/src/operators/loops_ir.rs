@@ -52,7 +52,7 @@ pub fn entry_index(module: &Module, name: &str) -> Option<usize> {
 }
 
 /// Calls `visit` on every statement of `block`, nested ones included, with its span.
-pub fn walk(block: &Block, visit: &mut impl FnMut(&Statement, Span)) {
+pub fn walk<'a>(block: &'a Block, visit: &mut impl FnMut(&'a Statement, Span)) {
     for (s, span) in block.span_iter() {
         visit(s, *span);
         match s {
