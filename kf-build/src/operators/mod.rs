@@ -11,6 +11,7 @@
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.
 
 pub mod hoist;
+pub mod lift;
 pub mod loops_ir;
 pub mod params;
 pub mod reshape;
