@@ -16,7 +16,10 @@
 //! - S/2 as the start of a loop whose counter halves while positive and is compared with L
 //!   (`for (var s = 128u; s > 0u; s >>= 1u) { if (lid.x < s) {..} }`), written `(KF_WG_X / 2u)`.
 //!
-//! It skips (never guesses) when any other integer literal equal to S remains in the entry point
+//! It skips (never guesses) when the invocations of a workgroup combine values (workgroup memory,
+//! barriers, subgroup operations) and the data is split among workgroups by the size
+//! (`wid.x * 256u`): each workgroup's result then depends on the size, as in a grid-stride sum
+//! writing one partial sum per workgroup. It also skips when any other integer literal equal to S remains in the entry point
 //! or the functions it calls, when a workgroup array of length S is not indexed by L, and when a
 //! literal S/2, S/4, … or S−1 is compared or combined with L outside those roles (an unrolled
 //! reduction `if (lid.x < 128u)` only works for the size it was written for).
@@ -292,6 +295,21 @@ impl Operator for LiftWorkgroupSize {
             }
         }
 
+        // Invocations that combine their values (workgroup memory, barriers, subgroups) over a
+        // slice of the data whose extent is the workgroup size (`wid.x * 256u`) produce one result
+        // per slice: another size partitions the data differently and changes those results.
+        let combines = module
+            .global_variables
+            .iter()
+            .any(|(g, v)| v.space == naga::AddressSpace::WorkGroup && !fi[g].is_empty())
+            || loops_ir::reachable(module, ep)
+                .into_iter()
+                .any(|fr| loops_ir::workgroup_sync(&loops_ir::function(module, fr).body).is_some());
+        if combines && roles.contains(&"workgroup-grid") {
+            return Err(Skip(
+                "the invocations of a workgroup combine their values over a slice of the data as large as the workgroup: another size changes what each workgroup produces".into(),
+            ));
+        }
         let edited = text::apply(wgsl, &edits).ok_or_else(|| Skip("overlapping edits".into()))?;
         let lifted = lift_workgroup_size(&edited, entry, wg, 1)
             .ok_or_else(|| Skip("cannot find the @workgroup_size attribute".into()))?;

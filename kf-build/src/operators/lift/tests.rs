@@ -31,28 +31,86 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
 const ATTR: &str =
     r#"source = "", sizes(n = 4096), bind(x = input(n), partial = output(4)), workgroups = (4)"#;
 
+/// One workgroup per row: the sum of each row does not depend on the workgroup size.
+const ROWS: &str = r#"
+struct Dims { rows: u32, cols: u32 }
+@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> sums: array<f32>;
+var<workgroup> tile: array<f32, 256>;
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let row = wid.x;
+    var acc = 0.0;
+    for (var i = lid.x; i < dims.cols; i += 256u) {
+        acc += x[row * dims.cols + i];
+    }
+    tile[lid.x] = acc;
+    workgroupBarrier();
+    for (var s = 256u / 2u; s > 0u; s >>= 1u) {
+        if (lid.x < s) {
+            tile[lid.x] += tile[lid.x + s];
+        }
+        workgroupBarrier();
+    }
+    if (lid.x == 0u) {
+        sums[row] = tile[0];
+    }
+}
+"#;
+const ROWS_ATTR: &str = r#"source = "", sizes(rows = 4, cols = 1000), bind(dims = uniform(rows, cols), x = input(rows * cols), sums = output(rows)), workgroups = (rows)"#;
+
 #[test]
-fn a_reduction_with_a_literal_workgroup_is_lifted() {
-    let k = kernel(REDUCE, ATTR);
+fn a_row_reduction_with_a_literal_workgroup_is_lifted() {
+    let k = kernel(ROWS, ROWS_ATTR);
     let rws = apply(&LiftWorkgroupSize, &k).unwrap();
     let w = &rws[0].program.wgsl;
     assert!(
         w.contains("var<workgroup> tile: array<f32, KF_WG_X>;"),
         "{w}"
     );
-    assert!(w.contains("wid.x * KF_WG_X + lid.x"), "{w}");
+    assert!(
+        w.contains("for (var i = lid.x; i < dims.cols; i += KF_WG_X)"),
+        "{w}"
+    );
     assert!(w.contains("var s = (KF_WG_X / 2u); s > 0u"), "{w}");
     assert!(w.contains("@workgroup_size(KF_WG_X)"), "{w}");
-    assert!(w.contains("i += KF_WG_X * nwg.x"), "{w}");
     assert_eq!(rws[0].program.workgroup_size, [256, 1, 1]);
     assert_eq!(
         rws[0].step,
-        "lift-workgroup-size(array, tree-reduction, workgroup-grid)"
+        "lift-workgroup-size(array, block-stride, tree-reduction)"
     );
     assert_eq!(
         rws[0].params,
         vec![("KF_WG_X".to_owned(), vec![32.0, 64.0, 128.0, 256.0])]
     );
+}
+
+#[test]
+fn a_global_index_built_from_the_workgroup_id_is_lifted() {
+    let wgsl = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(128)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = wid.x * 128u + li;
+    if (i < arrayLength(&x)) { y[i] = 2.0 * x[i]; }
+}
+"#;
+    let k = kernel(
+        wgsl,
+        r#"source = "", sizes(n = 1000), bind(x = input(n), y = output(n)), grid = (n)"#,
+    );
+    let rws = apply(&LiftWorkgroupSize, &k).unwrap();
+    assert!(rws[0].program.wgsl.contains("wid.x * KF_WG_X + li"));
+    assert_eq!(rws[0].step, "lift-workgroup-size(workgroup-grid)");
+}
+
+#[test]
+fn partial_sums_over_workgroup_sized_slices_are_refused() {
+    let k = kernel(REDUCE, ATTR);
+    let e = apply(&LiftWorkgroupSize, &k).unwrap_err();
+    assert!(e.0.contains("combine their values"), "{e}");
 }
 
 #[test]
