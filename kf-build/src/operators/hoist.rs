@@ -189,11 +189,7 @@ fn unconditional(block: &Block, out: &mut Vec<Handle<Expression>>, head: bool) -
     for s in block.iter() {
         match s {
             Statement::Emit(r) => out.extend(r.clone()),
-            Statement::Block(b) => {
-                if !unconditional(b, out, false) {
-                    return false;
-                }
-            }
+            Statement::Block(b) if !unconditional(b, out, false) => return false,
             // The loop's own condition check: `if (cond) {} else { break; }`.
             Statement::If { accept, reject, .. }
                 if !seen_check

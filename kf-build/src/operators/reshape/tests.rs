@@ -72,7 +72,7 @@ fn skips_what_depends_on_the_shape() {
         assert!(e.0.contains(why), "{why}: {e}");
     }
     let k = kernel(
-        &BLUR,
+        BLUR,
         &ATTR.replace("grid = (w, h)", "workgroups = (w / 8, h / 8)"),
     );
     assert!(
@@ -81,6 +81,6 @@ fn skips_what_depends_on_the_shape() {
             .0
             .contains("workgroup count")
     );
-    let k = kernel(&BLUR, &ATTR.replace("grid = (w, h)", "grid = (w * h)"));
+    let k = kernel(BLUR, &ATTR.replace("grid = (w, h)", "grid = (w * h)"));
     assert!(apply(&Reshape, &k).unwrap_err().0.contains("1-D grid"));
 }
