@@ -72,7 +72,7 @@ fn every_rewrite_of_the_loop_corpus_is_correct_and_every_skip_is_declared() {
     assert!(files.len() >= 6, "the corpus has its kernels");
     let mut worker = WorkerProcess::start_with(
         bin(),
-        kf_build::gpu::AdapterSelector(None),
+        kf_build::harness::AdapterSelector(None),
         Duration::from_secs(120),
     )
     .unwrap_or_else(|e| panic!("no adapter for the rewrite tests: {e}"));
@@ -133,20 +133,12 @@ fn every_rewrite_of_the_loop_corpus_is_correct_and_every_skip_is_declared() {
             applied.insert(op.name());
             for rw in &rewrites {
                 for (label, program) in variants(rw) {
-                    let id = kf_runtime::hash::variant_id(
-                        &program.wgsl,
-                        &program.constants_pairs(),
-                        &program.dispatch.to_string(),
-                    );
                     let report = worker.evaluate(&EvalRequest {
                         kernel: kernel.clone(),
-                        candidate: Candidate {
-                            id,
-                            origin: label.clone(),
-                            program,
-                        },
+                        candidate: Candidate::new(program, label.clone()),
                         plan: kf_build::search::final_plan(&kernel, 2, 7),
                         ceilings: None,
+                        deadline_s: None,
                     });
                     evaluated += 1;
                     if report.fitness.level != 5 {

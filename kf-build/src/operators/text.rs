@@ -120,14 +120,14 @@ pub fn token_at(src: &str, pos: usize) -> Range<usize> {
     if pos >= b.len() {
         return pos..pos;
     }
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'.';
-    if b[pos].is_ascii_alphanumeric() || b[pos] == b'_' {
+    // Bytes of non-ASCII characters belong to identifiers (WGSL allows Unicode identifiers), so
+    // a token never ends inside a character.
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
+    if ident(b[pos]) {
+        let number = b[pos].is_ascii_digit();
         let mut end = pos;
-        while end < b.len() && word(b[end]) {
-            // A `.` continues only a number (`1.5`), never an identifier (`dims.k`).
-            if b[end] == b'.' && !b[pos].is_ascii_digit() {
-                break;
-            }
+        // A `.` continues only a number (`1.5`), never an identifier (`dims.k`).
+        while end < b.len() && (ident(b[end]) || (number && b[end] == b'.')) {
             end += 1;
         }
         pos..end
@@ -243,14 +243,16 @@ mod tests {
 
     #[test]
     fn tokens_skip_comments_and_keep_numbers_whole() {
-        let src = "var /* a /* nested */ c */ i: u32 = 1.5e3; // tail\n dims.k";
+        let src = "var /* a /* nested */ c */ i: u32 = 1.5e3; // tail\n dims.k ünï";
         let t: Vec<&str> = tokens(src, 0..src.len())
             .into_iter()
             .map(|r| &src[r])
             .collect();
         assert_eq!(
             t,
-            ["var", "i", ":", "u32", "=", "1.5e3", ";", "dims", ".", "k"]
+            [
+                "var", "i", ":", "u32", "=", "1.5e3", ";", "dims", ".", "k", "ünï"
+            ]
         );
     }
 }
