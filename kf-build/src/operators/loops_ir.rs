@@ -691,7 +691,8 @@ pub fn emitted(block: &Block) -> HashSet<Handle<Expression>> {
 /// module-scope `var<private> i: T;` is appended, so offsets do not move and every mention of the
 /// counter becomes a global-variable expression with its own span. naga resolves the names, so a
 /// declaration in the body that shadows the counter keeps its own uses. The result is checked
-/// against the original IR: as many uses as the loop has loads of its counter.
+/// against the original IR: as many uses as the loop has loads of its counter (a declaration of
+/// the same name enclosing the loop would capture them all, and the loop is refused).
 pub fn counter_uses(
     module: &Module,
     wgsl: &str,
@@ -702,18 +703,9 @@ pub fn counter_uses(
     let skip = |why: &str| Skip(format!("loop counter: {why}"));
     let local = &f.local_variables[lp.counter];
     let name = local.name.as_deref().ok_or_else(|| skip("unnamed"))?;
-    if f.local_variables
-        .iter()
-        .filter(|(_, l)| l.name.as_deref() == Some(name))
-        .count()
-        != 1
-        || f.arguments.iter().any(|a| a.name.as_deref() == Some(name))
-        || f.named_expressions.values().any(|n| n == name)
-    {
-        return Err(skip(&format!(
-            "`{name}` is declared more than once in the function"
-        )));
-    }
+    // Another declaration of the same name that encloses the loop (an outer counter, an argument,
+    // a `let`) would capture the uses in the probe; the count check below then refuses the loop.
+    // Sibling loops reusing the name declare their own scopes and do not interfere.
     let ty = module.to_ctx().type_to_string(local.ty);
     let assign = format!("{name} =");
     if assign.len() > lp.decl.len() {
@@ -728,8 +720,12 @@ pub fn counter_uses(
         ],
     )
     .ok_or_else(|| skip("probe edit"))?;
-    let pm = naga::front::wgsl::parse_str(&probe)
-        .map_err(|_| skip(&format!("`{name}` clashes with a module-scope name")))?;
+    let pm = naga::front::wgsl::parse_str(&probe).map_err(|e| {
+        skip(&format!(
+            "`{name}` is also declared at module scope or around the loop ({})",
+            e.message()
+        ))
+    })?;
     let pf = match lp.func {
         FnRef::Entry(i) => {
             &pm.entry_points
@@ -981,3 +977,6 @@ impl LoopScope {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
