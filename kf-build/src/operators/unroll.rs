@@ -195,6 +195,9 @@ fn unroll_loop(
         } else {
             0
         };
+        if trips == 0 && !bound.from_override {
+            return Err(Skip("the loop never runs".into()));
+        }
         if (1..=FULL_MAX).contains(&trips) && trips as usize * body_len <= MAX_TEXT {
             let mut s = format!("{{ // KernelFoundry: `{name}` loop unrolled fully\n");
             for k in 0..trips {
@@ -249,7 +252,9 @@ fn unroll_loop(
         }
     }
     if out.is_empty() {
-        return Err(last.unwrap_or_else(|| Skip("the body is too large to copy".into())));
+        return Err(
+            last.unwrap_or_else(|| Skip("no unroll fits the trip count and the size limit".into()))
+        );
     }
     Ok(out)
 }
