@@ -43,6 +43,26 @@ pub fn apply(op: &dyn Operator, kernel: &ResolvedKernel) -> Result<Vec<Rewrite>,
     Ok(out)
 }
 
+/// `op` applied to `parent` (a rewrite of `kernel`'s baseline); every rewrite is checked.
+#[track_caller]
+pub fn apply_to(
+    op: &dyn Operator,
+    kernel: &ResolvedKernel,
+    parent: &kf_runtime::Program,
+) -> Result<Vec<Rewrite>, Skip> {
+    let target = target();
+    let subject = Subject {
+        kernel,
+        program: parent,
+        target: &target,
+    };
+    let out = op.apply(&subject)?;
+    for rw in &out {
+        check(kernel, rw);
+    }
+    Ok(out)
+}
+
 /// Parses and validates the rewrite with naga, and checks its interface fits the baseline and its
 /// workgroup size is the one its constants give.
 #[track_caller]

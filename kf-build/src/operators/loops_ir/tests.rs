@@ -6,7 +6,7 @@ use super::*;
 use crate::operators::hoist::Hoist;
 use crate::operators::lift::LiftWorkgroupSize;
 use crate::operators::reshape::Reshape;
-use crate::operators::testing::{apply, kernel};
+use crate::operators::testing::{apply, apply_to, kernel};
 use crate::operators::unroll::Unroll;
 use crate::operators::{Operator, Rewrite, Skip};
 
@@ -195,4 +195,37 @@ fn the_operators_handle_varied_kernels() {
     let (wgsl, attr) = VARIED[3];
     let e = apply(&LiftWorkgroupSize, &kernel(wgsl, attr)).unwrap_err();
     assert!(e.0.contains("not provably"), "{e}");
+}
+
+#[test]
+fn operators_apply_to_each_others_rewrites() {
+    let ops: [&dyn Operator; 4] = [&Unroll, &Hoist, &Reshape, &LiftWorkgroupSize];
+    let mut chained = Vec::new();
+    for (wgsl, attr) in VARIED {
+        let k = kernel(wgsl, attr);
+        for first in ops {
+            let Ok(rws) = apply(first, &k) else { continue };
+            for rw in rws.iter().take(2) {
+                for second in ops {
+                    // `apply_to` validates every second-level rewrite too.
+                    if let Ok(more) = apply_to(second, &k, &rw.program) {
+                        chained.extend(
+                            more.into_iter()
+                                .map(|m| format!("{} > {}", rw.step, m.step)),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    for expected in [
+        "hoist(1 loads) > unroll(k@8, full)",
+        "unroll(k@7, x2) > hoist(3 loads)",
+        "reshape(8x8) > reshape(16x16)",
+    ] {
+        assert!(
+            chained.iter().any(|c| c == expected),
+            "{expected} not in {chained:?}"
+        );
+    }
 }
