@@ -13,7 +13,8 @@
 //! ```
 //!
 //! Every operator is named in one of the two lists. Rewrites that introduce parameters are also
-//! evaluated at each candidate value. Speed is never asserted.
+//! evaluated at each candidate value, and each operator is applied to every other operator's first
+//! rewrite (the search composes them) and those rewrites are evaluated too. Speed is never asserted.
 
 use kf_build::harness::worker::WorkerProcess;
 use kf_build::harness::{Candidate, EvalRequest, Evaluator};
@@ -102,6 +103,7 @@ fn every_rewrite_of_the_loop_corpus_is_correct_and_every_skip_is_declared() {
             program: &kernel.baseline,
             target: &target,
         };
+        let mut todo: Vec<(String, kf_runtime::Program)> = Vec::new();
         for op in operators {
             let expect_applies = applies.contains(&op.name());
             assert!(
@@ -132,24 +134,42 @@ fn every_rewrite_of_the_loop_corpus_is_correct_and_every_skip_is_declared() {
             );
             applied.insert(op.name());
             for rw in &rewrites {
-                for (label, program) in variants(rw) {
-                    let report = worker.evaluate(&EvalRequest {
-                        kernel: kernel.clone(),
-                        candidate: Candidate::new(program, label.clone()),
-                        plan: kf_build::search::final_plan(&kernel, 2, 7),
-                        ceilings: None,
-                        deadline_s: None,
-                    });
-                    evaluated += 1;
-                    if report.fitness.level != 5 {
-                        failures.push(format!(
-                            "{name}: {label}: level {} ({:?})\n{}",
-                            report.fitness.level,
-                            report.failure.as_ref().map(|f| f.reason),
-                            report.failure.as_ref().map_or("", |f| f.log.as_str()),
-                        ));
+                todo.extend(variants(rw));
+            }
+            // Operators compose: each other operator on this operator's first rewrite.
+            for second in operators {
+                if second.name() == op.name() {
+                    continue;
+                }
+                let parent = Subject {
+                    kernel: &kernel,
+                    program: &rewrites[0].program,
+                    target: &target,
+                };
+                if let Ok(more) = second.apply(&parent) {
+                    for rw in more.iter().take(1) {
+                        let label = format!("{} > {}", rewrites[0].step, rw.step);
+                        todo.push((label, rw.program.clone()));
                     }
                 }
+            }
+        }
+        for (label, program) in todo {
+            let report = worker.evaluate(&EvalRequest {
+                kernel: kernel.clone(),
+                candidate: Candidate::new(program, label.clone()),
+                plan: kf_build::search::final_plan(&kernel, 2, 7),
+                ceilings: None,
+                deadline_s: None,
+            });
+            evaluated += 1;
+            if report.fitness.level != 5 {
+                failures.push(format!(
+                    "{name}: {label}: level {} ({:?})\n{}",
+                    report.fitness.level,
+                    report.failure.as_ref().map(|f| f.reason),
+                    report.failure.as_ref().map_or("", |f| f.log.as_str()),
+                ));
             }
         }
     }
@@ -159,5 +179,6 @@ fn every_rewrite_of_the_loop_corpus_is_correct_and_every_skip_is_declared() {
         operators.len(),
         "every operator applied somewhere"
     );
-    assert!(evaluated >= 30, "only {evaluated} evaluations");
+    assert!(evaluated >= 50, "only {evaluated} evaluations");
+    eprintln!("{evaluated} rewrites evaluated at level 5");
 }
