@@ -24,7 +24,9 @@
 //!   or `var` of the loop body inside it; a `let` of the body whose value is invariant is itself
 //!   hoisted by value: `let off = kf_hoist0;`).
 //!
-//! One rewrite hoists everything provable in the kernel; identical texts share one `let`. A loop
+//! One rewrite hoists everything provable in the kernel; identical texts share one `let`. Should a
+//! moved text not validate (a case the proofs did not foresee), the hoists that do validate are
+//! kept, one by one. A loop
 //! that runs zero times now performs the load once anyway: WGSL bounds every buffer access, so an
 //! out-of-range address there reads an unspecified value that is never used, never faults.
 //!
@@ -68,9 +70,9 @@ impl Operator for Hoist {
                 return n;
             }
         };
-        let mut edits = Vec::new();
+        // One group per loop and distinct text: the `let` before the loop and the replacements.
+        let mut groups: Vec<(Vec<Edit>, usize, String)> = Vec::new();
         let mut n_loops = 0;
-        let mut hoisted = 0;
         for fref in loops_ir::reachable(&r.module, ep) {
             let f = loops_ir::function(&r.module, fref);
             let mut loops = Vec::new();
@@ -94,42 +96,65 @@ impl Operator for Hoist {
                 }
                 n_loops += 1;
                 let found = candidates(&r.module, f, body, continuing, &span);
-                if found.is_empty() {
-                    continue;
-                }
-                // One `let` per distinct text, before the loop.
-                let mut by_text: BTreeMap<&str, String> = BTreeMap::new();
-                let mut lets = String::new();
                 let indent = indent_at(wgsl, span.start);
+                let mut by_text: BTreeMap<&str, usize> = BTreeMap::new();
                 for range in &found {
                     let t = &wgsl[range.clone()];
-                    let name = by_text.entry(t).or_insert_with(|| {
+                    let g = *by_text.entry(t).or_insert_with(|| {
                         let n = fresh();
-                        lets.push_str(&format!("let {n} = {t};\n{indent}"));
-                        n
+                        groups.push((
+                            vec![Edit::insert(
+                                span.start,
+                                format!("let {n} = {t};\n{indent}"),
+                            )],
+                            0,
+                            n,
+                        ));
+                        groups.len() - 1
                     });
-                    edits.push(Edit::new(range.clone(), name.clone()));
-                    hoisted += 1;
+                    let name = groups[g].2.clone();
+                    groups[g].0.push(Edit::new(range.clone(), name));
+                    groups[g].1 += 1;
                 }
-                edits.push(Edit::insert(span.start, lets));
             }
         }
-        if hoisted == 0 {
+        if groups.is_empty() {
             return Err(Skip(if n_loops == 0 {
                 "no loop".into()
             } else {
                 "no loop-invariant load from a uniform or read-only buffer in a loop".into()
             }));
         }
-        let new = text::apply(wgsl, &edits).ok_or_else(|| Skip("overlapping hoists".into()))?;
-        let rw = text::finish(
-            subject,
-            new,
-            &[],
-            format!("hoist({hoisted} loads)"),
-            Vec::new(),
-        )?;
-        Ok(vec![rw])
+        let build = |chosen: &[&(Vec<Edit>, usize, String)]| -> Result<Rewrite, Skip> {
+            let edits: Vec<Edit> = chosen.iter().flat_map(|g| g.0.iter().cloned()).collect();
+            let hoisted: usize = chosen.iter().map(|g| g.1).sum();
+            let new = text::apply(wgsl, &edits).ok_or_else(|| Skip("overlapping hoists".into()))?;
+            text::finish(
+                subject,
+                new,
+                &[],
+                format!("hoist({hoisted} loads)"),
+                Vec::new(),
+            )
+        };
+        let all: Vec<&(Vec<Edit>, usize, String)> = groups.iter().collect();
+        match build(&all) {
+            Ok(rw) => Ok(vec![rw]),
+            // A text the proofs did not foresee failed to validate: keep every group that does.
+            Err(first) => {
+                let mut kept: Vec<&(Vec<Edit>, usize, String)> = Vec::new();
+                for g in &groups {
+                    kept.push(g);
+                    if build(&kept).is_err() {
+                        kept.pop();
+                    }
+                }
+                if kept.is_empty() {
+                    return Err(first);
+                }
+                build(&kept).map(|rw| vec![rw])
+            }
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Hoisting: which loads leave the loop, and which must stay.
 
 use super::*;
-use crate::operators::testing::{apply, kernel};
+use crate::operators::testing::{apply, apply_to, kernel};
 
 const MATVEC: &str = r#"
 struct Dims { rows: u32, k: u32 }
@@ -95,4 +95,25 @@ fn a_loop_without_loads_is_skipped_cheaply() {
         r#"source = "", sizes(n = 1), bind(y = output(n)), grid = (n)"#,
     );
     assert_eq!(apply(&Hoist, &k).unwrap_err().0, "no loop");
+}
+
+#[test]
+fn a_second_application_moves_what_the_first_left_behind_a_let() {
+    let wgsl = MATVEC.replace(
+        "let scale = params.a * 2.0;\n        acc += a[row * dims.k + i] * scale + bias[row];",
+        "let off = row * dims.k;\n        acc += a[off + i] + bias[off % 7u];",
+    );
+    let k = kernel(&wgsl, ATTR);
+    let first = apply(&Hoist, &k).unwrap();
+    let w = &first[0].program.wgsl;
+    assert!(w.contains("let off = kf_hoist1;"), "{w}");
+    assert!(
+        w.contains("bias[off % 7u]"),
+        "behind a `let` of the body: stays\n{w}"
+    );
+    // Whatever a second application does, it validates (apply_to checks it) and never loses
+    // the first application's work.
+    if let Ok(second) = apply_to(&Hoist, &k, &first[0].program) {
+        assert!(second[0].program.wgsl.contains("let off = kf_hoist1;"));
+    }
 }
