@@ -15,10 +15,10 @@ pub mod lift;
 pub mod loops_ir;
 pub mod params;
 pub mod reshape;
-pub mod text;
-pub mod unroll;
 #[cfg(test)]
 mod testing;
+pub mod text;
+pub mod unroll;
 
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
