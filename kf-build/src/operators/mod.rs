@@ -10,7 +10,15 @@
 //! Invariant: an operator never decides correctness. Its output is a candidate like any other: the
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.
 
+pub mod hoist;
+pub mod lift;
+pub mod loops_ir;
 pub mod params;
+pub mod reshape;
+#[cfg(test)]
+mod testing;
+pub mod text;
+pub mod unroll;
 
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
