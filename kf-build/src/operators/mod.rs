@@ -82,7 +82,13 @@ pub type Moves = &'static [(Dim, i8)];
 /// Every offline operator, in a fixed order (the order is part of what makes a seeded run
 /// reproducible).
 pub fn all() -> Vec<Box<dyn Operator>> {
-    vec![Box::new(params::Params::default())]
+    vec![
+        Box::new(params::Params::default()),
+        Box::new(unroll::Unroll),
+        Box::new(hoist::Hoist),
+        Box::new(reshape::Reshape),
+        Box::new(lift::LiftWorkgroupSize),
+    ]
 }
 
 /// A rewrite operator.
