@@ -445,7 +445,7 @@ fn resolve_spec(
         },
         SourceRef::Inline(text) => (text.clone(), format!("<inline WGSL of {name}>")),
     };
-    resolve::resolve(name, spec, &wgsl, &label).map_err(|e| match e {
+    let spec_error = |e: ResolveError| match e {
         ResolveError::Spec(errors) => errors
             .iter()
             .map(|e| {
@@ -466,5 +466,24 @@ fn resolve_spec(
             "{}: invalid WGSL:\n{other}",
             at(file, root, spans.span(Loc::Source))
         ),
-    })
+    };
+    let mut kernel = resolve::resolve(name, spec, &wgsl, &label).map_err(spec_error)?;
+    if let Some(reference) = &spec.reference {
+        let (text, label) = match &reference.source {
+            SourceRef::Path(rel) => match std::fs::read_to_string(root.join(rel)) {
+                Ok(text) => (text, rel.clone()),
+                Err(e) => {
+                    return Err(format!(
+                        "{}: cannot read the reference's WGSL file `{rel}`: {e} (paths are relative to the crate root)",
+                        at(file, root, spans.span(Loc::Reference))
+                    ));
+                }
+            },
+            SourceRef::Inline(text) => (text.clone(), format!("<inline reference of {name}>")),
+        };
+        kernel.reference = Some(
+            resolve::resolve_reference(&kernel, reference, &text, &label).map_err(spec_error)?,
+        );
+    }
+    Ok(kernel)
 }

@@ -117,6 +117,30 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
 
     let kernel = resolve::resolve(&name, &spec, &wgsl, &label)
         .map_err(|e| resolve_error(e, &spans, &label))?;
+    // A hand-written reference is checked against the kernel but not embedded: reports run it
+    // beside the tuned variant, the app never selects it. Its file is still tracked for rebuilds.
+    let mut reference_path = None;
+    if let Some(reference) = &spec.reference {
+        let (text, label) = match &reference.source {
+            SourceRef::Path(rel) => {
+                let path = manifest_dir.join(rel);
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    syn::Error::new(
+                        spans.span(Loc::Reference),
+                        format!(
+                            "cannot read the reference's WGSL file `{rel}`: {e}\n  = help: paths are relative to the crate root ({})",
+                            manifest_dir.display()
+                        ),
+                    )
+                })?;
+                reference_path = Some(path);
+                (text, rel.clone())
+            }
+            SourceRef::Inline(text) => (text.clone(), format!("<inline reference of {name}>")),
+        };
+        resolve::resolve_reference(&kernel, reference, &text, &label)
+            .map_err(|e| resolve_error(e, &spans, &label))?;
+    }
     let found = embed_cache(&manifest_dir, &kernel);
 
     let baseline_wgsl = match &wgsl_path {
@@ -143,6 +167,12 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         .iter()
         .map(|(rel, entry)| variant_tokens(rel, entry));
     let notes = &found.notes;
+    let reference_tracked = reference_path.iter().map(|p| {
+        let p = p.to_string_lossy();
+        quote!(
+            const _: &str = ::core::include_str!(#p);
+        )
+    });
     let tracked = found.tracked.iter().map(|p| {
         let p = p.to_string_lossy();
         quote!(
@@ -173,6 +203,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             build_notes: &[#(#notes),*],
         };
         #(#tracked)*
+        #(#reference_tracked)*
         #(#warnings)*
     })
 }
