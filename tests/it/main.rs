@@ -4,6 +4,7 @@
 mod adversarial;
 mod cli;
 mod e2e;
+mod evolve;
 mod examples;
 mod rewrites;
 mod tidy;
