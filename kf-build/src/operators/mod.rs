@@ -86,3 +86,6 @@ pub trait Operator: Send + Sync {
     /// Rewrites `subject`, or says why it does not apply.
     fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip>;
 }
+
+pub mod tile;
+pub mod tile_ir;

@@ -1,0 +1,1212 @@
+//! Workgroup-memory tiling of the matmul loop pattern, with register blocking.
+//!
+//! A naive matrix multiply gives every invocation one output and reads both operands straight
+//! from global memory: each element of A and B is fetched once per output that uses it, and the
+//! kernel runs at a small fraction of the GPU's arithmetic rate. Tiling lets a workgroup compute a
+//! block of outputs, stage a slice of each operand through `var<workgroup>` memory once per block,
+//! and (with register blocking) let each invocation accumulate several outputs in registers, so one
+//! staged value feeds several multiply-adds.
+//!
+//! **What is proven from naga's IR** before anything is rewritten (see [`recognise`]):
+//! - the entry point reads only `global_invocation_id` (a `vec3<u32>`), and its body is, in order,
+//!   straight-line code (locals assigned any number of times; naga's lowering of `&&`/`||`),
+//!   bounds guards (`if c { return; }`, or the rest of the body wrapped in `if c { .. }`), exactly
+//!   one loop, straight-line code, exactly one store to a storage buffer, and nothing else (no
+//!   calls, atomics, barriers, other loops or other stores);
+//! - the loop is a counted loop: an integer counter starting at an invariant value, continuing
+//!   while `k < K` or `k <= K` with `K` invariant (a literal, constant, override, uniform, read-only
+//!   storage at an invariant index, `arrayLength`), incremented by one exactly once per iteration
+//!   (a `for`, a `while` with the increment last, or `loop` with `continuing`);
+//! - the loop body updates one `f32` accumulator as `acc + x * y` (either order) or
+//!   `fma(x, y, acc)`, where `x` and `y` are `f32` loads from storage buffers whose indices are
+//!   affine in the counter and in exactly one of `gid.x`/`gid.y` each — different ones — with
+//!   invariant coefficients (plus `gid.z` for a batch);
+//! - the store after the loop writes a buffer other than the two operands, at an index affine in
+//!   both `gid.x` and `gid.y`, a value that depends on the accumulator and not on the counter (any
+//!   epilogue: bias, activation, scaling — it is re-emitted as written);
+//! - the guards depend only on invocation-id components and invariants, and together on both
+//!   output axes, so every output the rewrite may compute is either one the baseline computes or
+//!   one the guard rejects.
+//!
+//! **The rewrite** replaces the entry point's function (by its text range; the rest of the module
+//! is kept byte for byte) with a 2-D workgroup of `TV×TU` invocations that computes a `BU×BV`
+//! block of outputs, `RU×RV` per invocation. The loop walks `K` in slices of `KF_TILE_BK` (an
+//! `override`, the one tunable left): all invocations load both slices cooperatively (coalesced
+//! along whichever of the counter or the axis has unit stride in the operand's index), zero-filling
+//! elements whose counter fails the loop condition, then barrier, multiply-accumulate from
+//! workgroup memory, barrier. Accumulators are `vec4<f32>` variables (or scalars for blocks under
+//! 4), all named and unrolled: an indexed private array spills to memory on NVIDIA. Each output is
+//! then stored under the baseline's own guard with the baseline's own index and epilogue, printed
+//! from the IR with `global_invocation_id` replaced by the output's virtual id — so the code has no
+//! early return and every barrier is in uniform control flow.
+//!
+//! **The launch rule** becomes workgroup counts over the baseline's grid, `(X + BX - 1) / BX` per
+//! axis (`BX` the block extent along it) and the batch extent in z. Block sizes are therefore
+//! literals, one [`Rewrite`] per configuration; `KF_TILE_BK` does not enter the launch rule, so it
+//! is an `override` with candidates in [`Rewrite::params`].
+//!
+//! **Limits.** Only `f32` scalar operands and accumulator; output coordinates must be components
+//! of `global_invocation_id` (a row and column recovered from a flat id by `/` and `%` is not
+//! affine, so it is skipped); a store without a bounds guard on both axes is skipped (the rewrite
+//! computes whole blocks and could not tell which outputs the baseline leaves alone); the
+//! accumulation order changes (within the verifier's tolerance, like any reassociation).
+
+use super::tile_ir::{self, Coef, Deps, Entry, Exprs, Locals, Printer, Value};
+use super::{Moves, Operator, Rewrite, Skip, Subject};
+use crate::evolve::descriptor::Dim;
+use kf_runtime::Program;
+use kf_runtime::expr::{Op, SizeExpr};
+use kf_runtime::program::{Dispatch, DispatchMode};
+use naga::{Expression, Handle, Statement};
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// The symbol numbers the pattern gives its loop-carried values.
+const COUNTER: usize = 0;
+const ACC: usize = 1;
+
+/// The override that sets the depth of a staged slice.
+pub const BK_OVERRIDE: &str = "KF_TILE_BK";
+/// Prefix of every identifier the rewrite introduces (a source that already has it is skipped).
+const PREFIX: &str = "kft_";
+
+/// One block configuration: outputs per workgroup and per invocation along the two axes. `u` is
+/// the axis of the first operand, `v` the output's contiguous axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Outputs per workgroup along u.
+    pub bu: u32,
+    /// Outputs per workgroup along v.
+    pub bv: u32,
+    /// Outputs per invocation along u.
+    pub ru: u32,
+    /// Outputs per invocation along v.
+    pub rv: u32,
+}
+
+impl Config {
+    /// Invocations along u.
+    pub fn tu(&self) -> u32 {
+        self.bu / self.ru
+    }
+    /// Invocations along v.
+    pub fn tv(&self) -> u32 {
+        self.bv / self.rv
+    }
+    /// Invocations per workgroup.
+    pub fn invocations(&self) -> u32 {
+        self.tu() * self.tv()
+    }
+    /// Whether accumulators and staged slices are `vec4<f32>`.
+    fn vec4(&self) -> bool {
+        self.ru % 4 == 0 && self.rv % 4 == 0
+    }
+    /// Elements of one staged slice row (one counter value), padded against bank conflicts, in
+    /// units of the slice's element type.
+    fn stride(&self, extent: u32) -> u32 {
+        if self.vec4() {
+            extent / 4 + 1
+        } else {
+            extent + 1
+        }
+    }
+    /// Bytes of workgroup memory for a slice depth of `bk`.
+    pub fn storage_bytes(&self, bk: u32) -> u64 {
+        let elem = if self.vec4() { 16 } else { 4 };
+        u64::from(self.stride(self.bu) + self.stride(self.bv)) * u64::from(bk) * elem
+    }
+}
+
+/// Slice depths offered, smallest first.
+const BK_CANDIDATES: [u32; 3] = [8, 16, 32];
+/// The slice depth a rewrite starts with, when it fits.
+const BK_DEFAULT: u32 = 16;
+
+/// The tiling operator. [`Tile::shared`] stages tiles only (one output per invocation);
+/// [`Tile::blocked`] adds register blocking. They are two operators because they move the memory
+/// dimension by different amounts.
+#[derive(Clone, Copy, Debug)]
+pub struct Tile {
+    register_blocking: bool,
+}
+
+impl Tile {
+    /// Workgroup tiling, one output per invocation (16×16 blocks).
+    pub const fn shared() -> Self {
+        Tile {
+            register_blocking: false,
+        }
+    }
+
+    /// Workgroup tiling with register blocking (64×64 blocks with 4×4 per invocation, 128×64 with
+    /// 8×4, 128×128 with 8×8).
+    pub const fn blocked() -> Self {
+        Tile {
+            register_blocking: true,
+        }
+    }
+
+    /// The configurations this operator offers.
+    pub fn configs(&self) -> &'static [Config] {
+        if self.register_blocking {
+            &[
+                Config {
+                    bu: 64,
+                    bv: 64,
+                    ru: 4,
+                    rv: 4,
+                },
+                Config {
+                    bu: 128,
+                    bv: 64,
+                    ru: 8,
+                    rv: 4,
+                },
+                Config {
+                    bu: 128,
+                    bv: 128,
+                    ru: 8,
+                    rv: 8,
+                },
+            ]
+        } else {
+            &[Config {
+                bu: 16,
+                bv: 16,
+                ru: 1,
+                rv: 1,
+            }]
+        }
+    }
+}
+
+impl Operator for Tile {
+    fn name(&self) -> &'static str {
+        if self.register_blocking {
+            "tile-blocked"
+        } else {
+            "tile"
+        }
+    }
+
+    fn moves(&self) -> Moves {
+        if self.register_blocking {
+            &[(Dim::Memory, 3), (Dim::Compute, 3), (Dim::Parallelism, 1)]
+        } else {
+            &[(Dim::Memory, 2), (Dim::Compute, 3), (Dim::Parallelism, 1)]
+        }
+    }
+
+    fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip> {
+        let program = subject.program;
+        let wgsl = program.wgsl.as_ref();
+        if wgsl.contains(PREFIX) || wgsl.contains(BK_OVERRIDE) {
+            return Err(Skip("already tiled".into()));
+        }
+        let reflected = kf_runtime::resolve::reflect(wgsl, Some(&program.entry), "parent")
+            .map_err(|e| Skip(format!("the parent program does not reflect: {e}")))?;
+        let entry = Entry::new(&reflected.module, &reflected.info, &program.entry)?;
+        let (matmul, locals) = recognise(&entry)?;
+        let x = Exprs {
+            e: &entry,
+            locals: &locals,
+        };
+        let inside = entry
+            .func
+            .body
+            .span_iter()
+            .map(|(_, s)| s)
+            .find(|s| s.is_defined())
+            .map(|s| s.to_range().map_or(0, |r| r.start));
+        let range = tile_ir::function_range(wgsl, &program.entry, inside)
+            .ok_or_else(|| Skip("cannot find the entry point's text".into()))?;
+
+        let target = subject.target;
+        let storage = target.limit("max_compute_workgroup_storage_size", 16384);
+        let mut rewrites = Vec::new();
+        let mut reasons = Vec::new();
+        for cfg in self.configs() {
+            let fits = cfg.invocations() as u64
+                <= target.limit("max_compute_invocations_per_workgroup", 256)
+                && u64::from(cfg.tv()) <= target.limit("max_compute_workgroup_size_x", 256)
+                && u64::from(cfg.tu()) <= target.limit("max_compute_workgroup_size_y", 256);
+            let bks: Vec<u32> = BK_CANDIDATES
+                .into_iter()
+                .filter(|&bk| cfg.storage_bytes(bk) <= storage)
+                .collect();
+            if !fits || bks.is_empty() {
+                reasons.push(format!(
+                    "{}x{} blocks exceed the adapter's workgroup limits",
+                    cfg.bu, cfg.bv
+                ));
+                continue;
+            }
+            let bk = if bks.contains(&BK_DEFAULT) {
+                BK_DEFAULT
+            } else {
+                bks[0]
+            };
+            let function = generate(&matmul, &x, cfg, bk, &program.entry)?;
+            let mut text = String::with_capacity(wgsl.len() + function.len());
+            text.push_str(&wgsl[..range.start]);
+            text.push_str(&function);
+            text.push_str(&wgsl[range.end..]);
+            let mut constants: Vec<(Cow<'static, str>, f64)> = program.constants.to_vec();
+            constants.push((Cow::Borrowed(BK_OVERRIDE), f64::from(bk)));
+            rewrites.push(Rewrite {
+                program: Program {
+                    wgsl: Cow::Owned(text),
+                    entry: program.entry.clone(),
+                    constants: Cow::Owned(constants),
+                    workgroup_size: [cfg.tv(), cfg.tu(), 1],
+                    workgroup_storage_bytes: cfg.storage_bytes(bk) as u32,
+                    dispatch: launch_rule(&matmul, program, cfg),
+                },
+                step: format!(
+                    "{}({}x{}, {}x{} per invocation)",
+                    self.name(),
+                    cfg.bu,
+                    cfg.bv,
+                    cfg.ru,
+                    cfg.rv
+                ),
+                params: vec![(
+                    BK_OVERRIDE.to_owned(),
+                    bks.iter().map(|&b| f64::from(b)).collect(),
+                )],
+            });
+        }
+        if rewrites.is_empty() {
+            return Err(Skip(reasons.join("; ")));
+        }
+        Ok(rewrites)
+    }
+}
+
+/// A guard: outputs are computed only where `cond == active_when` (for every guard).
+#[derive(Clone, Copy, Debug)]
+struct Guard {
+    cond: Handle<Expression>,
+    active_when: bool,
+}
+
+/// One operand of the product: its load, and how to read it coalesced.
+#[derive(Clone, Copy, Debug)]
+struct Operand {
+    load: Handle<Expression>,
+    /// Consecutive counter values are adjacent in memory (unit coefficient of the counter).
+    counter_fastest: bool,
+}
+
+/// The matmul pattern, proven.
+#[derive(Clone, Debug)]
+pub struct Matmul {
+    counter_ty: String,
+    counter_start: Value,
+    /// The loop continues while `cond == continue_when`.
+    cond: Handle<Expression>,
+    continue_when: bool,
+    acc_init: Value,
+    /// The operands indexed along u and along v.
+    operands: [Operand; 2],
+    u_axis: usize,
+    v_axis: usize,
+    batch: bool,
+    guards: Vec<Guard>,
+    store_pointer: Handle<Expression>,
+    store_value: Handle<Expression>,
+}
+
+/// Walks the entry point's statements, proving the pattern.
+struct Walk<'a> {
+    e: &'a Entry<'a>,
+    locals: Locals,
+    guards: Vec<Guard>,
+    looped: Option<LoopFacts>,
+    store: Option<(Handle<Expression>, Handle<Expression>)>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct LoopFacts {
+    counter_ty: Handle<naga::Type>,
+    counter_start: Value,
+    cond: Handle<Expression>,
+    continue_when: bool,
+    acc_init: Value,
+    update: Handle<Expression>,
+}
+
+fn is_return(block: &naga::Block) -> bool {
+    matches!(
+        block.iter().collect::<Vec<_>>().as_slice(),
+        [Statement::Return { value: None }]
+    )
+}
+
+fn is_break(block: &naga::Block) -> bool {
+    matches!(
+        block.iter().collect::<Vec<_>>().as_slice(),
+        [Statement::Break]
+    )
+}
+
+/// Statements of a block with nested plain blocks spliced in.
+fn flatten<'b>(block: &'b naga::Block, out: &mut Vec<&'b Statement>) {
+    for s in block.iter() {
+        match s {
+            Statement::Block(b) => flatten(b, out),
+            other => out.push(other),
+        }
+    }
+}
+
+fn statement_kind(s: &Statement) -> &'static str {
+    match s {
+        Statement::Call { .. } => "a function call",
+        Statement::Atomic { .. } => "an atomic",
+        Statement::ControlBarrier(_) | Statement::MemoryBarrier(_) => "a barrier",
+        Statement::Switch { .. } => "a switch",
+        Statement::Loop { .. } => "a second loop",
+        Statement::Store { .. } => "a store",
+        Statement::If { .. } => "an if",
+        Statement::Return { .. } => "a return",
+        Statement::Break | Statement::Continue => "a break or continue",
+        _ => "a statement",
+    }
+}
+
+impl<'a> Walk<'a> {
+    fn block(&mut self, block: &naga::Block) -> Result<(), Skip> {
+        let mut list = Vec::new();
+        flatten(block, &mut list);
+        for (i, s) in list.iter().enumerate() {
+            let rest_is_return = list[i + 1..]
+                .iter()
+                .all(|s| matches!(s, Statement::Return { value: None }));
+            match s {
+                Statement::Emit(r) => self.locals.emit(self.e, r)?,
+                Statement::Store { pointer, value } => {
+                    if let Some(l) = self.e.as_local(*pointer) {
+                        self.locals.current.insert(l, Value::Expr(*value));
+                    } else if self.looped.is_some() && self.store.is_none() {
+                        self.store = Some((*pointer, *value));
+                    } else {
+                        return Err(Skip(if self.looped.is_none() {
+                            "stores to memory before the loop".into()
+                        } else {
+                            "stores to memory more than once".into()
+                        }));
+                    }
+                }
+                Statement::If {
+                    condition,
+                    accept,
+                    reject,
+                } => {
+                    if self
+                        .locals
+                        .short_circuit(self.e, *condition, accept, reject)?
+                    {
+                        continue;
+                    }
+                    if self.looped.is_some() {
+                        return Err(Skip("branches after the loop".into()));
+                    }
+                    if is_return(accept) && reject.is_empty() {
+                        self.guards.push(Guard {
+                            cond: *condition,
+                            active_when: false,
+                        });
+                    } else if accept.is_empty() && is_return(reject) {
+                        self.guards.push(Guard {
+                            cond: *condition,
+                            active_when: true,
+                        });
+                    } else if rest_is_return && (reject.is_empty() || is_return(reject)) {
+                        self.guards.push(Guard {
+                            cond: *condition,
+                            active_when: true,
+                        });
+                        return self.block(accept);
+                    } else if rest_is_return && (accept.is_empty() || is_return(accept)) {
+                        self.guards.push(Guard {
+                            cond: *condition,
+                            active_when: false,
+                        });
+                        return self.block(reject);
+                    } else {
+                        return Err(Skip("branches that are not bounds guards".into()));
+                    }
+                }
+                Statement::Loop {
+                    body,
+                    continuing,
+                    break_if,
+                } => {
+                    if self.looped.is_some() {
+                        return Err(Skip("more than one loop".into()));
+                    }
+                    self.looped = Some(self.main_loop(body, continuing, *break_if)?);
+                }
+                Statement::Return { value: None } if rest_is_return => return Ok(()),
+                other => {
+                    return Err(Skip(format!(
+                        "the kernel has {} outside the pattern",
+                        statement_kind(other)
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn main_loop(
+        &mut self,
+        body: &naga::Block,
+        continuing: &naga::Block,
+        break_if: Option<Handle<Expression>>,
+    ) -> Result<LoopFacts, Skip> {
+        let e = self.e;
+        if break_if.is_some() {
+            return Err(Skip("the loop ends with `break if`".into()));
+        }
+        let mut stored = std::collections::HashMap::new();
+        tile_ir::stored_locals(e, body, &mut stored);
+        tile_ir::stored_locals(e, continuing, &mut stored);
+        let (mut counter, mut acc) = (None, None);
+        for (&l, &n) in &stored {
+            let ty = &e.module.types[e.func.local_variables[l].ty].inner;
+            let slot = match ty {
+                naga::TypeInner::Scalar(naga::Scalar {
+                    kind: naga::ScalarKind::Uint | naga::ScalarKind::Sint,
+                    width: 4,
+                }) => &mut counter,
+                naga::TypeInner::Scalar(naga::Scalar::F32) => &mut acc,
+                _ => &mut None,
+            };
+            if slot.is_some() || n != 1 {
+                return Err(Skip(
+                    "the loop updates more than one f32 accumulator and one counter".into(),
+                ));
+            }
+            *slot = Some(l);
+        }
+        let (Some(counter), Some(acc)) = (counter, acc) else {
+            return Err(Skip(
+                "no loop with one integer counter and one f32 accumulator".into(),
+            ));
+        };
+        let counter_start = *self
+            .locals
+            .current
+            .get(&counter)
+            .ok_or_else(|| Skip("the loop counter has no value before the loop".into()))?;
+        let acc_init = *self
+            .locals
+            .current
+            .get(&acc)
+            .ok_or_else(|| Skip("the accumulator has no value before the loop".into()))?;
+        {
+            let x = Exprs {
+                e,
+                locals: &self.locals,
+            };
+            let deps = match counter_start {
+                Value::Expr(h) => x.deps(h),
+                _ => Deps {
+                    unknown: true,
+                    ..Deps::default()
+                },
+            };
+            if !deps.is_invariant() {
+                return Err(Skip("the loop counter starts at a varying value".into()));
+            }
+        }
+        self.locals.current.insert(counter, Value::Symbol(COUNTER));
+        self.locals.current.insert(acc, Value::Symbol(ACC));
+
+        let mut list = Vec::new();
+        flatten(body, &mut list);
+        let mut it = list.into_iter().peekable();
+        let mut exit = None;
+        for s in it.by_ref() {
+            match s {
+                Statement::Emit(r) => self.locals.emit(e, r)?,
+                Statement::If {
+                    condition,
+                    accept,
+                    reject,
+                } if accept.is_empty() && is_break(reject) => {
+                    exit = Some((*condition, true));
+                    break;
+                }
+                Statement::If {
+                    condition,
+                    accept,
+                    reject,
+                } if is_break(accept) && reject.is_empty() => {
+                    exit = Some((*condition, false));
+                    break;
+                }
+                _ => break,
+            }
+        }
+        let (cond, continue_when) =
+            exit.ok_or_else(|| Skip("the loop does not start with its exit test".into()))?;
+        let mut update = None;
+        let mut incremented = false;
+        let rest: Vec<&Statement> = it.collect();
+        for (i, s) in rest.iter().enumerate() {
+            match s {
+                Statement::Emit(r) => self.locals.emit(e, r)?,
+                Statement::Store { pointer, value } if e.as_local(*pointer) == Some(acc) => {
+                    if update.is_some() {
+                        return Err(Skip("the accumulator is updated twice".into()));
+                    }
+                    update = Some(*value);
+                    // Reading it again in the same iteration would read the new value.
+                    self.locals.current.remove(&acc);
+                }
+                Statement::Store { pointer, value }
+                    if e.as_local(*pointer) == Some(counter)
+                        && i + 1 == rest.len()
+                        && continuing.is_empty() =>
+                {
+                    self.check_increment(*value)?;
+                    incremented = true;
+                }
+                other => {
+                    return Err(Skip(format!(
+                        "the loop body has {} besides the accumulation",
+                        statement_kind(other)
+                    )));
+                }
+            }
+        }
+        let mut cont = Vec::new();
+        flatten(continuing, &mut cont);
+        for s in cont {
+            match s {
+                Statement::Emit(r) => self.locals.emit(e, r)?,
+                Statement::Store { pointer, value }
+                    if e.as_local(*pointer) == Some(counter) && !incremented =>
+                {
+                    self.check_increment(*value)?;
+                    incremented = true;
+                }
+                other => {
+                    return Err(Skip(format!(
+                        "the loop's continuing block has {}",
+                        statement_kind(other)
+                    )));
+                }
+            }
+        }
+        if !incremented {
+            return Err(Skip("the loop counter is not incremented by one".into()));
+        }
+        let update =
+            update.ok_or_else(|| Skip("the loop does not update the accumulator".into()))?;
+        self.check_condition(cond, continue_when)?;
+        self.locals.current.remove(&counter);
+        self.locals.current.insert(acc, Value::Symbol(ACC));
+        Ok(LoopFacts {
+            counter_ty: e.func.local_variables[counter].ty,
+            counter_start,
+            cond,
+            continue_when,
+            acc_init,
+            update,
+        })
+    }
+
+    /// The counter's store must be `counter + 1`.
+    fn check_increment(&self, value: Handle<Expression>) -> Result<(), Skip> {
+        let x = Exprs {
+            e: self.e,
+            locals: &self.locals,
+        };
+        let ok = match self.e.func.expressions[value] {
+            Expression::Binary {
+                op: naga::BinaryOperator::Add,
+                left,
+                right,
+            } => {
+                let is_counter = |h| {
+                    matches!(self.e.func.expressions[h], Expression::Load { .. })
+                        && self.locals.loads.get(&h) == Some(&Value::Symbol(COUNTER))
+                };
+                (is_counter(left) && x.literal_int(right) == Some(1))
+                    || (is_counter(right) && x.literal_int(left) == Some(1))
+            }
+            _ => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Skip("the loop counter is not incremented by one".into()))
+        }
+    }
+
+    /// The exit test must be `counter < K` or `counter <= K` (in any spelling) with `K` invariant.
+    fn check_condition(&self, cond: Handle<Expression>, continue_when: bool) -> Result<(), Skip> {
+        use naga::BinaryOperator as B;
+        let x = Exprs {
+            e: self.e,
+            locals: &self.locals,
+        };
+        let no = || Skip("the loop's exit test is not `counter < bound`".into());
+        let Expression::Binary { op, left, right } = self.e.func.expressions[cond] else {
+            return Err(no());
+        };
+        let is_counter = |h: Handle<Expression>| {
+            x.affine(h).is_some_and(|a| {
+                a.gid.iter().all(Option::is_none)
+                    && a.symbols.len() == 1
+                    && a.symbols.get(&COUNTER) == Some(&Coef::Lit(1))
+            }) && matches!(
+                self.e.func.expressions[h],
+                Expression::Load { .. } | Expression::As { .. }
+            )
+        };
+        let (op, bound) = if is_counter(left) {
+            (op, right)
+        } else if is_counter(right) {
+            let swapped = match op {
+                B::Less => B::Greater,
+                B::Greater => B::Less,
+                B::LessEqual => B::GreaterEqual,
+                B::GreaterEqual => B::LessEqual,
+                _ => return Err(no()),
+            };
+            (swapped, left)
+        } else {
+            return Err(no());
+        };
+        let op = if continue_when {
+            op
+        } else {
+            match op {
+                B::GreaterEqual => B::Less,
+                B::Greater => B::LessEqual,
+                _ => return Err(no()),
+            }
+        };
+        if !matches!(op, B::Less | B::LessEqual) || !x.deps(bound).is_invariant() {
+            return Err(no());
+        }
+        Ok(())
+    }
+}
+
+/// Proves the matmul pattern on `e`, or says why it does not hold.
+pub fn recognise<'a>(e: &'a Entry<'a>) -> Result<(Matmul, Locals), Skip> {
+    if e.gid_arg.is_none() {
+        return Err(Skip(
+            "the entry point does not read global_invocation_id".into(),
+        ));
+    }
+    let mut walk = Walk {
+        e,
+        locals: Locals::new(e.func),
+        guards: Vec::new(),
+        looped: None,
+        store: None,
+    };
+    walk.block(&e.func.body)?;
+    let facts = walk.looped.ok_or_else(|| Skip("no loop".into()))?;
+    let (store_pointer, store_value) = walk
+        .store
+        .ok_or_else(|| Skip("no store after the loop".into()))?;
+    let locals = walk.locals;
+    let guards = walk.guards;
+    let x = Exprs { e, locals: &locals };
+
+    // The accumulation: acc + x*y, x*y + acc, or fma(x, y, acc).
+    let is_acc = |h: Handle<Expression>| locals.loads.get(&h) == Some(&Value::Symbol(ACC));
+    let product = |h: Handle<Expression>| match e.func.expressions[h] {
+        Expression::Binary {
+            op: naga::BinaryOperator::Multiply,
+            left,
+            right,
+        } => Some((left, right)),
+        _ => None,
+    };
+    let pair = match e.func.expressions[facts.update] {
+        Expression::Binary {
+            op: naga::BinaryOperator::Add,
+            left,
+            right,
+        } if is_acc(left) => product(right),
+        Expression::Binary {
+            op: naga::BinaryOperator::Add,
+            left,
+            right,
+        } if is_acc(right) => product(left),
+        Expression::Math {
+            fun: naga::MathFunction::Fma,
+            arg,
+            arg1: Some(arg1),
+            arg2: Some(arg2),
+            ..
+        } if is_acc(arg2) => Some((arg, arg1)),
+        _ => None,
+    };
+    let (p, q) =
+        pair.ok_or_else(|| Skip("the accumulator is not updated by a sum of products".into()))?;
+
+    // The store.
+    let out = e
+        .root_global(store_pointer)
+        .filter(|g| e.is_writable_storage(*g))
+        .ok_or_else(|| Skip("the result is not stored to a storage buffer".into()))?;
+    let store_index = element_index(e, store_pointer)
+        .ok_or_else(|| Skip("the result is not stored to an array element".into()))?;
+    let store_affine = x
+        .affine(store_index)
+        .filter(|a| a.symbols.is_empty())
+        .ok_or_else(|| Skip("the output index is not affine in the invocation id".into()))?;
+    let value_deps = x.deps(store_value);
+    if !value_deps.has_symbol(ACC) || value_deps.has_symbol(COUNTER) || value_deps.unknown {
+        return Err(Skip(
+            "the stored value is not a function of the accumulator".into(),
+        ));
+    }
+
+    // The operands.
+    let mut axes = [0usize; 2];
+    let mut batch = store_affine.gid[2].is_some();
+    let mut ops = [None, None];
+    for (n, load) in [p, q].into_iter().enumerate() {
+        let Expression::Load { pointer } = e.func.expressions[load] else {
+            return Err(Skip(
+                "a factor of the product is not a load from memory".into(),
+            ));
+        };
+        let g = e
+            .root_global(pointer)
+            .ok_or_else(|| Skip("a factor of the product is not a load from memory".into()))?;
+        if g == out {
+            return Err(Skip("an operand is the output buffer".into()));
+        }
+        if !matches!(
+            e.module.global_variables[g].space,
+            naga::AddressSpace::Storage { .. }
+        ) || !matches!(e.ty(load), naga::TypeInner::Scalar(naga::Scalar::F32))
+        {
+            return Err(Skip("an operand is not an f32 storage buffer".into()));
+        }
+        let index = element_index(e, pointer)
+            .ok_or_else(|| Skip("an operand is not read by array index".into()))?;
+        let a = x.affine(index).ok_or_else(|| {
+            Skip(
+                "an operand's index is not affine in the invocation id and the loop counter".into(),
+            )
+        })?;
+        let counter_coef = a.symbols.get(&COUNTER).copied();
+        if counter_coef.is_none() || a.symbols.len() != 1 {
+            return Err(Skip(
+                "an operand's index does not step with the loop counter".into(),
+            ));
+        }
+        let planar: Vec<usize> = (0..2).filter(|&d| a.gid[d].is_some()).collect();
+        let [axis] = planar[..] else {
+            return Err(Skip(
+                "an operand's index does not use exactly one of gid.x and gid.y".into(),
+            ));
+        };
+        batch |= a.gid[2].is_some();
+        axes[n] = axis;
+        ops[n] = Some(Operand {
+            load,
+            counter_fastest: counter_coef == Some(Coef::Lit(1))
+                || a.gid[axis] != Some(Coef::Lit(1)),
+        });
+    }
+    if axes[0] == axes[1] {
+        return Err(Skip(
+            "both operands are indexed by the same invocation axis".into(),
+        ));
+    }
+    if store_affine.gid[0].is_none() || store_affine.gid[1].is_none() {
+        return Err(Skip(
+            "the output index does not use both gid.x and gid.y".into(),
+        ));
+    }
+
+    // The guards.
+    let mut guarded = [false; 3];
+    for g in &guards {
+        let d = x.deps(g.cond);
+        if d.symbols != 0 || d.unknown || d.gid_whole || d.varying_load {
+            return Err(Skip(
+                "a guard is not a bounds test on the invocation id".into(),
+            ));
+        }
+        for k in 0..3 {
+            guarded[k] |= d.gid[k];
+            batch |= d.gid[k] && k == 2;
+        }
+    }
+    if !(guarded[0] && guarded[1]) {
+        return Err(Skip(
+            "the store is not guarded by bounds on both gid.x and gid.y".into(),
+        ));
+    }
+    let init_deps = match facts.acc_init {
+        Value::Expr(h) => x.deps(h),
+        _ => Deps {
+            unknown: true,
+            ..Deps::default()
+        },
+    };
+    if init_deps.symbols != 0 || init_deps.unknown {
+        return Err(Skip(
+            "the accumulator's initial value is not understood".into(),
+        ));
+    }
+    batch |= init_deps.gid[2] || value_deps.gid[2];
+
+    // v is the output's unit-stride axis when there is one, else the second operand's.
+    let v_axis = if store_affine.gid[axes[0]] == Some(Coef::Lit(1))
+        && store_affine.gid[axes[1]] != Some(Coef::Lit(1))
+    {
+        axes[0]
+    } else {
+        axes[1]
+    };
+    let u_axis = 1 - v_axis;
+    let (ou, ov) = if axes[0] == u_axis {
+        (ops[0], ops[1])
+    } else {
+        (ops[1], ops[0])
+    };
+    let counter_ty = e.type_name(facts.counter_ty);
+    Ok((
+        Matmul {
+            counter_ty,
+            counter_start: facts.counter_start,
+            cond: facts.cond,
+            continue_when: facts.continue_when,
+            acc_init: facts.acc_init,
+            operands: [ou.expect("set above"), ov.expect("set above")],
+            u_axis,
+            v_axis,
+            batch,
+            guards,
+            store_pointer,
+            store_value,
+        },
+        locals,
+    ))
+}
+
+/// The index of an array element pointer (`buf[i]` or `buf.member[i]`).
+fn element_index(e: &Entry<'_>, pointer: Handle<Expression>) -> Option<Handle<Expression>> {
+    match e.func.expressions[pointer] {
+        Expression::Access { base, index } => match e.func.expressions[base] {
+            Expression::GlobalVariable(_) => Some(index),
+            Expression::AccessIndex { base: b, .. }
+                if matches!(e.func.expressions[b], Expression::GlobalVariable(_)) =>
+            {
+                Some(index)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+const AXES: [&str; 3] = ["x", "y", "z"];
+const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
+
+/// `vec3<u32>(..)` with `u` and `v` on their axes and the batch in z.
+fn gid3(m: &Matmul, u: &str, v: &str) -> String {
+    let mut c = ["0u".to_owned(), "0u".to_owned(), "kft_z".to_owned()];
+    c[m.u_axis] = u.to_owned();
+    c[m.v_axis] = v.to_owned();
+    format!("vec3<u32>({}, {}, {})", c[0], c[1], c[2])
+}
+
+/// The tiled entry point (with its module-scope declarations), as WGSL text.
+fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, bk: u32, entry: &str) -> Result<String, Skip> {
+    let (tu, tv, nt) = (cfg.tu(), cfg.tv(), cfg.invocations());
+    let vec4 = cfg.vec4();
+    let elem = if vec4 { "vec4<f32>" } else { "f32" };
+    let (su, sv) = (cfg.stride(cfg.bu), cfg.stride(cfg.bv));
+    let ty = &m.counter_ty;
+    let symbols = |counter: &str, acc: Option<String>| vec![Some(counter.to_owned()), acc];
+    let cond_text = |p: &Printer<'_>| -> Result<String, Skip> {
+        let c = p.expr(m.cond)?;
+        Ok(if m.continue_when { c } else { format!("!{c}") })
+    };
+
+    let mut o = String::new();
+    let w = &mut o;
+    let _ = writeln!(
+        w,
+        "// KernelFoundry tile: each workgroup computes a {}x{} block of outputs ({}x{} per invocation),\n\
+         // staging {BK_OVERRIDE}-deep slices of both operands through workgroup memory.",
+        cfg.bu, cfg.bv, cfg.ru, cfg.rv
+    );
+    let _ = writeln!(w, "override {BK_OVERRIDE}: u32 = {bk}u;");
+    let _ = writeln!(
+        w,
+        "var<workgroup> kft_tile_u: array<{elem}, {su}u * {BK_OVERRIDE}>;"
+    );
+    let _ = writeln!(
+        w,
+        "var<workgroup> kft_tile_v: array<{elem}, {sv}u * {BK_OVERRIDE}>;"
+    );
+    let _ = writeln!(w);
+    let _ = writeln!(w, "@compute @workgroup_size({tv}, {tu}, 1)");
+    let _ = writeln!(
+        w,
+        "fn {entry}(@builtin(local_invocation_index) kft_tid: u32, @builtin(workgroup_id) kft_wid: vec3<u32>) {{"
+    );
+    let _ = writeln!(w, "    let kft_tv = kft_tid % {tv}u;");
+    let _ = writeln!(w, "    let kft_tu = kft_tid / {tv}u;");
+    let _ = writeln!(
+        w,
+        "    let kft_u0 = kft_wid.{} * {}u;",
+        AXES[m.u_axis], cfg.bu
+    );
+    let _ = writeln!(
+        w,
+        "    let kft_v0 = kft_wid.{} * {}u;",
+        AXES[m.v_axis], cfg.bv
+    );
+    let _ = writeln!(
+        w,
+        "    let kft_z = {};",
+        if m.batch { "kft_wid.z" } else { "0u" }
+    );
+    let acc_cols = if vec4 { cfg.rv / 4 } else { cfg.rv };
+    for r in 0..cfg.ru {
+        for c in 0..acc_cols {
+            let _ = writeln!(w, "    var kft_acc_{r}_{c} = {elem}();");
+        }
+    }
+    // The slice loop.
+    let start = {
+        let p = Printer {
+            x,
+            gid: "kft_gid",
+            symbols: &[],
+        };
+        p.value(m.counter_start)?
+    };
+    let head_cond = cond_text(&Printer {
+        x,
+        gid: "kft_gid",
+        symbols: &symbols("kft_t", None),
+    })?;
+    let _ = writeln!(
+        w,
+        "    for (var kft_t: {ty} = {start}; {head_cond}; kft_t = kft_t + {ty}({BK_OVERRIDE})) {{"
+    );
+    for (side, op) in m.operands.iter().enumerate() {
+        let (extent, stride, tile, origin) = if side == 0 {
+            (cfg.bu, su, "kft_tile_u", "kft_u0")
+        } else {
+            (cfg.bv, sv, "kft_tile_v", "kft_v0")
+        };
+        let p = Printer {
+            x,
+            gid: "kft_gid",
+            symbols: &symbols("kft_k", None),
+        };
+        let load = p.expr(op.load)?;
+        let cond = cond_text(&p)?;
+        let _ = writeln!(
+            w,
+            "        for (var kft_e = kft_tid; kft_e < {extent}u * {BK_OVERRIDE}; kft_e = kft_e + {nt}u) {{"
+        );
+        if op.counter_fastest {
+            let _ = writeln!(w, "            let kft_i = kft_e / {BK_OVERRIDE};");
+            let _ = writeln!(w, "            let kft_kk = kft_e % {BK_OVERRIDE};");
+        } else {
+            let _ = writeln!(w, "            let kft_i = kft_e % {extent}u;");
+            let _ = writeln!(w, "            let kft_kk = kft_e / {extent}u;");
+        }
+        let _ = writeln!(w, "            let kft_k = kft_t + {ty}(kft_kk);");
+        let here = format!("{origin} + kft_i");
+        let gid = if side == 0 {
+            gid3(m, &here, "0u")
+        } else {
+            gid3(m, "0u", &here)
+        };
+        let _ = writeln!(w, "            let kft_gid = {gid};");
+        let _ = writeln!(w, "            var kft_x = 0.0f;");
+        let _ = writeln!(w, "            if {cond} {{");
+        let _ = writeln!(w, "                kft_x = {load};");
+        let _ = writeln!(w, "            }}");
+        if vec4 {
+            let _ = writeln!(
+                w,
+                "            {tile}[kft_kk * {stride}u + kft_i / 4u][kft_i % 4u] = kft_x;"
+            );
+        } else {
+            let _ = writeln!(w, "            {tile}[kft_kk * {stride}u + kft_i] = kft_x;");
+        }
+        let _ = writeln!(w, "        }}");
+    }
+    let _ = writeln!(w, "        workgroupBarrier();");
+    let _ = writeln!(
+        w,
+        "        for (var kft_kk = 0u; kft_kk < {BK_OVERRIDE}; kft_kk = kft_kk + 1u) {{"
+    );
+    if vec4 {
+        for g in 0..cfg.ru / 4 {
+            let _ = writeln!(
+                w,
+                "            let kft_a_{g} = kft_tile_u[kft_kk * {su}u + {}u + kft_tu];",
+                g * tu
+            );
+        }
+        for g in 0..cfg.rv / 4 {
+            let _ = writeln!(
+                w,
+                "            let kft_b_{g} = kft_tile_v[kft_kk * {sv}u + {}u + kft_tv];",
+                g * tv
+            );
+        }
+        for r in 0..cfg.ru {
+            for g in 0..cfg.rv / 4 {
+                let _ = writeln!(
+                    w,
+                    "            kft_acc_{r}_{g} = kft_acc_{r}_{g} + kft_a_{}.{} * kft_b_{g};",
+                    r / 4,
+                    COMPONENTS[(r % 4) as usize]
+                );
+            }
+        }
+    } else {
+        for r in 0..cfg.ru {
+            let _ = writeln!(
+                w,
+                "            let kft_a_{r} = kft_tile_u[kft_kk * {su}u + {}u + kft_tu];",
+                r * tu
+            );
+        }
+        for c in 0..cfg.rv {
+            let _ = writeln!(
+                w,
+                "            let kft_b_{c} = kft_tile_v[kft_kk * {sv}u + {}u + kft_tv];",
+                c * tv
+            );
+        }
+        for r in 0..cfg.ru {
+            for c in 0..cfg.rv {
+                let _ = writeln!(
+                    w,
+                    "            kft_acc_{r}_{c} = kft_acc_{r}_{c} + kft_a_{r} * kft_b_{c};"
+                );
+            }
+        }
+    }
+    let _ = writeln!(w, "        }}");
+    let _ = writeln!(w, "        workgroupBarrier();");
+    let _ = writeln!(w, "    }}");
+
+    // One guarded store per output, with the baseline's guard, index and epilogue.
+    let plain = Printer {
+        x,
+        gid: "kft_gid",
+        symbols: &[],
+    };
+    let init = if x.is_float_zero(m.acc_init) {
+        None
+    } else {
+        Some(plain.value(m.acc_init)?)
+    };
+    let active: Vec<String> = m
+        .guards
+        .iter()
+        .map(|g| {
+            plain
+                .expr(g.cond)
+                .map(|c| if g.active_when { c } else { format!("!{c}") })
+        })
+        .collect::<Result<_, _>>()?;
+    let active = active.join(" && ");
+    for r in 0..cfg.ru {
+        for c in 0..cfg.rv {
+            let (u, v, reg) = if vec4 {
+                (
+                    format!("kft_u0 + ({}u + kft_tu) * 4u + {}u", (r / 4) * tu, r % 4),
+                    format!("kft_v0 + ({}u + kft_tv) * 4u + {}u", (c / 4) * tv, c % 4),
+                    format!("kft_acc_{r}_{}.{}", c / 4, COMPONENTS[(c % 4) as usize]),
+                )
+            } else {
+                (
+                    format!("kft_u0 + {}u + kft_tu", r * tu),
+                    format!("kft_v0 + {}u + kft_tv", c * tv),
+                    format!("kft_acc_{r}_{c}"),
+                )
+            };
+            let acc = match &init {
+                Some(i) => format!("{i} + {reg}"),
+                None => reg,
+            };
+            let p = Printer {
+                x,
+                gid: "kft_gid",
+                symbols: &[None, Some(acc)],
+            };
+            let _ = writeln!(w, "    {{");
+            let _ = writeln!(w, "        let kft_gid = {};", gid3(m, &u, &v));
+            let _ = writeln!(w, "        if {active} {{");
+            let _ = writeln!(
+                w,
+                "            {} = {};",
+                p.place(m.store_pointer)?,
+                p.expr(m.store_value)?
+            );
+            let _ = writeln!(w, "        }}");
+            let _ = writeln!(w, "    }}");
+        }
+    }
+    let _ = writeln!(w, "}}");
+    Ok(o)
+}
+
+/// Invocations of the parent's launch along `dim`, as a size expression.
+fn extent(parent: &Program, dim: usize) -> Vec<Op> {
+    let mut ops = parent.dispatch.size[dim].ops().to_vec();
+    if parent.dispatch.mode == DispatchMode::Workgroups {
+        ops.push(Op::Lit(u64::from(parent.workgroup_size[dim])));
+        ops.push(Op::Mul);
+    }
+    ops
+}
+
+/// Workgroup counts: the parent's grid divided into blocks, the batch in z.
+fn launch_rule(m: &Matmul, parent: &Program, cfg: &Config) -> Dispatch {
+    let blocks = |dim: usize| {
+        let block = if dim == m.u_axis { cfg.bu } else { cfg.bv };
+        let mut ops = extent(parent, dim);
+        ops.extend([
+            Op::Lit(u64::from(block - 1)),
+            Op::Add,
+            Op::Lit(u64::from(block)),
+            Op::Div,
+        ]);
+        SizeExpr::from_ops(ops)
+    };
+    Dispatch {
+        mode: DispatchMode::Workgroups,
+        size: [
+            blocks(0),
+            blocks(1),
+            if m.batch {
+                SizeExpr::from_ops(extent(parent, 2))
+            } else {
+                SizeExpr::lit(1)
+            },
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests;
