@@ -5,6 +5,7 @@ mod adversarial;
 mod cli;
 mod e2e;
 mod tidy;
+mod tiling;
 
 use std::sync::Mutex;
 

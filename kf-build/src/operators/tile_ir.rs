@@ -52,16 +52,16 @@ impl<'a> Entry<'a> {
         });
         let gid_arg = gid_arg.map(|i| i as u32);
         for (_, e) in func.expressions.iter() {
-            if let Expression::FunctionArgument(i) = *e {
-                if Some(i) != gid_arg {
-                    let what = match &func.arguments[i as usize].binding {
-                        Some(naga::Binding::BuiltIn(b)) => format!("{b:?}"),
-                        _ => "a struct argument".to_owned(),
-                    };
-                    return Err(Skip(format!(
-                        "the entry point uses {what}; only global_invocation_id is understood"
-                    )));
-                }
+            if let Expression::FunctionArgument(i) = *e
+                && Some(i) != gid_arg
+            {
+                let what = match &func.arguments[i as usize].binding {
+                    Some(naga::Binding::BuiltIn(b)) => format!("{b:?}"),
+                    _ => "a struct argument".to_owned(),
+                };
+                return Err(Skip(format!(
+                    "the entry point uses {what}; only global_invocation_id is understood"
+                )));
             }
         }
         if let Some(i) = gid_arg {
@@ -150,6 +150,13 @@ pub enum Value {
     Symbol(usize),
 }
 
+/// One arm of a short-circuit `if`: its emitted ranges, the local it stores and the value.
+type Arm = (
+    Vec<naga::Range<Expression>>,
+    Handle<LocalVariable>,
+    Handle<Expression>,
+);
+
 /// Values of locals now, and the value each emitted load of a local read.
 #[derive(Clone, Debug, Default)]
 pub struct Locals {
@@ -209,11 +216,7 @@ impl Locals {
         accept: &naga::Block,
         reject: &naga::Block,
     ) -> Result<bool, Skip> {
-        let arm = |block: &naga::Block| -> Option<(
-            Vec<naga::Range<Expression>>,
-            Handle<LocalVariable>,
-            Handle<Expression>,
-        )> {
+        let arm = |block: &naga::Block| -> Option<Arm> {
             let mut emits = Vec::new();
             let mut store = None;
             for s in block.iter() {

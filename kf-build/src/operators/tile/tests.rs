@@ -67,12 +67,11 @@ fn every_rewrite_validates_and_keeps_the_interface() {
                 assert!(mismatches.is_empty(), "{file} {}: {mismatches:?}", rw.step);
                 assert_eq!(r.interface.workgroup_size, rw.program.workgroup_size);
                 assert_eq!(rw.program.dispatch.mode, DispatchMode::Workgroups);
-                // The only new override is the slice depth, and its candidates fit the default limit.
-                let (name, values) = &rw.params[0];
-                assert_eq!(name, BK_OVERRIDE);
-                assert!(!values.is_empty());
-                assert!(rw.program.constants.iter().any(|(k, _)| k == BK_OVERRIDE));
+                // Nothing tunable is introduced; the block fits the default limits.
+                assert!(rw.params.is_empty());
+                assert_eq!(rw.program.constants, kernel.baseline.constants);
                 assert!(u64::from(rw.program.workgroup_storage_bytes) <= 16384);
+                assert!(rw.program.invocations_per_workgroup() <= 256);
                 seen += 1;
             }
         }
@@ -126,17 +125,17 @@ fn the_launch_rule_covers_the_grid_in_blocks() {
         rw[0].program.dispatch.to_string(),
         "workgroups((n + 63) / 64, (m + 63) / 64, 1)"
     );
-    // 128 rows x 64 columns per block: u is the row axis (y).
+    // 64 rows x 128 columns per block: u is the row axis (y), v the output's unit stride (x).
     assert_eq!(
-        rw[1].program.dispatch.to_string(),
-        "workgroups((n + 63) / 64, (m + 127) / 128, 1)"
+        rw[2].program.dispatch.to_string(),
+        "workgroups((n + 127) / 128, (m + 63) / 64, 1)"
     );
     let (kernel, _) = load("while_row_from_x.wgsl");
     let rw = apply(&Tile::blocked(), &kernel, &Target::default()).unwrap();
     // Rows are gid.x there, the output's unit stride is gid.y (columns): rows block along x.
     assert_eq!(
-        rw[1].program.dispatch.to_string(),
-        "workgroups((rows + 127) / 128, (cols + 63) / 64, 1)"
+        rw[2].program.dispatch.to_string(),
+        "workgroups((rows + 63) / 64, (cols + 127) / 128, 1)"
     );
     let (kernel, _) = load("batched.wgsl");
     let rw = apply(&Tile::shared(), &kernel, &Target::default()).unwrap();
@@ -170,38 +169,48 @@ fn the_launch_rule_covers_the_grid_in_blocks() {
 #[test]
 fn configurations_respect_the_adapters_limits() {
     let (kernel, _) = load("quickstart.wgsl");
-    let small = Target {
-        limits: [("max_compute_workgroup_storage_size".to_owned(), 8192)].into(),
+    let limited = |name: &str, value: u64| Target {
+        limits: [(name.to_owned(), value)].into(),
         features: vec![],
     };
-    let rw = apply(&Tile::blocked(), &kernel, &small).unwrap();
+    let rw = apply(
+        &Tile::blocked(),
+        &kernel,
+        &limited("max_compute_workgroup_storage_size", 8500),
+    )
+    .unwrap();
+    assert!(!rw.is_empty() && rw.len() < Tile::blocked().configs().len());
     for r in &rw {
-        assert!(r.program.workgroup_storage_bytes <= 8192, "{}", r.step);
-        for v in &r.params[0].1 {
-            assert!(
-                Config {
-                    bu: 64,
-                    bv: 64,
-                    ru: 4,
-                    rv: 4
-                }
-                .storage_bytes(*v as u32)
-                    <= 8192
-                    || !r.step.contains("64x64")
-            );
+        assert!(r.program.workgroup_storage_bytes <= 8500, "{}", r.step);
+    }
+    let rw = apply(
+        &Tile::blocked(),
+        &kernel,
+        &limited("max_compute_invocations_per_workgroup", 64),
+    )
+    .unwrap();
+    assert_eq!(rw.len(), 1, "only the 64-invocation 8x8 blocking fits");
+    assert_eq!(rw[0].program.workgroup_size, [8, 8, 1]);
+    assert!(
+        apply(
+            &Tile::shared(),
+            &kernel,
+            &limited("max_compute_workgroup_size_x", 8)
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn every_configuration_splits_its_slices_evenly() {
+    for op in [Tile::shared(), Tile::blocked()] {
+        for c in op.configs() {
+            assert_eq!(c.bu % c.ru + c.bv % c.rv, 0, "{c:?}");
+            assert_eq!((c.bu * c.bk) % c.invocations(), 0, "{c:?}");
+            assert_eq!((c.bv * c.bk) % c.invocations(), 0, "{c:?}");
+            assert!(c.storage_bytes() <= 16384, "{c:?}");
         }
     }
-    let big = Target {
-        limits: [("max_compute_workgroup_storage_size".to_owned(), 49152)].into(),
-        features: vec![],
-    };
-    let rw = apply(&Tile::blocked(), &kernel, &big).unwrap();
-    assert_eq!(rw[2].params[0].1, vec![8.0, 16.0, 32.0]);
-    let tiny = Target {
-        limits: [("max_compute_invocations_per_workgroup".to_owned(), 128)].into(),
-        features: vec![],
-    };
-    assert!(apply(&Tile::blocked(), &kernel, &tiny).is_err());
 }
 
 #[test]
