@@ -10,7 +10,10 @@
 //! Invariant: an operator never decides correctness. Its output is a candidate like any other: the
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.
 
+pub mod ir;
 pub mod params;
+pub mod tile;
+pub mod tile_ir;
 
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
@@ -86,6 +89,3 @@ pub trait Operator: Send + Sync {
     /// Rewrites `subject`, or says why it does not apply.
     fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip>;
 }
-
-pub mod tile;
-pub mod tile_ir;

@@ -7,20 +7,24 @@
 //! and (with register blocking) let each invocation accumulate several outputs in registers, so one
 //! staged value feeds several multiply-adds.
 //!
-//! **What is proven from naga's IR** before anything is rewritten (see [`recognise`]):
+//! **What is proven from naga's IR** before anything is rewritten (see [`recognise`]; the shared
+//! analysis in `ir` gives the builtins, the counted loop, its effects and the affine index forms,
+//! `tile_ir` the flow-sensitive values of locals, dependencies and the re-emitting printer):
 //! - the entry point reads only `global_invocation_id` (a `vec3<u32>`), and its body is, in order,
 //!   straight-line code (locals assigned any number of times; naga's lowering of `&&`/`||`),
 //!   bounds guards (`if c { return; }`, or the rest of the body wrapped in `if c { .. }`), exactly
 //!   one loop, straight-line code, exactly one store to a storage buffer, and nothing else (no
 //!   calls, atomics, barriers, other loops or other stores);
-//! - the loop is a counted loop: an integer counter starting at an invariant value, continuing
-//!   while `k < K` or `k <= K` with `K` invariant (a literal, constant, override, uniform, read-only
-//!   storage at an invariant index, `arrayLength`), incremented by one exactly once per iteration
-//!   (a `for`, a `while` with the increment last, or `loop` with `continuing`);
+//! - the loop is a counted loop as `ir` recognises it (`for`, `while` with the step last, `loop`
+//!   with `continuing`): an integer counter starting at an invariant value, continuing while
+//!   `k < K` or `k <= K` with `K` invariant (a literal, constant, override, uniform, read-only
+//!   storage at an invariant index, `arrayLength`), stepped by +1; its exit test comes first and
+//!   its only other statements are the accumulation and the step (no calls, barriers, atomics,
+//!   global writes or other loop-carried locals, per `ir::Analysis::loop_effects`);
 //! - the loop body updates one `f32` accumulator as `acc + x * y` (either order) or
 //!   `fma(x, y, acc)`, where `x` and `y` are `f32` loads from storage buffers whose indices are
-//!   affine in the counter and in exactly one of `gid.x`/`gid.y` each — different ones — with
-//!   invariant coefficients (plus `gid.z` for a batch);
+//!   affine (`ir::IndexForm`) in the counter and in exactly one of `gid.x`/`gid.y` each —
+//!   different ones — with uniform coefficients (plus `gid.z` for a batch);
 //! - the store after the loop writes a buffer other than the two operands, at an index affine in
 //!   both `gid.x` and `gid.y`, a value that depends on the accumulator and not on the counter (any
 //!   epilogue: bias, activation, scaling — it is re-emitted as written);
@@ -52,10 +56,14 @@
 //! **Limits.** Only `f32` scalar operands and accumulator; output coordinates must be components
 //! of `global_invocation_id` (a row and column recovered from a flat id by `/` and `%` is not
 //! affine, so it is skipped); a store without a bounds guard on both axes is skipped (the rewrite
-//! computes whole blocks and could not tell which outputs the baseline leaves alone); the
-//! accumulation order changes (within the verifier's tolerance, like any reassociation).
+//! computes whole blocks and could not tell which outputs the baseline leaves alone); an
+//! accumulator or counter declared without a value (`var acc: f32;`) is skipped; vector operands
+//! (`array<vec4<f32>>`) and `f16` are skipped; the accumulation order changes (within the
+//! verifier's tolerance, like any reassociation). The kernel's own parameters are kept: a parent
+//! whose overrides set the workgroup size keeps those constants, now unused by the entry point.
 
-use super::tile_ir::{self, Coef, Deps, Entry, Exprs, Locals, Printer, Value};
+use super::ir::{self, AccOp, Analysis, Cmp, IndexForm, Var};
+use super::tile_ir::{Deps, Entry, Exprs, Locals, Printer, Value};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
@@ -199,23 +207,20 @@ impl Operator for Tile {
         if wgsl.contains(PREFIX) {
             return Err(Skip("already tiled".into()));
         }
-        let reflected = kf_runtime::resolve::reflect(wgsl, Some(&program.entry), "parent")
-            .map_err(|e| Skip(format!("the parent program does not reflect: {e}")))?;
-        let entry = Entry::new(&reflected.module, &reflected.info, &program.entry)?;
-        let (matmul, locals) = recognise(&entry)?;
+        let parsed = ir::parse(wgsl).map_err(|e| Skip(e.to_string()))?;
+        let analysis = parsed
+            .analyse(&program.entry)
+            .map_err(|e| Skip(e.to_string()))?;
+        let entry = Entry::new(&analysis)?;
+        let (matmul, locals) = recognise(&entry, &analysis)?;
         let x = Exprs {
             e: &entry,
             locals: &locals,
         };
-        let inside = entry
-            .func
-            .body
-            .span_iter()
-            .map(|(_, s)| s)
-            .find(|s| s.is_defined())
-            .map(|s| s.to_range().map_or(0, |r| r.start));
-        let range = tile_ir::function_range(wgsl, &program.entry, inside)
+        let signature = analysis
+            .entry_signature()
             .ok_or_else(|| Skip("cannot find the entry point's text".into()))?;
+        let range = signature.attributes.start..signature.body.end;
 
         let target = subject.target;
         let storage = target.limit("max_compute_workgroup_storage_size", 16384);
@@ -296,6 +301,7 @@ pub struct Matmul {
 /// Walks the entry point's statements, proving the pattern.
 struct Walk<'a> {
     e: &'a Entry<'a>,
+    ir: &'a Analysis<'a>,
     locals: Locals,
     guards: Vec<Guard>,
     looped: Option<LoopFacts>,
@@ -304,6 +310,7 @@ struct Walk<'a> {
 
 #[derive(Clone, Copy, Debug)]
 struct LoopFacts {
+    counter: Handle<naga::LocalVariable>,
     counter_ty: Handle<naga::Type>,
     counter_start: Value,
     cond: Handle<Expression>,
@@ -436,42 +443,67 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
+    /// The one loop: a counted loop (as `ir` recognises it: `for`, `while`, `loop` with
+    /// `continuing`) stepping its counter by +1 while `counter < K` or `counter <= K`, whose only
+    /// effect is one f32 `+` accumulator. Binds the loads in its body to the counter and the
+    /// accumulator as symbols.
     fn main_loop(
         &mut self,
         body: &naga::Block,
         continuing: &naga::Block,
         break_if: Option<Handle<Expression>>,
     ) -> Result<LoopFacts, Skip> {
-        let e = self.e;
-        if break_if.is_some() {
-            return Err(Skip("the loop ends with `break if`".into()));
+        let (e, a) = (self.e, self.ir);
+        if break_if.is_some() || a.loops.len() != 1 {
+            return Err(Skip("the kernel does not have exactly one loop".into()));
         }
-        let mut stored = std::collections::HashMap::new();
-        tile_ir::stored_locals(e, body, &mut stored);
-        tile_ir::stored_locals(e, continuing, &mut stored);
-        let (mut counter, mut acc) = (None, None);
-        for (&l, &n) in &stored {
-            let ty = &e.module.types[e.func.local_variables[l].ty].inner;
-            let slot = match ty {
-                naga::TypeInner::Scalar(naga::Scalar {
-                    kind: naga::ScalarKind::Uint | naga::ScalarKind::Sint,
-                    width: 4,
-                }) => &mut counter,
-                naga::TypeInner::Scalar(naga::Scalar::F32) => &mut acc,
-                _ => &mut None,
-            };
-            if slot.is_some() || n != 1 {
-                return Err(Skip(
-                    "the loop updates more than one f32 accumulator and one counter".into(),
-                ));
-            }
-            *slot = Some(l);
-        }
-        let (Some(counter), Some(acc)) = (counter, acc) else {
+        let fl = a.loops[0].for_loop.as_ref().ok_or_else(|| {
+            Skip(format!(
+                "the loop is not a counted loop ({})",
+                a.loops[0].not_counted.as_deref().unwrap_or("unrecognised")
+            ))
+        })?;
+        let bound_ok = matches!(
+            fl.bounds.as_slice(),
+            [ir::Bound {
+                cmp: Cmp::Lt | Cmp::Le,
+                offset: None,
+                ..
+            }]
+        );
+        if !bound_ok || fl.decreasing || a.const_int(fl.step) != Some(1) {
             return Err(Skip(
-                "no loop with one integer counter and one f32 accumulator".into(),
+                "the loop is not `counter < K` (or `<=`) stepping by one".into(),
+            ));
+        }
+        // The accumulator: `ir` recognises `acc = acc + f`; `acc = fma(x, y, acc)` it reports as
+        // loop-carried, and the update's shape is checked below either way.
+        let fx = a.loop_effects(0);
+        let mut candidates: Vec<Handle<naga::LocalVariable>> = fx
+            .accumulators
+            .iter()
+            .filter(|acc| acc.op == AccOp::Add)
+            .map(|acc| acc.var)
+            .chain(fx.carried.iter().map(|(v, _)| *v))
+            .collect();
+        candidates.dedup();
+        let [acc] = candidates[..] else {
+            return Err(Skip(
+                "the loop does not update exactly one accumulator".into(),
             ));
         };
+        if fx.accumulators.len() + fx.carried.len() != 1
+            || !matches!(
+                e.module.types[e.func.local_variables[acc].ty].inner,
+                naga::TypeInner::Scalar(naga::Scalar::F32)
+            )
+        {
+            return Err(Skip("the loop does not update exactly one f32 sum".into()));
+        }
+        if !fx.global_writes.is_empty() || !fx.effectful_calls.is_empty() || !fx.other.is_empty() {
+            return Err(Skip("the loop has effects besides the accumulation".into()));
+        }
+        let counter = fl.var;
         let counter_start = *self
             .locals
             .current
@@ -487,196 +519,76 @@ impl<'a> Walk<'a> {
                 e,
                 locals: &self.locals,
             };
-            let deps = match counter_start {
-                Value::Expr(h) => x.deps(h),
-                _ => Deps {
-                    unknown: true,
-                    ..Deps::default()
-                },
+            let invariant = |v: Value| match v {
+                Value::Expr(h) => x.deps(h).is_invariant(),
+                _ => false,
             };
-            if !deps.is_invariant() {
-                return Err(Skip("the loop counter starts at a varying value".into()));
+            if !invariant(counter_start) || !x.deps(fl.bounds[0].bound).is_invariant() {
+                return Err(Skip(
+                    "the loop's start or bound varies between invocations".into(),
+                ));
             }
         }
         self.locals.current.insert(counter, Value::Symbol(COUNTER));
         self.locals.current.insert(acc, Value::Symbol(ACC));
 
+        // The body: its exit test first, then only the accumulation and the counter's step.
         let mut list = Vec::new();
         flatten(body, &mut list);
-        let mut it = list.into_iter().peekable();
-        let mut exit = None;
-        for s in it.by_ref() {
-            match s {
-                Statement::Emit(r) => self.locals.emit(e, r)?,
-                Statement::If {
-                    condition,
-                    accept,
-                    reject,
-                } if accept.is_empty() && is_break(reject) => {
-                    exit = Some((*condition, true));
-                    break;
-                }
-                Statement::If {
-                    condition,
-                    accept,
-                    reject,
-                } if is_break(accept) && reject.is_empty() => {
-                    exit = Some((*condition, false));
-                    break;
-                }
-                _ => break,
-            }
-        }
-        let (cond, continue_when) =
-            exit.ok_or_else(|| Skip("the loop does not start with its exit test".into()))?;
+        let mut exit_seen = false;
         let mut update = None;
-        let mut incremented = false;
-        let rest: Vec<&Statement> = it.collect();
-        for (i, s) in rest.iter().enumerate() {
+        let mut cont = Vec::new();
+        flatten(continuing, &mut cont);
+        for s in list.into_iter().chain(cont) {
             match s {
                 Statement::Emit(r) => self.locals.emit(e, r)?,
-                Statement::Store { pointer, value } if e.as_local(*pointer) == Some(acc) => {
-                    if update.is_some() {
-                        return Err(Skip("the accumulator is updated twice".into()));
-                    }
+                Statement::If { accept, reject, .. }
+                    if !exit_seen
+                        && update.is_none()
+                        && ((accept.is_empty() && is_break(reject))
+                            || (is_break(accept) && reject.is_empty())) =>
+                {
+                    exit_seen = true;
+                }
+                Statement::Store { pointer, value }
+                    if exit_seen && e.as_local(*pointer) == Some(acc) && update.is_none() =>
+                {
                     update = Some(*value);
                     // Reading it again in the same iteration would read the new value.
                     self.locals.current.remove(&acc);
                 }
-                Statement::Store { pointer, value }
-                    if e.as_local(*pointer) == Some(counter)
-                        && i + 1 == rest.len()
-                        && continuing.is_empty() =>
+                Statement::Store { pointer, .. }
+                    if exit_seen && e.as_local(*pointer) == Some(counter) =>
                 {
-                    self.check_increment(*value)?;
-                    incremented = true;
+                    // The step (`ir` proved it is `+ 1`); nothing may read the counter after it.
+                    self.locals.current.remove(&counter);
                 }
                 other => {
                     return Err(Skip(format!(
-                        "the loop body has {} besides the accumulation",
+                        "the loop has {} besides its test, accumulation and step",
                         statement_kind(other)
                     )));
                 }
             }
-        }
-        let mut cont = Vec::new();
-        flatten(continuing, &mut cont);
-        for s in cont {
-            match s {
-                Statement::Emit(r) => self.locals.emit(e, r)?,
-                Statement::Store { pointer, value }
-                    if e.as_local(*pointer) == Some(counter) && !incremented =>
-                {
-                    self.check_increment(*value)?;
-                    incremented = true;
-                }
-                other => {
-                    return Err(Skip(format!(
-                        "the loop's continuing block has {}",
-                        statement_kind(other)
-                    )));
-                }
-            }
-        }
-        if !incremented {
-            return Err(Skip("the loop counter is not incremented by one".into()));
         }
         let update =
             update.ok_or_else(|| Skip("the loop does not update the accumulator".into()))?;
-        self.check_condition(cond, continue_when)?;
         self.locals.current.remove(&counter);
         self.locals.current.insert(acc, Value::Symbol(ACC));
         Ok(LoopFacts {
-            counter_ty: e.func.local_variables[counter].ty,
+            counter,
+            counter_ty: fl.var_ty,
             counter_start,
-            cond,
-            continue_when,
+            cond: fl.cond,
+            continue_when: !fl.cond_negated,
             acc_init,
             update,
         })
     }
-
-    /// The counter's store must be `counter + 1`.
-    fn check_increment(&self, value: Handle<Expression>) -> Result<(), Skip> {
-        let x = Exprs {
-            e: self.e,
-            locals: &self.locals,
-        };
-        let ok = match self.e.func.expressions[value] {
-            Expression::Binary {
-                op: naga::BinaryOperator::Add,
-                left,
-                right,
-            } => {
-                let is_counter = |h| {
-                    matches!(self.e.func.expressions[h], Expression::Load { .. })
-                        && self.locals.loads.get(&h) == Some(&Value::Symbol(COUNTER))
-                };
-                (is_counter(left) && x.literal_int(right) == Some(1))
-                    || (is_counter(right) && x.literal_int(left) == Some(1))
-            }
-            _ => false,
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(Skip("the loop counter is not incremented by one".into()))
-        }
-    }
-
-    /// The exit test must be `counter < K` or `counter <= K` (in any spelling) with `K` invariant.
-    fn check_condition(&self, cond: Handle<Expression>, continue_when: bool) -> Result<(), Skip> {
-        use naga::BinaryOperator as B;
-        let x = Exprs {
-            e: self.e,
-            locals: &self.locals,
-        };
-        let no = || Skip("the loop's exit test is not `counter < bound`".into());
-        let Expression::Binary { op, left, right } = self.e.func.expressions[cond] else {
-            return Err(no());
-        };
-        let is_counter = |h: Handle<Expression>| {
-            x.affine(h).is_some_and(|a| {
-                a.gid.iter().all(Option::is_none)
-                    && a.symbols.len() == 1
-                    && a.symbols.get(&COUNTER) == Some(&Coef::Lit(1))
-            }) && matches!(
-                self.e.func.expressions[h],
-                Expression::Load { .. } | Expression::As { .. }
-            )
-        };
-        let (op, bound) = if is_counter(left) {
-            (op, right)
-        } else if is_counter(right) {
-            let swapped = match op {
-                B::Less => B::Greater,
-                B::Greater => B::Less,
-                B::LessEqual => B::GreaterEqual,
-                B::GreaterEqual => B::LessEqual,
-                _ => return Err(no()),
-            };
-            (swapped, left)
-        } else {
-            return Err(no());
-        };
-        let op = if continue_when {
-            op
-        } else {
-            match op {
-                B::GreaterEqual => B::Less,
-                B::Greater => B::LessEqual,
-                _ => return Err(no()),
-            }
-        };
-        if !matches!(op, B::Less | B::LessEqual) || !x.deps(bound).is_invariant() {
-            return Err(no());
-        }
-        Ok(())
-    }
 }
 
 /// Proves the matmul pattern on `e`, or says why it does not hold.
-pub fn recognise<'a>(e: &'a Entry<'a>) -> Result<(Matmul, Locals), Skip> {
+pub fn recognise<'a>(e: &'a Entry<'a>, ir: &'a Analysis<'a>) -> Result<(Matmul, Locals), Skip> {
     if e.gid_arg.is_none() {
         return Err(Skip(
             "the entry point does not read global_invocation_id".into(),
@@ -684,6 +596,7 @@ pub fn recognise<'a>(e: &'a Entry<'a>) -> Result<(Matmul, Locals), Skip> {
     }
     let mut walk = Walk {
         e,
+        ir,
         locals: Locals::new(e.func),
         guards: Vec::new(),
         looped: None,
@@ -738,9 +651,8 @@ pub fn recognise<'a>(e: &'a Entry<'a>) -> Result<(Matmul, Locals), Skip> {
         .ok_or_else(|| Skip("the result is not stored to a storage buffer".into()))?;
     let store_index = element_index(e, store_pointer)
         .ok_or_else(|| Skip("the result is not stored to an array element".into()))?;
-    let store_affine = x
-        .affine(store_index)
-        .filter(|a| a.symbols.is_empty())
+    let store_affine = form(ir, store_index, facts.counter)
+        .filter(|f| f.counter.is_none())
         .ok_or_else(|| Skip("the output index is not affine in the invocation id".into()))?;
     let value_deps = x.deps(store_value);
     if !value_deps.has_symbol(ACC) || value_deps.has_symbol(COUNTER) || value_deps.unknown {
@@ -774,17 +686,16 @@ pub fn recognise<'a>(e: &'a Entry<'a>) -> Result<(Matmul, Locals), Skip> {
         }
         let index = element_index(e, pointer)
             .ok_or_else(|| Skip("an operand is not read by array index".into()))?;
-        let a = x.affine(index).ok_or_else(|| {
+        let a = form(ir, index, facts.counter).ok_or_else(|| {
             Skip(
                 "an operand's index is not affine in the invocation id and the loop counter".into(),
             )
         })?;
-        let counter_coef = a.symbols.get(&COUNTER).copied();
-        if counter_coef.is_none() || a.symbols.len() != 1 {
+        let Some(counter_unit) = a.counter else {
             return Err(Skip(
                 "an operand's index does not step with the loop counter".into(),
             ));
-        }
+        };
         let planar: Vec<usize> = (0..2).filter(|&d| a.gid[d].is_some()).collect();
         let [axis] = planar[..] else {
             return Err(Skip(
@@ -795,8 +706,7 @@ pub fn recognise<'a>(e: &'a Entry<'a>) -> Result<(Matmul, Locals), Skip> {
         axes[n] = axis;
         ops[n] = Some(Operand {
             load,
-            counter_fastest: counter_coef == Some(Coef::Lit(1))
-                || a.gid[axis] != Some(Coef::Lit(1)),
+            counter_fastest: counter_unit || a.gid[axis] != Some(true),
         });
     }
     if axes[0] == axes[1] {
@@ -844,13 +754,12 @@ pub fn recognise<'a>(e: &'a Entry<'a>) -> Result<(Matmul, Locals), Skip> {
     batch |= init_deps.gid[2] || value_deps.gid[2];
 
     // v is the output's unit-stride axis when there is one, else the second operand's.
-    let v_axis = if store_affine.gid[axes[0]] == Some(Coef::Lit(1))
-        && store_affine.gid[axes[1]] != Some(Coef::Lit(1))
-    {
-        axes[0]
-    } else {
-        axes[1]
-    };
+    let v_axis =
+        if store_affine.gid[axes[0]] == Some(true) && store_affine.gid[axes[1]] != Some(true) {
+            axes[0]
+        } else {
+            axes[1]
+        };
     let u_axis = 1 - v_axis;
     let (ou, ov) = if axes[0] == u_axis {
         (ops[0], ops[1])
@@ -875,6 +784,36 @@ pub fn recognise<'a>(e: &'a Entry<'a>) -> Result<(Matmul, Locals), Skip> {
         },
         locals,
     ))
+}
+
+/// An index's affine form (proven by `ir`) over the invocation-id components and the loop counter:
+/// for each that appears, whether its coefficient is the literal 1 (unit stride in memory).
+struct Form {
+    gid: [Option<bool>; 3],
+    counter: Option<bool>,
+}
+
+fn form(
+    ir: &Analysis<'_>,
+    h: Handle<Expression>,
+    counter: Handle<naga::LocalVariable>,
+) -> Option<Form> {
+    let f: IndexForm = ir.index_form(h)?;
+    let mut out = Form {
+        gid: [None; 3],
+        counter: None,
+    };
+    for (v, c) in &f.terms {
+        let unit = c.as_constant() == Some(1);
+        match *v {
+            Var::Builtin(naga::BuiltIn::GlobalInvocationId, k) if k < 3 => {
+                out.gid[k as usize] = Some(unit)
+            }
+            Var::Loop(l) if l == counter => out.counter = Some(unit),
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// The index of an array element pointer (`buf[i]` or `buf.member[i]`).

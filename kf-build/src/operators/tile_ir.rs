@@ -1,19 +1,24 @@
-//! IR queries the tiling operator needs: what a function-local variable holds at each load
-//! (through straight-line code and naga's lowering of `&&` / `||`), which invocation ids and loop
-//! counters an expression depends on, affine forms over them, and a printer that turns an IR
-//! expression back into WGSL text with the invocation id and named symbols substituted.
+//! IR queries the tiling operator needs beyond the shared analysis in `ir.rs`: what a
+//! function-local variable holds at each load, flow-sensitively through straight-line code
+//! (a local may be assigned several times) and through naga's lowering of `&&` / `||` (a local
+//! written in both arms of an `if`); which invocation-id components and loop-carried values an
+//! expression depends on; and a printer that turns an IR expression back into WGSL text *in a
+//! new context*, with the invocation id and the loop-carried values replaced by text the caller
+//! chooses.
 //!
-//! The printer is what lets a rewrite keep the user's arithmetic "as written": an index, a guard
-//! or an epilogue is re-emitted from naga's IR in a new context (another invocation id, another
-//! loop counter) instead of being pattern-matched out of the source text. It prints every
-//! expression fully inlined and parenthesised, so its output never depends on the user's `let`
-//! names or their scopes.
+//! The printer is what lets a rewrite keep the user's arithmetic "as written" in a function it
+//! generates from scratch: an index, a guard or an epilogue is re-emitted from naga's IR for
+//! another invocation id and another loop counter, instead of being pattern-matched out of the
+//! source text. It prints every expression fully inlined and parenthesised, so its output never
+//! depends on the user's `let` names or their scopes (`ir::Analysis::expr_wgsl` prints the
+//! user's names, which is right for edits in place and wrong here).
 //!
-//! Invariant: every query refuses (returns `Err`/`None`) rather than guesses. An expression kind
-//! the printer does not know, a local read before it is written, or a local written twice makes
-//! the caller skip the kernel.
+//! Invariant: every query refuses (returns `Err`) rather than guesses. An expression kind the
+//! printer does not know, a local read before it is written, or a local read through a pointer
+//! makes the caller skip the kernel.
 
 use super::Skip;
+use super::ir::Analysis;
 use naga::{Expression, Handle, LocalVariable};
 use std::collections::HashMap;
 
@@ -30,42 +35,27 @@ pub struct Entry<'a> {
 }
 
 impl<'a> Entry<'a> {
-    /// The compute entry point `name` of a validated module. Refuses entry points whose body
-    /// uses an argument other than `global_invocation_id` (a struct argument, another builtin).
-    pub fn new(
-        module: &'a naga::Module,
-        info: &'a naga::valid::ModuleInfo,
-        name: &str,
-    ) -> Result<Self, Skip> {
-        let (index, ep) = module
-            .entry_points
-            .iter()
-            .enumerate()
-            .find(|(_, e)| e.name == name && e.stage == naga::ShaderStage::Compute)
-            .ok_or_else(|| Skip(format!("no compute entry point `{name}`")))?;
-        let func = &ep.function;
-        let gid_arg = func.arguments.iter().position(|a| {
-            matches!(
-                a.binding,
-                Some(naga::Binding::BuiltIn(naga::BuiltIn::GlobalInvocationId))
-            )
-        });
-        let gid_arg = gid_arg.map(|i| i as u32);
-        for (_, e) in func.expressions.iter() {
-            if let Expression::FunctionArgument(i) = *e
-                && Some(i) != gid_arg
-            {
-                let what = match &func.arguments[i as usize].binding {
-                    Some(naga::Binding::BuiltIn(b)) => format!("{b:?}"),
-                    _ => "a struct argument".to_owned(),
-                };
+    /// The entry point `ir` analysed. Refuses entry points whose body uses a builtin other than
+    /// `global_invocation_id`, or reads it through a struct argument.
+    pub fn new(ir: &Analysis<'a>) -> Result<Self, Skip> {
+        let mut gid_arg = None;
+        for b in &ir.builtins {
+            if b.builtin == naga::BuiltIn::GlobalInvocationId && b.member.is_none() {
+                gid_arg = Some(b.arg as u32);
+            } else if b.used() {
                 return Err(Skip(format!(
-                    "the entry point uses {what}; only global_invocation_id is understood"
+                    "the entry point uses {:?}{}; only global_invocation_id is understood",
+                    b.builtin,
+                    if b.member.is_some() {
+                        " (in a struct)"
+                    } else {
+                        ""
+                    }
                 )));
             }
         }
         if let Some(i) = gid_arg {
-            let ty = &module.types[func.arguments[i as usize].ty].inner;
+            let ty = &ir.module.types[ir.function.arguments[i as usize].ty].inner;
             if !matches!(
                 ty,
                 naga::TypeInner::Vector {
@@ -77,9 +67,9 @@ impl<'a> Entry<'a> {
             }
         }
         Ok(Entry {
-            module,
-            func,
-            info: info.get_entry_point(index),
+            module: ir.module,
+            func: ir.function,
+            info: ir.info,
             gid_arg,
         })
     }
@@ -260,40 +250,6 @@ pub fn local_name(e: &Entry<'_>, l: Handle<LocalVariable>) -> String {
         .unwrap_or_else(|| "<temporary>".into())
 }
 
-/// The local variables a block stores to (recursively), with how many stores each.
-pub fn stored_locals(
-    e: &Entry<'_>,
-    block: &naga::Block,
-    out: &mut HashMap<Handle<LocalVariable>, usize>,
-) {
-    for s in block.iter() {
-        match s {
-            naga::Statement::Store { pointer, .. } => {
-                if let Some(l) = e.as_local(*pointer) {
-                    *out.entry(l).or_default() += 1;
-                }
-            }
-            naga::Statement::Block(b) => stored_locals(e, b, out),
-            naga::Statement::If { accept, reject, .. } => {
-                stored_locals(e, accept, out);
-                stored_locals(e, reject, out);
-            }
-            naga::Statement::Loop {
-                body, continuing, ..
-            } => {
-                stored_locals(e, body, out);
-                stored_locals(e, continuing, out);
-            }
-            naga::Statement::Switch { cases, .. } => {
-                for c in cases {
-                    stored_locals(e, &c.body, out);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
 /// What an expression's value depends on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Deps {
@@ -330,81 +286,6 @@ impl Deps {
     /// Whether it depends on symbol `s`.
     pub fn has_symbol(&self, s: usize) -> bool {
         self.symbols & (1 << s) != 0
-    }
-}
-
-/// A coefficient of an affine form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Coef {
-    /// A known integer.
-    Lit(i64),
-    /// An invariant expression that is not a literal (a uniform, an override).
-    Invariant,
-}
-
-impl Coef {
-    fn mul(self, o: Coef) -> Coef {
-        match (self, o) {
-            (Coef::Lit(a), Coef::Lit(b)) => Coef::Lit(a.saturating_mul(b)),
-            (Coef::Lit(0), _) | (_, Coef::Lit(0)) => Coef::Lit(0),
-            _ => Coef::Invariant,
-        }
-    }
-
-    fn add(self, o: Coef) -> Coef {
-        match (self, o) {
-            (Coef::Lit(a), Coef::Lit(b)) => Coef::Lit(a.saturating_add(b)),
-            _ => Coef::Invariant,
-        }
-    }
-}
-
-/// `Σ coef·atom + invariant`, with atoms the three invocation-id components and symbols.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Affine {
-    /// Coefficients of gid.x, gid.y, gid.z.
-    pub gid: [Option<Coef>; 3],
-    /// Coefficients of symbols, by number.
-    pub symbols: HashMap<usize, Coef>,
-}
-
-impl Affine {
-    fn scale(mut self, c: Coef) -> Affine {
-        for g in &mut self.gid {
-            *g = g.map(|x| x.mul(c));
-        }
-        for v in self.symbols.values_mut() {
-            *v = v.mul(c);
-        }
-        self.prune()
-    }
-
-    fn plus(mut self, o: Affine) -> Affine {
-        for d in 0..3 {
-            self.gid[d] = match (self.gid[d], o.gid[d]) {
-                (Some(a), Some(b)) => Some(a.add(b)),
-                (a, b) => a.or(b),
-            };
-        }
-        for (k, v) in o.symbols {
-            let e = self.symbols.entry(k).or_insert(Coef::Lit(0));
-            *e = e.add(v);
-        }
-        self.prune()
-    }
-
-    fn prune(mut self) -> Affine {
-        for g in &mut self.gid {
-            if *g == Some(Coef::Lit(0)) {
-                *g = None;
-            }
-        }
-        self.symbols.retain(|_, v| *v != Coef::Lit(0));
-        self
-    }
-
-    fn is_constant(&self) -> bool {
-        self.gid.iter().all(Option::is_none) && self.symbols.is_empty()
     }
 }
 
@@ -553,112 +434,6 @@ impl<'a> Exprs<'a> {
                 unknown: true,
                 ..Deps::default()
             },
-        }
-    }
-
-    /// The affine form of an integer expression over the invocation-id components and symbols,
-    /// with invariant coefficients; `None` when it is not one (a product of two varying values,
-    /// a division of a varying value, a value loaded through a varying address).
-    pub fn affine(&self, h: Handle<Expression>) -> Option<Affine> {
-        use Expression as E;
-        let func = &self.e.func;
-        if self.deps(h).is_invariant() {
-            return Some(Affine::default());
-        }
-        match &func.expressions[h] {
-            E::AccessIndex { base, index }
-                if matches!(func.expressions[*base], E::FunctionArgument(_)) && *index < 3 =>
-            {
-                let mut a = Affine::default();
-                a.gid[*index as usize] = Some(Coef::Lit(1));
-                Some(a)
-            }
-            E::Load { pointer } if self.e.as_local(*pointer).is_some() => {
-                match *self.locals.loads.get(&h)? {
-                    Value::Expr(x) => self.affine(x),
-                    Value::Symbol(s) => {
-                        let mut a = Affine::default();
-                        a.symbols.insert(s, Coef::Lit(1));
-                        Some(a)
-                    }
-                    Value::Select { .. } => None,
-                }
-            }
-            E::Binary { op, left, right } => {
-                use naga::BinaryOperator as B;
-                match op {
-                    B::Add => Some(self.affine(*left)?.plus(self.affine(*right)?)),
-                    B::Subtract => Some(
-                        self.affine(*left)?
-                            .plus(self.affine(*right)?.scale(Coef::Lit(-1))),
-                    ),
-                    B::Multiply => {
-                        let (l, r) = (self.affine(*left)?, self.affine(*right)?);
-                        if l.is_constant() {
-                            Some(r.scale(self.coef(*left)))
-                        } else if r.is_constant() {
-                            Some(l.scale(self.coef(*right)))
-                        } else {
-                            None
-                        }
-                    }
-                    B::ShiftLeft => {
-                        let l = self.affine(*left)?;
-                        match self.literal_int(*right) {
-                            Some(s) if (0..32).contains(&s) => Some(l.scale(Coef::Lit(1 << s))),
-                            _ if self.deps(*right).is_invariant() => Some(l.scale(Coef::Invariant)),
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                }
-            }
-            E::As {
-                expr,
-                kind: naga::ScalarKind::Uint | naga::ScalarKind::Sint,
-                convert: Some(4),
-            } => {
-                if matches!(
-                    self.e.ty(*expr),
-                    naga::TypeInner::Scalar(naga::Scalar {
-                        kind: naga::ScalarKind::Uint | naga::ScalarKind::Sint,
-                        ..
-                    })
-                ) {
-                    self.affine(*expr)
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        }
-    }
-
-    /// The coefficient an invariant expression stands for.
-    fn coef(&self, h: Handle<Expression>) -> Coef {
-        match self.literal_int(h) {
-            Some(v) => Coef::Lit(v),
-            None => Coef::Invariant,
-        }
-    }
-
-    /// An integer literal (or a named constant of one).
-    pub fn literal_int(&self, h: Handle<Expression>) -> Option<i64> {
-        let lit = |l: &naga::Literal| match *l {
-            naga::Literal::U32(v) => Some(i64::from(v)),
-            naga::Literal::I32(v) => Some(i64::from(v)),
-            naga::Literal::AbstractInt(v) => Some(v),
-            _ => None,
-        };
-        match &self.e.func.expressions[h] {
-            Expression::Literal(l) => lit(l),
-            Expression::Constant(c) => {
-                match &self.e.module.global_expressions[self.e.module.constants[*c].init] {
-                    Expression::Literal(l) => lit(l),
-                    _ => None,
-                }
-            }
-            _ => None,
         }
     }
 
@@ -909,93 +684,4 @@ fn binary_op(op: naga::BinaryOperator) -> &'static str {
         B::ShiftLeft => "<<",
         B::ShiftRight => ">>",
     }
-}
-
-/// Replaces comments with spaces of the same length, so byte offsets stay valid.
-pub fn blank_comments(src: &str) -> String {
-    let bytes = src.as_bytes();
-    let mut out = bytes.to_vec();
-    let mut i = 0;
-    let mut depth = 0usize;
-    while i < bytes.len() {
-        if depth == 0 && bytes[i..].starts_with(b"//") {
-            while i < bytes.len() && bytes[i] != b'\n' {
-                out[i] = b' ';
-                i += 1;
-            }
-        } else if bytes[i..].starts_with(b"/*") {
-            depth += 1;
-            out[i] = b' ';
-            out[i + 1] = b' ';
-            i += 2;
-        } else if depth > 0 && bytes[i..].starts_with(b"*/") {
-            depth -= 1;
-            out[i] = b' ';
-            out[i + 1] = b' ';
-            i += 2;
-        } else {
-            if depth > 0 && bytes[i] != b'\n' {
-                out[i] = b' ';
-            }
-            i += 1;
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| src.to_owned())
-}
-
-/// The byte range of the function `name` in `wgsl`, attributes included: from the first `@` of
-/// its attributes to its closing brace. `inside` is a byte offset naga reports for a statement
-/// of its body, which the range must contain (so a same-named word elsewhere cannot be taken
-/// for it).
-pub fn function_range(
-    wgsl: &str,
-    name: &str,
-    inside: Option<usize>,
-) -> Option<std::ops::Range<usize>> {
-    let clean = blank_comments(wgsl);
-    let bytes = clean.as_bytes();
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut search = 0;
-    while let Some(rel) = clean[search..].find("fn") {
-        let at = search + rel;
-        search = at + 2;
-        if (at > 0 && is_ident(bytes[at - 1])) || bytes.get(at + 2).copied().is_some_and(is_ident) {
-            continue;
-        }
-        let rest_start = at + 2 + (clean[at + 2..].len() - clean[at + 2..].trim_start().len());
-        let rest = &clean[rest_start..];
-        if !rest.starts_with(name)
-            || rest
-                .as_bytes()
-                .get(name.len())
-                .copied()
-                .is_some_and(is_ident)
-        {
-            continue;
-        }
-        let open = rest_start + clean[rest_start..].find('{')?;
-        let mut depth = 0usize;
-        let mut close = None;
-        for (i, b) in bytes.iter().enumerate().skip(open) {
-            match b {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = Some(i);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let close = close?;
-        if inside.is_some_and(|p| p < open || p > close) {
-            continue;
-        }
-        let item_start = clean[..at].rfind(['}', ';']).map_or(0, |p| p + 1);
-        let attr_start = item_start + clean[item_start..at].find('@').unwrap_or(at - item_start);
-        return Some(attr_start..close + 1);
-    }
-    None
 }
