@@ -104,6 +104,7 @@ fn every_tiling_of_every_matmul_is_correct_and_other_kernels_are_skipped() {
                     plan: kf_build::search::final_plan(&kernel, 3, 7),
                     kernel: kernel.clone(),
                     ceilings: None,
+                    deadline_s: None,
                 };
                 let report = worker.evaluate(&request);
                 evaluated += 1;

@@ -685,3 +685,81 @@ fn binary_op(op: naga::BinaryOperator) -> &'static str {
         B::ShiftRight => ">>",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Walks the top-level statements of `src`'s entry point (emits, stores to locals, `&&`/`||`
+    /// lowerings) and prints the condition of its first other `if` and the value of its last store,
+    /// with the invocation id printed as `g`.
+    fn check(src: &str, cond: &str, stored: &str, cond_gid: [bool; 3]) {
+        let parsed = super::super::ir::parse(src).unwrap();
+        let a = parsed.analyse("main").unwrap();
+        let e = Entry::new(&a).unwrap();
+        let mut locals = Locals::new(e.func);
+        let (mut guard, mut store) = (None, None);
+        for s in e.func.body.iter() {
+            match s {
+                naga::Statement::Emit(r) => locals.emit(&e, r).unwrap(),
+                naga::Statement::Store { pointer, value } => match e.as_local(*pointer) {
+                    Some(l) => {
+                        locals.current.insert(l, Value::Expr(*value));
+                    }
+                    None => store = Some(*value),
+                },
+                naga::Statement::If {
+                    condition,
+                    accept,
+                    reject,
+                } if !locals
+                    .short_circuit(&e, *condition, accept, reject)
+                    .unwrap() =>
+                {
+                    guard.get_or_insert(*condition);
+                }
+                _ => {}
+            }
+        }
+        let x = Exprs {
+            e: &e,
+            locals: &locals,
+        };
+        let p = Printer {
+            x: &x,
+            gid: "g",
+            symbols: &[],
+        };
+        assert_eq!(p.expr(guard.unwrap()).unwrap(), cond);
+        assert_eq!(p.expr(store.unwrap()).unwrap(), stored);
+        let d = x.deps(guard.unwrap());
+        assert_eq!(d.gid, cond_gid);
+        assert!(d.symbols == 0 && !d.varying_load && !d.unknown);
+    }
+
+    const HEAD: &str = "struct D { m: u32, n: u32 }\n@group(0) @binding(0) var<uniform> d: D;\n@group(0) @binding(1) var<storage, read_write> o: array<u32>;\n";
+
+    #[test]
+    fn short_circuits_become_selects_and_names_disappear() {
+        check(
+            &format!(
+                "{HEAD}@compute @workgroup_size(8, 8)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    let row = gid.y;\n    if (row >= d.m || gid.x >= d.n) {{ return; }}\n    o[row * d.n + gid.x] = row;\n}}\n"
+            ),
+            "select(true, ((g)[0] >= d.n), (!((g)[1] >= d.m)))",
+            "(g)[1]",
+            [true, true, false],
+        );
+    }
+
+    #[test]
+    fn a_reassigned_local_is_read_as_it_was_when_loaded() {
+        check(
+            &format!(
+                "{HEAD}@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    var x = gid.x;\n    let before = x + 1u;\n    x = x * 2u;\n    if (!(x < d.n && gid.z == 0u)) {{ return; }}\n    o[x] = before + x;\n}}\n"
+            ),
+            "(!select(false, ((g)[2] == 0u), (((g)[0] * 2u) < d.n)))",
+            "(((g)[0] + 1u) + ((g)[0] * 2u))",
+            [true, false, true],
+        );
+    }
+}
