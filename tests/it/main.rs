@@ -8,6 +8,7 @@ mod evolve;
 mod examples;
 mod rewrites;
 mod tidy;
+mod tiling;
 
 use std::sync::Mutex;
 

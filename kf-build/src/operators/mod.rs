@@ -11,6 +11,7 @@
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.
 
 pub mod hoist;
+pub mod ir;
 pub mod lift;
 pub mod loops_ir;
 pub mod params;
@@ -18,6 +19,8 @@ pub mod reshape;
 #[cfg(test)]
 mod testing;
 pub mod text;
+pub mod tile;
+pub mod tile_ir;
 pub mod unroll;
 
 use crate::evolve::descriptor::Dim;
@@ -88,6 +91,8 @@ pub fn all() -> Vec<Box<dyn Operator>> {
         Box::new(hoist::Hoist),
         Box::new(reshape::Reshape),
         Box::new(lift::LiftWorkgroupSize),
+        Box::new(tile::Tile::shared()),
+        Box::new(tile::Tile::blocked()),
     ]
 }
 
@@ -99,4 +104,10 @@ pub trait Operator: Send + Sync {
     fn moves(&self) -> Moves;
     /// Rewrites `subject`, or says why it does not apply.
     fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip>;
+    /// Whether its rewrites map work to invocations for exactly the workgroup size they declare
+    /// (e.g. a tiled matmul whose thread layout is the tile's), so the parameter operator must not
+    /// change that size on their descendants.
+    fn fixes_workgroup(&self) -> bool {
+        false
+    }
 }

@@ -19,6 +19,9 @@ use std::borrow::Cow;
 pub struct Params {
     /// Candidate values declared by the rewrites that made the program, by override name.
     pub extra: Vec<(String, Vec<f64>)>,
+    /// Leave the workgroup size alone: a rewrite on the program's chain maps work to exactly
+    /// the size it declared (see [`super::Operator::fixes_workgroup`]).
+    pub fixed_workgroup: bool,
 }
 
 impl Operator for Params {
@@ -45,12 +48,27 @@ impl Operator for Params {
             v.sort_by(f64::total_cmp);
             v.dedup();
         }
-        let ax = space::axes(
+        let mut ax = space::axes(
             &program.wgsl,
             &reflected.interface,
             &params,
             &subject.target.limits,
         );
+        if self.fixed_workgroup {
+            // Drop the workgroup axis (it is the first when present) and any lifting.
+            if ax.wg_names.iter().any(Option::is_some) && !ax.axes.is_empty() {
+                let wg: Vec<&String> = ax.wg_names.iter().flatten().collect();
+                ax.axes.retain(|axis| {
+                    !axis
+                        .iter()
+                        .any(|choice| choice.iter().any(|(k, _)| wg.contains(&k)))
+                });
+            }
+            if ax.lifted {
+                ax.wgsl = program.wgsl.to_string();
+                ax.lifted = false;
+            }
+        }
         if ax.axes.is_empty() {
             return Err(Skip("no override or workgroup size to tune".into()));
         }
@@ -202,9 +220,28 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         };
         let op = Params {
             extra: vec![("UNROLL".into(), vec![3.0])],
+            fixed_workgroup: false,
         };
         let rewrites = op.apply(&subject).unwrap();
         assert!(rewrites.iter().any(|r| r.step == "param(UNROLL=3)"));
+    }
+
+    #[test]
+    fn a_fixed_workgroup_size_is_left_alone() {
+        let k = kernel(SOFTMAX_LIKE);
+        let t = target();
+        let subject = Subject {
+            kernel: &k,
+            program: &k.baseline,
+            target: &t,
+        };
+        let op = Params {
+            extra: vec![],
+            fixed_workgroup: true,
+        };
+        let rewrites = op.apply(&subject).unwrap();
+        assert!(!rewrites.is_empty());
+        assert!(rewrites.iter().all(|r| r.step.starts_with("param(UNROLL")));
     }
 
     #[test]

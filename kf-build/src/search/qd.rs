@@ -34,6 +34,9 @@ pub struct Payload {
     pub candidate: Candidate,
     /// Candidate values of overrides the rewrites on its chain introduced.
     pub params: Vec<(String, Vec<f64>)>,
+    /// A rewrite on its chain fixed the workgroup size (see `Operator::fixes_workgroup`).
+    #[serde(default)]
+    pub fixed_workgroup: bool,
 }
 
 /// What each operator achieved in a run.
@@ -54,6 +57,7 @@ struct Pending {
     origin: Vec<String>,
     operator: &'static str,
     params: Vec<(String, Vec<f64>)>,
+    fixed_workgroup: bool,
 }
 
 /// Attempts to find a new candidate for one island before giving up on it this generation.
@@ -187,6 +191,7 @@ impl Evolution {
             let result = if name == "param" {
                 operators::params::Params {
                     extra: parent.payload.params.clone(),
+                    fixed_workgroup: parent.payload.fixed_workgroup,
                 }
                 .apply(&subject)
             } else {
@@ -226,6 +231,8 @@ impl Evolution {
                 let candidate = Candidate::new(rewrite.program, origin.join(" → "));
                 let mut params = parent.payload.params.clone();
                 params.extend(rewrite.params);
+                let fixed_workgroup =
+                    parent.payload.fixed_workgroup || self.operators[op].fixes_workgroup();
                 self.seen.insert(candidate.id.clone());
                 let id = self.next_id;
                 self.next_id += 1;
@@ -238,6 +245,7 @@ impl Evolution {
                         origin,
                         operator: self.operators[op].name(),
                         params,
+                        fixed_workgroup,
                     },
                 );
                 return Some(Proposal {
@@ -279,6 +287,7 @@ impl Strategy for Evolution {
             payload: Payload {
                 candidate,
                 params: self.kernel.params.clone(),
+                fixed_workgroup: false,
             },
         };
         self.archive.seed(individual);
@@ -314,6 +323,7 @@ impl Strategy for Evolution {
             payload: Payload {
                 candidate: candidate.clone(),
                 params: p.params,
+                fixed_workgroup: p.fixed_workgroup,
             },
         };
         let parent = self.archive.get(p.island, p.parent).cloned().or_else(|| {
