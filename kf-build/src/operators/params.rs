@@ -37,6 +37,11 @@ impl Operator for Params {
         let program = subject.program;
         let reflected = kf_runtime::resolve::reflect(&program.wgsl, Some(&program.entry), "parent")
             .map_err(|e| Skip(format!("the program does not reflect: {e}")))?;
+        // Overrides nothing reads (e.g. a lifted workgroup size an earlier rewrite replaced) are
+        // not parameters: changing them would only make a different id for the same kernel.
+        let used = used_overrides(&reflected.module, &program.entry);
+        let mut iface = reflected.interface.clone();
+        iface.overrides.retain(|o| used.contains(&o.name));
         let mut params = subject.kernel.params.clone();
         for (name, values) in &self.extra {
             match params.iter_mut().find(|(n, _)| n == name) {
@@ -48,12 +53,7 @@ impl Operator for Params {
             v.sort_by(f64::total_cmp);
             v.dedup();
         }
-        let mut ax = space::axes(
-            &program.wgsl,
-            &reflected.interface,
-            &params,
-            &subject.target.limits,
-        );
+        let mut ax = space::axes(&program.wgsl, &iface, &params, &subject.target.limits);
         if self.fixed_workgroup {
             // Drop the workgroup axis (it is the first when present) and any lifting.
             if ax.wg_names.iter().any(Option::is_some) && !ax.axes.is_empty() {
@@ -137,6 +137,54 @@ impl Operator for Params {
         }
         Ok(out)
     }
+}
+
+/// Names of the overrides that something reads: a function body, a type's array size, the
+/// entry point's workgroup size, or another override's initializer.
+fn used_overrides(module: &naga::Module, entry: &str) -> std::collections::HashSet<String> {
+    let mut used = std::collections::HashSet::new();
+    let name =
+        |h: naga::Handle<naga::Override>| module.overrides[h].name.clone().unwrap_or_default();
+    let functions = module
+        .functions
+        .iter()
+        .map(|(_, f)| f)
+        .chain(module.entry_points.iter().map(|e| &e.function));
+    for f in functions {
+        for (_, e) in f.expressions.iter() {
+            if let naga::Expression::Override(h) = e {
+                used.insert(name(*h));
+            }
+        }
+    }
+    for (_, ty) in module.types.iter() {
+        if let naga::TypeInner::Array {
+            size: naga::ArraySize::Pending(h),
+            ..
+        } = ty.inner
+        {
+            used.insert(name(h));
+        }
+    }
+    // Global expressions: the entry's workgroup size and override initializers (which refer to
+    // other overrides) live here; any override expression reachable from there counts.
+    if let Some(ep) = module.entry_points.iter().find(|e| e.name == entry)
+        && let Some(sizes) = &ep.workgroup_size_overrides
+    {
+        for h in sizes.iter().flatten() {
+            if let naga::Expression::Override(o) = module.global_expressions[*h] {
+                used.insert(name(o));
+            }
+        }
+    }
+    for (_, o) in module.overrides.iter() {
+        if let Some(init) = o.init
+            && let naga::Expression::Override(h) = module.global_expressions[init]
+        {
+            used.insert(name(h));
+        }
+    }
+    used
 }
 
 #[cfg(test)]
@@ -224,6 +272,24 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         };
         let rewrites = op.apply(&subject).unwrap();
         assert!(rewrites.iter().any(|r| r.step == "param(UNROLL=3)"));
+    }
+
+    #[test]
+    fn overrides_nothing_reads_are_not_searched() {
+        let wgsl = SOFTMAX_LIKE.replace(
+            "override UNROLL: u32 = 4;",
+            "override UNROLL: u32 = 4;\noverride STALE: u32 = 64;",
+        );
+        let k = kernel(&wgsl);
+        let t = target();
+        let subject = Subject {
+            kernel: &k,
+            program: &k.baseline,
+            target: &t,
+        };
+        let rewrites = Params::default().apply(&subject).unwrap();
+        assert!(rewrites.iter().any(|r| r.step.starts_with("param(UNROLL")));
+        assert!(!rewrites.iter().any(|r| r.step.contains("STALE")));
     }
 
     #[test]
