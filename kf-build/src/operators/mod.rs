@@ -10,6 +10,8 @@
 //! Invariant: an operator never decides correctness. Its output is a candidate like any other: the
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.
 
+pub mod ir;
+
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
 use kf_runtime::resolve::ResolvedKernel;

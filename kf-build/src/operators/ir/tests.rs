@@ -1,0 +1,426 @@
+//! Tests of the IR analysis on kernels written the ways people write them.
+
+use super::*;
+
+const SOFTMAX: &str = include_str!("../../../../examples/quickstart/src/shaders/softmax.wgsl");
+
+fn analyse(src: &str, f: impl FnOnce(&Analysis<'_>)) {
+    let parsed = parse(src).unwrap_or_else(|e| panic!("{e}"));
+    let entry = parsed.module.entry_points[0].name.clone();
+    let a = parsed.analyse(&entry).unwrap();
+    f(&a);
+}
+
+fn text<'a>(a: &Analysis<'a>, r: &Option<TextRange>) -> &'a str {
+    a.text(r.as_ref().expect("a span"))
+}
+
+fn counted<'x>(a: &'x Analysis<'_>, i: usize) -> &'x ForLoop {
+    a.loops[i]
+        .for_loop
+        .as_ref()
+        .unwrap_or_else(|| panic!("loop {i}: {:?}", a.loops[i].not_counted))
+}
+
+fn form_text(a: &Analysis<'_>, f: &IndexForm) -> String {
+    let mut parts: Vec<String> = f
+        .terms
+        .iter()
+        .map(|(v, c)| {
+            let v = match v {
+                Var::Builtin(b, c) => format!(
+                    "{}.{}",
+                    b.try_to_wgsl().unwrap(),
+                    ["x", "y", "z", "w"][*c as usize]
+                ),
+                Var::Loop(l) => a.function.local_variables[*l].name.clone().unwrap(),
+            };
+            format!("({c})*{v}")
+        })
+        .collect();
+    if !f.offset.is_zero() {
+        parts.push(f.offset.to_string());
+    }
+    parts.join(" + ")
+}
+
+fn store_forms(a: &Analysis<'_>) -> Vec<String> {
+    a.accesses
+        .iter()
+        .filter(|x| x.write)
+        .map(|x| {
+            format!(
+                "{}[{}]",
+                x.name,
+                x.form.as_ref().map_or("?".into(), |f| form_text(a, f))
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn softmax_loops_accumulators_and_forms() {
+    analyse(SOFTMAX, |a| {
+        let gid = a.builtin(BuiltIn::GlobalInvocationId).unwrap();
+        assert_eq!(gid.name, "gid");
+        assert_eq!(gid.components, [true, false, false, false]);
+        assert!(!gid.whole);
+        assert_eq!(a.loops.len(), 3);
+        for i in 0..3 {
+            let l = counted(a, i);
+            assert_eq!(l.kind, LoopKind::For);
+            assert_eq!(l.var_name, "c");
+            assert!(l.declared_in_header);
+            assert_eq!(text(a, &l.init_span), "var c = 0u");
+            assert_eq!(text(a, &l.init_value_span), "0u");
+            assert_eq!(text(a, &l.cond_span), "c < shape.cols");
+            assert_eq!(text(a, &l.step_span), "c++");
+            assert_eq!(
+                text(a, &l.header_span).trim_end(),
+                "for (var c = 0u; c < shape.cols; c++)"
+            );
+            assert!(text(a, &l.body_span).starts_with('{'));
+            assert_eq!(l.bounds.len(), 1);
+            assert_eq!(l.bounds[0].cmp, Cmp::Lt);
+            assert_eq!(
+                a.expr_wgsl(l.bounds[0].bound, Naming::Names).unwrap(),
+                "shape.cols"
+            );
+            assert_eq!(a.const_int(l.step), Some(1));
+            assert_eq!(l.init.and_then(|i| a.const_int(i)), Some(0));
+        }
+        let fx: Vec<LoopEffects> = (0..3).map(|i| a.loop_effects(i)).collect();
+        assert_eq!(fx[0].accumulators.len(), 1);
+        assert_eq!(fx[0].accumulators[0].name, "m");
+        assert_eq!(fx[0].accumulators[0].op, AccOp::Max);
+        assert_eq!(fx[1].accumulators[0].name, "s");
+        assert_eq!(fx[1].accumulators[0].op, AccOp::Add);
+        assert!(fx[2].accumulators.is_empty() && fx[2].carried.is_empty());
+        assert_eq!(fx[2].global_writes.len(), 1);
+        assert!(
+            fx.iter()
+                .all(|f| f.other.is_empty() && f.carried.is_empty())
+        );
+        assert_eq!(
+            store_forms(a),
+            ["output[(shape.cols)*global_invocation_id.x + (1)*c]"]
+        );
+        // Loads of the input use the same form.
+        let input_forms: Vec<String> = a
+            .accesses
+            .iter()
+            .filter(|x| x.name == "input")
+            .map(|x| form_text(a, x.form.as_ref().unwrap()))
+            .collect();
+        assert_eq!(input_forms.len(), 3);
+        assert!(
+            input_forms
+                .iter()
+                .all(|f| f == "(shape.cols)*global_invocation_id.x + (1)*c")
+        );
+        // The guard's `let` statement and the entry signature.
+        let row = a
+            .function
+            .named_expressions
+            .iter()
+            .find(|(_, n)| *n == "row")
+            .map(|(h, _)| *h)
+            .unwrap();
+        let (range, name) = a.let_statement(row).unwrap();
+        assert_eq!((a.text(&range), name.as_str()), ("let row = gid.x;", "row"));
+        let (params, wg) = a.entry_signature().unwrap();
+        assert_eq!(
+            a.text(&params),
+            "@builtin(global_invocation_id) gid: vec3<u32>"
+        );
+        assert_eq!(a.text(&wg), "WG");
+    });
+}
+
+const SPELLINGS: &str = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+struct P { n: u32, c: u32 }
+@group(0) @binding(2) var<uniform> p: P;
+fn helper(v: f32) -> f32 { return v * 2.0; }
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let r: u32 = g.y;
+    var acc: f32 = 0.0;
+    var i = r * p.c;
+    while (i < (r + 1u) * p.c) {
+        acc = acc + f32(x[i]) * 2.0 + helper(x[i]);
+        i = i + 1u;
+    }
+    var j = 0u;
+    loop {
+        if j >= p.c { break; }
+        acc -= select(1.0, -x[j], x[j] > 0.0);
+        continuing { j++; }
+    }
+    for (var k = i32(r); k < i32(p.c); k += 2) { acc = max(acc, vec4<f32>(x[k]).y); }
+    y[r] = acc; // done
+    helper(1.0);
+}
+"#;
+
+#[test]
+fn while_loop_and_continuing_spellings() {
+    analyse(SPELLINGS, |a| {
+        let g = a.builtin(BuiltIn::GlobalInvocationId).unwrap();
+        assert_eq!(g.components, [false, true, false, false]);
+        let w = counted(a, 0);
+        assert_eq!(w.kind, LoopKind::While);
+        assert_eq!(w.var_name, "i");
+        assert!(!w.declared_in_header);
+        assert_eq!(text(a, &w.init_span), "var i = r * p.c");
+        assert_eq!(text(a, &w.init_value_span), "r * p.c");
+        assert_eq!(text(a, &w.step_span), "i = i + 1u");
+        assert_eq!(text(a, &w.cond_span), "(i < (r + 1u) * p.c)");
+        assert_eq!(
+            text(a, &w.header_span).trim_end(),
+            "while (i < (r + 1u) * p.c)"
+        );
+        assert_eq!(
+            a.expr_wgsl(w.bounds[0].bound, Naming::Names).unwrap(),
+            "((r + 1u) * p.c)"
+        );
+        let l = counted(a, 1);
+        assert_eq!(l.kind, LoopKind::Loop);
+        assert!(l.cond_negated);
+        assert_eq!(l.bounds[0].cmp, Cmp::Lt);
+        assert_eq!(text(a, &l.cond_span), "j >= p.c");
+        assert_eq!(text(a, &l.step_span), "j++");
+        assert_eq!(text(a, &l.init_span), "var j = 0u");
+        let f = counted(a, 2);
+        assert_eq!(f.kind, LoopKind::For);
+        assert_eq!(text(a, &f.init_span), "var k = i32(r)");
+        assert_eq!(text(a, &f.init_value_span), "i32(r)");
+        assert_eq!(a.const_int(f.step), Some(2));
+        for (i, op) in [(0, AccOp::Add), (1, AccOp::Add), (2, AccOp::Max)] {
+            let fx = a.loop_effects(i);
+            assert_eq!(fx.accumulators.len(), 1, "loop {i}: {fx:?}");
+            assert_eq!(
+                (fx.accumulators[0].name.as_str(), fx.accumulators[0].op),
+                ("acc", op)
+            );
+        }
+        // The per-row store and the load forms through `let`, `var` and casts.
+        assert_eq!(store_forms(a), ["y[(1)*global_invocation_id.y]"]);
+        let x_forms: Vec<String> = a
+            .accesses
+            .iter()
+            .filter(|x| x.name == "x")
+            .map(|x| form_text(a, x.form.as_ref().unwrap()))
+            .collect();
+        assert_eq!(x_forms[0], "(1)*i");
+        assert!(x_forms.contains(&"(1)*k".to_string()));
+        // `max(acc, ..)` is recorded as `max`; the widened range covers the call.
+        let max = a
+            .function
+            .expressions
+            .iter()
+            .find(|(_, e)| {
+                matches!(
+                    e,
+                    Expression::Math {
+                        fun: MathFunction::Max,
+                        ..
+                    }
+                )
+            })
+            .unwrap()
+            .0;
+        assert_eq!(a.text(&a.expr_span(max).unwrap()), "max");
+        assert_eq!(
+            a.text(&a.expr_range(max).unwrap()),
+            "max(acc, vec4<f32>(x[k]).y)"
+        );
+        assert_eq!(
+            a.expr_wgsl(max, Naming::Names).unwrap(),
+            "max(acc, vec4(x[k]).y)"
+        );
+    });
+}
+
+#[test]
+fn loop_carried_values_are_not_accumulators() {
+    let src = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> n: u32;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let row = gid.x;
+    var run = 0.0;
+    for (var i = 0u; i < n; i++) {
+        run += x[row * n + i];
+        y[row * n + i] = run;          // prefix sum: reads the running value
+    }
+    var ema = 0.0;
+    for (var i = 0u; i < n; i++) {
+        ema = ema * 0.5 + x[row * n + i]; // not associative
+    }
+    var p = 1.0;
+    var q = 0.0;
+    for (var i = 0u; i < n; i = i + 1u) {
+        p *= x[i] * 2.0;
+        q = x[i] - q;                  // acc on the wrong side of `-`
+    }
+    y[row] = ema + p + q;
+}
+"#;
+    analyse(src, |a| {
+        let fx0 = a.loop_effects(0);
+        assert!(fx0.accumulators.is_empty());
+        assert_eq!(fx0.carried.len(), 1);
+        assert!(
+            fx0.carried[0].1.contains("read in the loop"),
+            "{:?}",
+            fx0.carried
+        );
+        let fx1 = a.loop_effects(1);
+        assert!(fx1.accumulators.is_empty(), "{fx1:?}");
+        assert_eq!(fx1.carried.len(), 1);
+        let fx2 = a.loop_effects(2);
+        assert_eq!(fx2.accumulators.len(), 1);
+        assert_eq!(
+            (fx2.accumulators[0].name.as_str(), fx2.accumulators[0].op),
+            ("p", AccOp::Mul)
+        );
+        assert_eq!(fx2.carried.len(), 1, "{fx2:?}");
+    });
+}
+
+#[test]
+fn index_forms_see_through_shifts_constants_and_single_assignments() {
+    let src = r#"
+@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+struct Buf { n: u32, data: array<f32> }
+@group(0) @binding(2) var<storage, read_write> z: Buf;
+override BLOCK: u32 = 4u;
+const K: u32 = 3u;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>) {
+    let m = max(x[g.x].x, 1.0);
+    let q = (g.x << 2u) + K * BLOCK;
+    y[q] += x[g.x + 1u].y * m;
+    z.data[arrayLength(&z.data) - 1u] = f32(z.n);
+    var t: u32;
+    t = l.x;
+    y[t] = 1.0;
+    y[g.x * g.y] = 0.0;
+}
+"#;
+    analyse(src, |a| {
+        assert_eq!(
+            store_forms(a),
+            [
+                "y[(4)*global_invocation_id.x + 3*BLOCK]",
+                "z[-1 + arrayLength(&z.data)]",
+                "y[(1)*local_invocation_id.x]",
+                "y[?]",
+            ]
+        );
+        let x_loads: Vec<&Access> = a.accesses.iter().filter(|x| x.name == "x").collect();
+        assert_eq!(x_loads[0].component, Some(0));
+        assert_eq!(x_loads[1].component, Some(1));
+        assert_eq!(
+            form_text(a, x_loads[1].form.as_ref().unwrap()),
+            "(1)*global_invocation_id.x + 1"
+        );
+        let l = a.builtin(BuiltIn::LocalInvocationId).unwrap();
+        assert_eq!(l.components, [true, false, false, false]);
+        let m = a
+            .function
+            .named_expressions
+            .iter()
+            .find(|(_, n)| *n == "m")
+            .unwrap()
+            .0;
+        let (range, _) = a.let_statement(*m).unwrap();
+        assert_eq!(a.text(&range), "let m = max(x[g.x].x, 1.0);");
+    });
+}
+
+#[test]
+fn struct_builtins_and_uniform_values() {
+    let src = r#"
+struct In {
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+}
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> b: array<f32>;
+@group(0) @binding(2) var<storage, read> dims: array<u32, 2>;
+@compute @workgroup_size(8, 8)
+fn k(input: In) {
+    let cols = dims[1];
+    b[input.gid.y * cols + input.gid.x] = a[input.li];
+}
+"#;
+    analyse(src, |a| {
+        let g = a.builtin(BuiltIn::GlobalInvocationId).unwrap();
+        assert_eq!((g.name.as_str(), g.member), ("input.gid", Some(0)));
+        assert_eq!(g.components, [true, true, false, false]);
+        let li = a.builtin(BuiltIn::LocalInvocationIndex).unwrap();
+        assert_eq!(li.components, [true, false, false, false]);
+        assert_eq!(
+            store_forms(a),
+            ["b[(1)*global_invocation_id.x + (dims[1])*global_invocation_id.y]"]
+        );
+    });
+}
+
+#[test]
+fn loops_that_are_not_counted_say_why() {
+    let src = r#"
+@group(0) @binding(0) var<storage, read_write> y: array<u32>;
+@compute @workgroup_size(1)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    var i = 0u;
+    loop {
+        y[i] = i;
+        i += 1u;
+        continuing { break if i >= 8u; }
+    }
+    var j = 0u;
+    while (j < 8u) {
+        if (y[j] == 0u) { j += 2u; continue; }
+        j += 1u;
+    }
+    for (var k = 0u; k < 16u; k += 4u) { y[k] = k; }
+    for (var k = 10; k > 0; k--) { y[k] = 1u; }
+}
+"#;
+    analyse(src, |a| {
+        assert!(
+            a.loops[0]
+                .not_counted
+                .as_ref()
+                .unwrap()
+                .contains("break if")
+        );
+        assert!(
+            a.loops[1]
+                .not_counted
+                .as_ref()
+                .unwrap()
+                .contains("assigned in the body")
+                || a.loops[1]
+                    .not_counted
+                    .as_ref()
+                    .unwrap()
+                    .contains("continue"),
+            "{:?}",
+            a.loops[1].not_counted
+        );
+        let k = counted(a, 2);
+        assert_eq!(a.const_trip_count(k), Some(4));
+        let d = counted(a, 3);
+        assert!(d.decreasing);
+        assert_eq!(d.bounds[0].cmp, Cmp::Gt);
+        assert_eq!(a.const_trip_count(d), Some(10));
+    });
+}
