@@ -87,6 +87,21 @@ pub fn parse(wgsl: &str) -> Result<Parsed, IrError> {
     })
 }
 
+/// Where the entry point's declaration sits in the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntrySignature {
+    /// The attributes before `fn` (`@compute @workgroup_size(64)`), up to `fn`.
+    pub attributes: TextRange,
+    /// The function's name.
+    pub name: TextRange,
+    /// The parameter list, parentheses excluded.
+    pub params: TextRange,
+    /// The arguments of `@workgroup_size(..)`, parentheses excluded.
+    pub workgroup_size: TextRange,
+    /// The body, braces included.
+    pub body: TextRange,
+}
+
 /// A builtin argument of the entry point (a plain argument, or a member of a struct argument).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BuiltinArg {
@@ -592,6 +607,15 @@ pub struct LoopEffects {
     pub other: Vec<String>,
 }
 
+/// A local's value at some point (see [`Analysis::value_before`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitialValue {
+    /// The value of this expression.
+    Expr(Handle<Expression>),
+    /// The zero value of its type (`var x: f32;`).
+    Zero,
+}
+
 /// How [`Analysis::expr_wgsl`] prints named values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Naming {
@@ -870,9 +894,9 @@ impl<'a> Analysis<'a> {
         None
     }
 
-    /// The range of the entry point's parameter list, parentheses excluded, and the range of its
-    /// `@workgroup_size(..)` arguments, found lexically around `fn <entry>(`.
-    pub fn entry_signature(&self) -> Option<(TextRange, TextRange)> {
+    /// Where the entry point's declaration sits in the text, found lexically around
+    /// `fn <entry>(` (naga records no span for entry points).
+    pub fn entry_signature(&self) -> Option<EntrySignature> {
         let code = &self.code;
         let bytes = code.as_bytes();
         let name = self.entry.name.as_str();
@@ -888,6 +912,7 @@ impl<'a> Analysis<'a> {
             if rest.len() == trimmed.len() || !trimmed.starts_with(name) {
                 continue;
             }
+            let name_start = code.len() - trimmed.len();
             let after_name = &trimmed[name.len()..];
             if after_name
                 .chars()
@@ -901,13 +926,22 @@ impl<'a> Analysis<'a> {
                 continue;
             }
             let close = matching(code, open, b'(', b')')?;
-            // `@workgroup_size(..)` among the attributes before `fn`.
+            // The attributes between the previous item and `fn`.
             let item_start = code[..at].rfind(['}', ';']).map_or(0, |p| p + 1);
+            let attrs_start = item_start + code[item_start..at].find('@')?;
             let attrs = &code[item_start..at];
             let rel = attrs.find("@workgroup_size")?;
             let wg_open = item_start + rel + attrs[rel..].find('(')?;
             let wg_close = matching(code, wg_open, b'(', b')')?;
-            return Some((open + 1..close, wg_open + 1..wg_close));
+            let body_open = close + code[close..].find('{')?;
+            let body_close = matching(code, body_open, b'{', b'}')?;
+            return Some(EntrySignature {
+                attributes: attrs_start..at,
+                name: name_start..name_start + name.len(),
+                params: open + 1..close,
+                workgroup_size: wg_open + 1..wg_close,
+                body: body_open..body_close + 1,
+            });
         }
         None
     }
@@ -1435,6 +1469,41 @@ impl<'a> Analysis<'a> {
         found
     }
 
+    /// The value local `v` holds when statement `s` starts, when one assignment provably reaches
+    /// it: the last store before `s` in its block (or, walking out, in enclosing blocks other
+    /// than loop bodies), or the declaration's initializer at the start of the function.
+    pub fn value_before(&self, s: usize, v: Handle<LocalVariable>) -> Option<InitialValue> {
+        let mut at = s;
+        loop {
+            let mut prev = self.previous_sibling(at);
+            while let Some(p) = prev {
+                if let Statement::Store { pointer, value } = *self.stmts[p].stmt
+                    && matches!(self.function.expressions[pointer], Expression::LocalVariable(w) if w == v)
+                {
+                    return Some(InitialValue::Expr(value));
+                }
+                if self.stmt_may_write_local(p, v) {
+                    return None;
+                }
+                prev = self.previous_sibling(p);
+            }
+            match self.stmts[at].parent {
+                None => {
+                    return Some(match self.function.local_variables[v].init {
+                        Some(init) => InitialValue::Expr(init),
+                        None => InitialValue::Zero,
+                    });
+                }
+                Some(parent) => {
+                    if matches!(self.stmts[parent].stmt, Statement::Loop { .. }) {
+                        return None;
+                    }
+                    at = parent;
+                }
+            }
+        }
+    }
+
     /// Whether statement `s` (or anything nested in it) may write local `v`: a store to it or
     /// into it, or a call that is given a pointer to it.
     pub fn stmt_may_write_local(&self, s: usize, v: Handle<LocalVariable>) -> bool {
@@ -1864,6 +1933,21 @@ impl<'a> Analysis<'a> {
             .iter()
             .enumerate()
             .filter(move |(_, a)| self.in_loop(a.stmt, id))
+    }
+
+    /// Whether module function `f` writes globals or pointer arguments, or uses barriers, atomics
+    /// or subgroup operations (directly or through calls).
+    pub fn function_is_effectful(&self, f: Handle<naga::Function>) -> bool {
+        self.effectful_functions[f.index()]
+    }
+
+    /// Whether module function `f` (or one it calls) writes global `g` (or a pointer argument).
+    pub fn function_writes_global(
+        &self,
+        f: Handle<naga::Function>,
+        g: Handle<naga::GlobalVariable>,
+    ) -> bool {
+        function_writes(self.module, f, g)
     }
 
     /// Whether the entry point (or a function it calls) writes global `g`.
@@ -2322,6 +2406,59 @@ fn trim_range(code: &str, r: TextRange, extra: &[char]) -> TextRange {
     let start_trim = text.len() - text.trim_start().len();
     let trimmed_end = text.trim_end_matches(|c: char| c.is_whitespace() || extra.contains(&c));
     r.start + start_trim..r.start + trimmed_end.len().max(start_trim)
+}
+
+/// One replacement of the WGSL text: `range` (empty for an insertion) becomes `text`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    /// The bytes replaced.
+    pub range: TextRange,
+    /// The new text.
+    pub text: String,
+}
+
+impl Edit {
+    /// Replaces `range` with `text`.
+    pub fn replace(range: TextRange, text: impl Into<String>) -> Edit {
+        Edit {
+            range,
+            text: text.into(),
+        }
+    }
+
+    /// Inserts `text` at `at`.
+    pub fn insert(at: usize, text: impl Into<String>) -> Edit {
+        Edit {
+            range: at..at,
+            text: text.into(),
+        }
+    }
+}
+
+/// Applies `edits` to `src`. Insertions at the same position keep their order in `edits`; an
+/// insertion at the start or end of a replaced range stays outside it. Returns `None` when two
+/// replacements overlap or a range is not on character boundaries.
+pub fn apply_edits(src: &str, edits: &[Edit]) -> Option<String> {
+    let mut order: Vec<usize> = (0..edits.len()).collect();
+    // By start; at one position, insertions before the replacement that starts there.
+    order.sort_by_key(|&i| (edits[i].range.start, !edits[i].range.is_empty(), i));
+    let mut out = String::with_capacity(src.len() + 256);
+    let mut pos = 0;
+    for i in order {
+        let e = &edits[i];
+        if e.range.start < pos
+            || e.range.end > src.len()
+            || !src.is_char_boundary(e.range.start)
+            || !src.is_char_boundary(e.range.end)
+        {
+            return None;
+        }
+        out.push_str(&src[pos..e.range.start]);
+        out.push_str(&e.text);
+        pos = e.range.end;
+    }
+    out.push_str(&src[pos..]);
+    Some(out)
 }
 
 /// Replaces comments with spaces of the same length, so byte offsets stay valid.

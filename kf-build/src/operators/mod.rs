@@ -11,6 +11,9 @@
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.
 
 pub mod ir;
+pub mod reduce;
+#[cfg(test)]
+mod testkit;
 
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;

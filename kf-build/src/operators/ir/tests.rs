@@ -128,12 +128,15 @@ fn softmax_loops_accumulators_and_forms() {
             .unwrap();
         let (range, name) = a.let_statement(row).unwrap();
         assert_eq!((a.text(&range), name.as_str()), ("let row = gid.x;", "row"));
-        let (params, wg) = a.entry_signature().unwrap();
+        let sig = a.entry_signature().unwrap();
         assert_eq!(
-            a.text(&params),
+            a.text(&sig.params),
             "@builtin(global_invocation_id) gid: vec3<u32>"
         );
-        assert_eq!(a.text(&wg), "WG");
+        assert_eq!(a.text(&sig.workgroup_size), "WG");
+        assert_eq!(a.text(&sig.attributes), "@compute @workgroup_size(WG)\n");
+        assert_eq!(a.text(&sig.name), "main");
+        assert!(a.text(&sig.body).starts_with('{') && a.text(&sig.body).ends_with('}'));
     });
 }
 
