@@ -4,6 +4,7 @@
 mod adversarial;
 mod cli;
 mod e2e;
+mod operators;
 mod tidy;
 
 use std::sync::Mutex;
