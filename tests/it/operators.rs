@@ -5,6 +5,7 @@
 
 use kf_build::harness::worker::WorkerProcess;
 use kf_build::harness::{Candidate, EvalRequest, Evaluator};
+use kf_build::operators::coarsen::Coarsen;
 use kf_build::operators::reduce::ParallelReduction;
 use kf_build::operators::{Operator, Subject, Target};
 use kf_runtime::resolve::ResolvedKernel;
@@ -77,7 +78,7 @@ fn corpus() -> Vec<CorpusKernel> {
 }
 
 fn operators() -> Vec<Box<dyn Operator>> {
-    vec![Box::new(ParallelReduction)]
+    vec![Box::new(ParallelReduction), Box::new(Coarsen)]
 }
 
 #[test]

@@ -1133,6 +1133,12 @@ impl<'a> Analysis<'a> {
             .enumerate()
             .filter(|(_, s)| !matches!(s, Statement::Emit(_)))
             .collect();
+        // naga evaluates `a && b` into a temporary with an `if` before the test: skip those.
+        let lowering = body
+            .iter()
+            .take_while(|(_, s)| self.is_short_circuit_if(s))
+            .count();
+        let body = body[lowering..].to_vec();
         let Some(&(head_pos, head)) = body.first() else {
             return Err("empty loop".into());
         };
@@ -1331,6 +1337,17 @@ impl<'a> Analysis<'a> {
         id: usize,
         out: &mut Vec<Bound>,
     ) -> Result<(), String> {
+        if let Some((op, left, right)) = self.short_circuit(cond) {
+            let conjunction = match op {
+                BinaryOperator::LogicalAnd => !negated,
+                _ => negated,
+            };
+            if !conjunction {
+                return Err("the condition is a disjunction".into());
+            }
+            self.collect_bounds(left, negated, var, id, out)?;
+            return self.collect_bounds(right, negated, var, id, out);
+        }
         match self.function.expressions[cond] {
             Expression::Unary {
                 op: naga::UnaryOperator::LogicalNot,
@@ -1796,6 +1813,72 @@ impl<'a> Analysis<'a> {
             },
             _ => atom(),
         }
+    }
+
+    /// The operands of a short-circuit `a && b` or `a || b`, which naga lowers to an unnamed
+    /// variable set in an `if`: `if (a) { t = b; } else { t = false; }` and
+    /// `if (!a) { t = b; } else { t = true; }`. `h` is the load of that variable.
+    pub fn short_circuit(
+        &self,
+        h: Handle<Expression>,
+    ) -> Option<(BinaryOperator, Handle<Expression>, Handle<Expression>)> {
+        let v = self.local_of_load(h)?;
+        if self.function.local_variables[v].name.is_some() {
+            return None;
+        }
+        let [s1, s2] = self.stores_to(v) else {
+            return None;
+        };
+        let parent = self.stmts[*s1].parent?;
+        if self.stmts[*s2].parent != Some(parent) {
+            return None;
+        }
+        let Statement::If { condition, .. } = *self.stmts[parent].stmt else {
+            return None;
+        };
+        let value_in = |part: Part| {
+            [*s1, *s2]
+                .into_iter()
+                .find_map(|s| match *self.stmts[s].stmt {
+                    Statement::Store { value, .. } if self.stmts[s].part == part => Some(value),
+                    _ => None,
+                })
+        };
+        let (accept, reject) = (value_in(Part::Accept)?, value_in(Part::Reject)?);
+        let literal = match self.function.expressions[reject] {
+            Expression::Literal(naga::Literal::Bool(b)) => b,
+            _ => return None,
+        };
+        match (literal, &self.function.expressions[condition]) {
+            (false, _) => Some((BinaryOperator::LogicalAnd, condition, accept)),
+            (
+                true,
+                Expression::Unary {
+                    op: naga::UnaryOperator::LogicalNot,
+                    expr,
+                },
+            ) => Some((BinaryOperator::LogicalOr, *expr, accept)),
+            _ => None,
+        }
+    }
+
+    /// Whether `s` is an `if` naga made to evaluate a short-circuit operator: it only stores into
+    /// unnamed temporaries (and nests such `if`s).
+    fn is_short_circuit_if(&self, s: &Statement) -> bool {
+        let Statement::If { accept, reject, .. } = s else {
+            return false;
+        };
+        let ok = |b: &Block| {
+            b.iter().all(|x| match *x {
+                Statement::Emit(_) => true,
+                Statement::Store { pointer, .. } => matches!(
+                    self.function.expressions[pointer],
+                    Expression::LocalVariable(v) if self.function.local_variables[v].name.is_none()
+                ),
+                ref other => self.is_short_circuit_if(other),
+            })
+        };
+        ok(accept) && ok(reject)
     }
 
     /// Whether `v` is the variable of a counted loop.

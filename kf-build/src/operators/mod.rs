@@ -10,6 +10,7 @@
 //! Invariant: an operator never decides correctness. Its output is a candidate like any other: the
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.
 
+pub mod coarsen;
 pub mod ir;
 pub mod reduce;
 #[cfg(test)]

@@ -427,3 +427,41 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         assert_eq!(a.const_trip_count(d), Some(10));
     });
 }
+
+#[test]
+fn short_circuit_conditions_are_seen_through() {
+    let src = r#"
+@group(0) @binding(0) var<storage, read_write> y: array<u32>;
+@group(0) @binding(1) var<uniform> n: vec2<u32>;
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x >= n.x || g.y >= n.y) { return; }
+    for (var i = 0u; i < n.x && i + 2u <= n.y; i++) { y[g.y * n.x + i] = i; }
+}
+"#;
+    analyse(src, |a| {
+        let guard = a
+            .stmts
+            .iter()
+            .find_map(|s| match s.stmt {
+                Statement::If {
+                    condition, accept, ..
+                } if accept.iter().any(|x| matches!(x, Statement::Return { .. })) => {
+                    Some(*condition)
+                }
+                _ => None,
+            })
+            .unwrap();
+        let (op, left, right) = a.short_circuit(guard).unwrap();
+        assert_eq!(op, BinaryOperator::LogicalOr);
+        assert_eq!(a.expr_wgsl(left, Naming::Names).unwrap(), "(g.x >= n.x)");
+        assert_eq!(a.expr_wgsl(right, Naming::Names).unwrap(), "(g.y >= n.y)");
+        let l = counted(a, 0);
+        assert_eq!(l.bounds.len(), 2);
+        assert_eq!(l.bounds[1].cmp, Cmp::Le);
+        assert!(l.bounds[1].offset.is_some());
+        // The temporary naga introduces is private to the loop, not a loop-carried value.
+        let fx = a.loop_effects(0);
+        assert!(fx.carried.is_empty(), "{fx:?}");
+    });
+}
