@@ -7,6 +7,7 @@ use kf_build::harness::worker::WorkerProcess;
 use kf_build::harness::{Candidate, EvalRequest, Evaluator};
 use kf_build::operators::coarsen::Coarsen;
 use kf_build::operators::reduce::ParallelReduction;
+use kf_build::operators::vectorize::VectorizedAccess;
 use kf_build::operators::{Operator, Subject, Target};
 use kf_runtime::resolve::ResolvedKernel;
 use kf_tests::*;
@@ -78,7 +79,11 @@ fn corpus() -> Vec<CorpusKernel> {
 }
 
 fn operators() -> Vec<Box<dyn Operator>> {
-    vec![Box::new(ParallelReduction), Box::new(Coarsen)]
+    vec![
+        Box::new(ParallelReduction),
+        Box::new(Coarsen),
+        Box::new(VectorizedAccess),
+    ]
 }
 
 #[test]
@@ -136,7 +141,7 @@ fn every_rewrite_of_the_corpus_is_correct_on_the_adapter() {
                         origin: r.step.clone(),
                         program: r.program.clone(),
                     },
-                    plan: kf_build::search::final_plan(&k.kernel, 3, 7),
+                    plan: kf_build::search::final_plan(&k.kernel, 2, 7),
                     ceilings: None,
                 };
                 let report = worker.evaluate(&request);

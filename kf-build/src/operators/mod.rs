@@ -15,6 +15,7 @@ pub mod ir;
 pub mod reduce;
 #[cfg(test)]
 mod testkit;
+pub mod vectorize;
 
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;

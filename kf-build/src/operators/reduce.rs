@@ -99,13 +99,19 @@ impl Operator for ParallelReduction {
         if subject.target.has_subgroups() {
             combines.insert(0, Combine::Subgroup);
         }
+        let any_unrollable = plan.split.iter().any(|sl| unrollable(&a, sl.id));
         let mut out = Vec::new();
         let mut failures = Vec::new();
         for combine in combines {
-            let text = render(&a, &plan, combine, max_wg, subject.target)?;
-            match finish(subject, &plan, &text, combine, &sizes) {
-                Ok(r) => out.push(r),
-                Err(why) => failures.push(why),
+            for unroll in [UNROLL, 1] {
+                if unroll > 1 && !any_unrollable {
+                    continue;
+                }
+                let text = render(&a, &plan, combine, unroll, max_wg, subject.target)?;
+                match finish(subject, &plan, &text, combine, unroll, &sizes) {
+                    Ok(r) => out.push(r),
+                    Err(why) => failures.push(why),
+                }
             }
         }
         if out.is_empty() {
@@ -117,6 +123,9 @@ impl Operator for ParallelReduction {
         Ok(out)
     }
 }
+
+/// Iterations of a split loop per pass in the unrolled variants.
+pub const UNROLL: u32 = 4;
 
 /// Workgroup sizes worth trying within the adapter's limits, ascending.
 fn workgroup_sizes(target: &Target) -> Vec<u32> {
@@ -604,6 +613,7 @@ fn render(
     a: &Analysis<'_>,
     plan: &Plan,
     combine: Combine,
+    unroll: u32,
     max_wg: u32,
     target: &Target,
 ) -> Result<String, Skip> {
@@ -669,10 +679,65 @@ fn render(
             None => int(WG),
             Some(s) => format!("{} * {s}", int(WG)),
         };
-        edits.push(Edit::replace(
-            f.step_span.clone().expect("checked in splittable"),
-            format!("{} += {stride}", f.var_name),
-        ));
+        let step_range = f.step_span.clone().expect("checked in splittable");
+        let unrolled = unroll > 1 && unrollable(a, sl.id);
+        if !unrolled {
+            edits.push(Edit::replace(
+                step_range,
+                format!("{} += {stride}", f.var_name),
+            ));
+        } else {
+            // `unroll` iterations per pass, each in its own block with the loop variable shadowed
+            // by a `let`, the later ones guarded by the loop's own condition: independent loads
+            // the compiler can issue together.
+            let body = f.body_span.clone().expect("counted loops have a body");
+            let step_full = a.with_semicolon(&step_range);
+            let inner = if f.kind == ir::LoopKind::While {
+                format!(
+                    "{}{}",
+                    &a.source[body.start..step_full.start],
+                    &a.source[step_full.end..body.end]
+                )
+            } else {
+                a.text(&body).to_owned()
+            };
+            let cond = a
+                .text(
+                    f.cond_span
+                        .as_ref()
+                        .ok_or_else(|| Skip("a loop condition has no text".into()))?,
+                )
+                .to_owned();
+            let v = &f.var_name;
+            let base = format!("kf_{v}_{}", sl.id);
+            let indent = a.indent_at(a.loops[sl.id].span.as_ref().map_or(body.start, |r| r.start));
+            let mut text = format!(
+                "{{\n{indent}    // KernelFoundry: {unroll} iterations per pass, `{v}` shadowed in each.\n{indent}    let {base} = {v};\n"
+            );
+            for j in 0..unroll {
+                let offset = match (j, &step_text) {
+                    (0, _) => String::new(),
+                    (j, None) => format!(" + {} * {}", int(&format!("{j}u")), int(WG)),
+                    (j, Some(s)) => format!(" + {} * {} * {s}", int(&format!("{j}u")), int(WG)),
+                };
+                let guarded = if j == 0 {
+                    inner.clone()
+                } else {
+                    format!("if ({cond}) {inner}")
+                };
+                text.push_str(&format!(
+                    "{indent}    {{ let {v} = {base}{offset}; {guarded} }}\n"
+                ));
+            }
+            let new_step = format!("{v} += {} * {stride}", int(&format!("{unroll}u")));
+            if f.kind == ir::LoopKind::While {
+                text.push_str(&format!("{indent}    {new_step};\n"));
+            } else {
+                edits.push(Edit::replace(step_range, new_step));
+            }
+            text.push_str(&format!("{indent}}}"));
+            edits.push(Edit::replace(body, text));
+        }
         // Accumulators: set aside non-identity starting values, combine after the loop.
         let span = a.loops[sl.id]
             .span
@@ -849,6 +914,22 @@ fn render(
     Ok(text)
 }
 
+/// Whether split loop `id` can be unrolled by copying its body: a `for` or `while` (not a
+/// `loop` with a continuing block), with no `continue` that a copy would turn into skipping the
+/// next copies.
+fn unrollable(a: &Analysis<'_>, id: usize) -> bool {
+    let Some(f) = a.loops[id].for_loop.as_ref() else {
+        return false;
+    };
+    matches!(f.kind, ir::LoopKind::For | ir::LoopKind::While)
+        && f.body_span.is_some()
+        && f.cond_span.is_some()
+        && !f.cond_negated
+        && !a.loop_stmts(id).any(|s| {
+            matches!(a.stmts[s].stmt, Statement::Continue) && a.stmts[s].loops.last() == Some(&id)
+        })
+}
+
 /// Whether `text` can be followed by `+ x` without parentheses.
 fn is_simple(text: &str) -> bool {
     text.chars()
@@ -865,6 +946,7 @@ fn finish(
     plan: &Plan,
     text: &str,
     combine: Combine,
+    unroll: u32,
     sizes: &[u32],
 ) -> Result<Rewrite, String> {
     let entry = subject.program.entry.as_ref();
@@ -896,10 +978,15 @@ fn finish(
             dispatch: plan.dispatch.clone(),
         },
         step: format!(
-            "reduce({})",
+            "reduce({}{})",
             match combine {
                 Combine::Tree => "workgroup",
                 Combine::Subgroup => "subgroup",
+            },
+            if unroll > 1 {
+                format!(", unroll {unroll}")
+            } else {
+                String::new()
             }
         ),
         params: vec![(WG.to_owned(), sizes.iter().map(|&s| f64::from(s)).collect())],

@@ -1,7 +1,7 @@
 // Elementwise y = a * x + y, one element per invocation: no loop to split.
 // spec: sizes(n = 1000), bind(x = input(n), y = inout(n), p = uniform(n, 2.5)), grid = (n)
 // fires: coarsen
-// skips: reduce
+// skips: reduce vectorize
 struct Params { n: u32, a: f32 }
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;

@@ -35,8 +35,18 @@ fn the_corpus_fires_and_skips_as_its_headers_say() {
             let result = apply(&ParallelReduction, &k.kernel, &target);
             if k.fires.iter().any(|f| f == "reduce") {
                 let rewrites = result.unwrap_or_else(|e| panic!("{}: skipped: {e}", k.name));
-                let expected = if target.has_subgroups() { 2 } else { 1 };
-                assert_eq!(rewrites.len(), expected, "{}", k.name);
+                let steps: Vec<&str> = rewrites.iter().map(|r| r.step.as_str()).collect();
+                assert!(
+                    steps.contains(&"reduce(workgroup)"),
+                    "{}: {steps:?}",
+                    k.name
+                );
+                assert_eq!(
+                    steps.contains(&"reduce(subgroup)"),
+                    target.has_subgroups(),
+                    "{}: {steps:?}",
+                    k.name
+                );
                 for r in &rewrites {
                     let wg = check_valid(&k.kernel, r);
                     assert_eq!(wg, r.program.workgroup_size, "{}", k.name);
@@ -59,8 +69,17 @@ fn the_corpus_fires_and_skips_as_its_headers_say() {
 fn softmax_becomes_a_workgroup_per_row_with_strided_loops() {
     let kernel = softmax();
     let rewrites = apply(&ParallelReduction, &kernel, &testkit::h200()).unwrap();
-    assert_eq!(rewrites.len(), 2);
-    let sub = &rewrites[0];
+    let steps: Vec<&str> = rewrites.iter().map(|r| r.step.as_str()).collect();
+    assert_eq!(
+        steps,
+        [
+            "reduce(subgroup, unroll 4)",
+            "reduce(subgroup)",
+            "reduce(workgroup, unroll 4)",
+            "reduce(workgroup)"
+        ]
+    );
+    let sub = &rewrites[1];
     assert_eq!(sub.step, "reduce(subgroup)");
     let text = &sub.program.wgsl;
     for expected in [
@@ -83,7 +102,7 @@ fn softmax_becomes_a_workgroup_per_row_with_strided_loops() {
     assert_eq!(sub.program.dispatch.to_string(), "workgroups(rows, 1, 1)");
     assert_eq!(sub.program.workgroup_size, [256, 1, 1]);
     assert_eq!(sub.params[0].1, vec![64.0, 128.0, 256.0, 512.0, 1024.0]);
-    let tree = &rewrites[1];
+    let tree = &rewrites[3];
     assert_eq!(tree.step, "reduce(workgroup)");
     assert!(
         tree.program
@@ -93,6 +112,20 @@ fn softmax_becomes_a_workgroup_per_row_with_strided_loops() {
     assert!(tree.program.wgsl.contains("workgroupBarrier();"));
     check_valid(&kernel, sub);
     check_valid(&kernel, tree);
+    // Unrolled: four shadowed copies of the body per pass, the later ones guarded.
+    let unrolled = &rewrites[0].program.wgsl;
+    for expected in [
+        "for (var c = kf_lane; c < shape.cols; c += 4u * KF_REDUCE_WG) {",
+        "let kf_c_0 = c;",
+        "{ let c = kf_c_0; {\n        m = max(m, input[base + c]);\n    } }",
+        "{ let c = kf_c_0 + 3u * KF_REDUCE_WG; if (c < shape.cols) {\n        m = max(m, input[base + c]);\n    } }",
+    ] {
+        assert!(
+            unrolled.contains(expected),
+            "missing `{expected}` in:\n{unrolled}"
+        );
+    }
+    check_valid(&kernel, &rewrites[0]);
 }
 
 #[test]
@@ -125,7 +158,11 @@ fn a_guard_on_a_local_variable_is_made_uniform() {
         .into_iter()
         .find(|k| k.name == "rmsnorm_while_gid_y.wgsl")
         .unwrap();
-    let r = &apply(&ParallelReduction, &k.kernel, &testkit::lavapipe()).unwrap()[0];
+    let rewrites = apply(&ParallelReduction, &k.kernel, &testkit::lavapipe()).unwrap();
+    let r = rewrites
+        .iter()
+        .find(|r| r.step == "reduce(workgroup)")
+        .unwrap();
     let text = &r.program.wgsl;
     assert!(
         text.contains("if (kf_lane == 0u) { kf_guard_0 = u32(row >= shape.rows); }"),
@@ -138,6 +175,16 @@ fn a_guard_on_a_local_variable_is_made_uniform() {
     assert!(text.contains("var k = kf_lane;"), "{text}");
     assert!(text.contains("k += KF_REDUCE_WG;"), "{text}");
     assert_eq!(r.program.dispatch.to_string(), "workgroups(1, rows, 1)");
+    // Unrolled `while`: the update is taken out of the copies and done once per pass.
+    let unrolled = &rewrites[0];
+    assert_eq!(unrolled.step, "reduce(subgroup, unroll 4)");
+    assert!(
+        unrolled
+            .program
+            .wgsl
+            .contains("        k += 4u * KF_REDUCE_WG;\n    }")
+    );
+    assert_eq!(unrolled.program.wgsl.matches("ss += v * v;").count(), 4);
 }
 
 #[test]
