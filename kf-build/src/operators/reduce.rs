@@ -14,6 +14,10 @@
 //!   across the workgroup and every lane receives the total: through workgroup memory with a tree
 //!   of barriers, or, where the adapter has subgroups, with `subgroupAdd`/`Max`/.. and one
 //!   workgroup-memory step;
+//! - in the unrolled variants, each pass of a split `for`/`while` loop runs four iterations,
+//!   each a copy of the body in its own block with the loop variable shadowed by a `let`
+//!   (the later copies guarded by the loop's own condition), so a lane has several independent
+//!   loads in flight instead of one;
 //! - global stores outside loops (`y[row] = acc`) are made by lane 0 only;
 //! - everything else (guards, `let`s, loops that write only locals) runs on every lane, which
 //!   all compute the same values.
@@ -36,7 +40,7 @@
 //! Invariant: the rewrite only inserts code and edits the header, step, parameter list,
 //! workgroup size and global stores of the user's text; every other byte is kept.
 
-use super::ir::{self, AccOp, Accumulator, Analysis, Edit, InitialValue, Naming, Var};
+use super::ir::{self, AccOp, Accumulator, Analysis, Edit, InitialValue, Naming, TextRange, Var};
 use super::{Moves, Operator, Rewrite, Skip, Subject, Target};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::expr::{Op, SizeExpr};
@@ -103,12 +107,21 @@ impl Operator for ParallelReduction {
         let mut out = Vec::new();
         let mut failures = Vec::new();
         for combine in combines {
-            for unroll in [UNROLL, 1] {
-                if unroll > 1 && !any_unrollable {
+            let mut modes = vec![Passes::Unroll(UNROLL), Passes::Plain];
+            if combine == Combine::Subgroup || !subject.target.has_subgroups() {
+                modes.insert(0, Passes::Registers(REGISTER_PASSES));
+            }
+            for passes in modes {
+                let useful = match passes {
+                    Passes::Plain => true,
+                    Passes::Unroll(_) => any_unrollable,
+                    Passes::Registers(_) => any_unrollable,
+                };
+                if !useful {
                     continue;
                 }
-                let text = render(&a, &plan, combine, unroll, max_wg, subject.target)?;
-                match finish(subject, &plan, &text, combine, unroll, &sizes) {
+                let text = render(&a, &plan, combine, passes, max_wg, subject.target)?;
+                match finish(subject, &plan, &text, combine, passes, &sizes) {
                     Ok(r) => out.push(r),
                     Err(why) => failures.push(why),
                 }
@@ -126,6 +139,156 @@ impl Operator for ParallelReduction {
 
 /// Iterations of a split loop per pass in the unrolled variants.
 pub const UNROLL: u32 = 4;
+/// Passes written out (and values kept in registers) in the register variants.
+pub const REGISTER_PASSES: u32 = 16;
+
+/// How split loops are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Passes {
+    /// One iteration per pass.
+    Plain,
+    /// `n` iterations per pass, each a copy of the body.
+    Unroll(u32),
+    /// The first `n` passes written out with constant indices, the values of a buffer that later
+    /// loops read again kept in registers; a loop for the passes after them.
+    Registers(u32),
+}
+
+/// Loads of one read-only buffer element that several split loops repeat (`input[base + c]`
+/// in each pass of a softmax): in the register variants the first loop keeps the values.
+struct RowCache {
+    /// The element type's WGSL name.
+    ty: String,
+    /// The loads to replace, by split loop (in text order; the first loop fills the registers).
+    loads: Vec<(usize, TextRange)>,
+    /// The text of the load that fills them, in the first loop.
+    fill: TextRange,
+}
+
+/// Finds the buffers worth keeping in registers: read-only, loaded with the same index form in
+/// two or more split loops that give an iteration to the same lane under the same condition,
+/// loaded unconditionally in the first of them with an index computed outside its body.
+fn row_caches(a: &Analysis<'_>, plan: &Plan) -> Vec<RowCache> {
+    struct Candidate {
+        global: Handle<naga::GlobalVariable>,
+        first: usize,
+        coeff: ir::Poly,
+        rest: ir::IndexForm,
+        cache: RowCache,
+        fill: Option<TextRange>,
+    }
+    let split: Vec<usize> = plan
+        .split
+        .iter()
+        .map(|sl| sl.id)
+        .filter(|&id| unrollable(a, id))
+        .collect();
+    let bounds_text = |f: &ir::ForLoop| -> Option<Vec<String>> {
+        f.bounds
+            .iter()
+            .map(|b| {
+                Some(format!(
+                    "{} {}",
+                    b.cmp.wgsl(),
+                    a.expr_wgsl(b.bound, Naming::Inline)?
+                ))
+            })
+            .collect()
+    };
+    let mut found: Vec<Candidate> = Vec::new();
+    for x in &a.accesses {
+        let (false, Some(load), Some(range), Some(form)) =
+            (x.write, x.load, x.span.clone(), &x.form)
+        else {
+            continue;
+        };
+        let Some(&id) = a.stmts[x.stmt].loops.first() else {
+            continue;
+        };
+        if !split.contains(&id) || a.writes_global(x.global) {
+            continue;
+        }
+        let f = a.loops[id]
+            .for_loop
+            .as_ref()
+            .expect("split loops are counted");
+        let var = Var::Loop(f.var);
+        let coeff = form.coeff(var);
+        if coeff.is_zero() || form.vars().any(|v| matches!(v, Var::Loop(w) if w != f.var)) {
+            continue;
+        }
+        let rest = form.sub(&ir::IndexForm {
+            terms: vec![(var, coeff.clone())],
+            offset: Default::default(),
+        });
+        let same_block = |other: usize| {
+            let (p, q) = (&a.stmts[a.loops[id].stmt], &a.stmts[a.loops[other].stmt]);
+            p.parent == q.parent && p.part == q.part
+        };
+        let pos = found.iter().position(|c| {
+            let g = a.loops[c.first].for_loop.as_ref().expect("counted");
+            c.global == x.global
+                && c.coeff == coeff
+                && c.rest == rest
+                && same_block(c.first)
+                && same_mapping(a, g, f)
+                && bounds_text(g).is_some()
+                && bounds_text(g) == bounds_text(f)
+        });
+        let i = match pos {
+            Some(i) => i,
+            None => {
+                found.push(Candidate {
+                    global: x.global,
+                    first: id,
+                    coeff,
+                    rest,
+                    cache: RowCache {
+                        ty: a.type_name_of(load),
+                        loads: Vec::new(),
+                        fill: range.clone(),
+                    },
+                    fill: None,
+                });
+                found.len() - 1
+            }
+        };
+        let c = &mut found[i];
+        c.cache.loads.push((id, range.clone()));
+        // The fill: a load in the first loop, directly in its body, whose index needs nothing
+        // computed inside the body.
+        if id == c.first && c.fill.is_none() {
+            let direct = a.stmts[x.stmt]
+                .parent
+                .is_some_and(|b| a.stmts[b].parent == Some(a.loops[id].stmt));
+            let mut outside = true;
+            a.visit(x.pointer, &mut |e| match *e {
+                Expression::LocalVariable(v) if v != f.var && a.declared_in_loop(v, id) => {
+                    outside = false
+                }
+                Expression::CallResult(_) => outside = false,
+                _ => {}
+            });
+            let named_inside = a
+                .function
+                .named_expressions
+                .keys()
+                .any(|&h| a.expr_in_loop(h, id) && a.visit_contains(x.pointer, h));
+            if direct && outside && !named_inside {
+                c.fill = Some(range);
+            }
+        }
+    }
+    found
+        .into_iter()
+        .filter_map(|mut c| {
+            let loops: Vec<usize> = c.cache.loads.iter().map(|(l, _)| *l).collect();
+            let distinct = loops.iter().any(|&l| l != c.first);
+            c.cache.fill = c.fill?;
+            distinct.then_some(c.cache)
+        })
+        .collect()
+}
 
 /// Workgroup sizes worth trying within the adapter's limits, ascending.
 fn workgroup_sizes(target: &Target) -> Vec<u32> {
@@ -613,10 +776,14 @@ fn render(
     a: &Analysis<'_>,
     plan: &Plan,
     combine: Combine,
-    unroll: u32,
+    passes: Passes,
     max_wg: u32,
     target: &Target,
 ) -> Result<String, Skip> {
+    let caches = match passes {
+        Passes::Registers(_) => row_caches(a, plan),
+        _ => Vec::new(),
+    };
     let sig = a
         .entry_signature()
         .ok_or_else(|| Skip("the entry point's signature was not found in the text".into()))?;
@@ -661,82 +828,141 @@ fn render(
                     .ok_or_else(|| Skip("the loop step cannot be restated".into()))?
             )),
         };
-        let lane_term = match &step_text {
-            None => int(LANE),
-            Some(s) => format!("{} * {s}", int(LANE)),
+        // The loop variable's start for a lane expression (`kf_lane`, `kf_lane + 3u * WG`).
+        let start_for = |lane: &str| -> String {
+            let lane = if lane == LANE {
+                int(LANE)
+            } else {
+                format!("({})", int(lane))
+            };
+            let lane_term = match &step_text {
+                None => lane,
+                Some(s) => format!("{lane} * {s}"),
+            };
+            let init_text = f.init_value_span.as_ref().map_or("", |r| a.text(r).trim());
+            if f.init.and_then(|h| a.const_int(h)) == Some(0) {
+                lane_term
+            } else if is_simple(init_text) {
+                format!("{init_text} + {lane_term}")
+            } else {
+                format!("({init_text}) + {lane_term}")
+            }
         };
-        let init_range = f.init_value_span.clone().expect("checked in splittable");
-        let init_text = a.text(&init_range).trim();
-        let new_init = if f.init.and_then(|h| a.const_int(h)) == Some(0) {
-            lane_term.clone()
-        } else if is_simple(init_text) {
-            format!("{init_text} + {lane_term}")
-        } else {
-            format!("({init_text}) + {lane_term}")
-        };
-        edits.push(Edit::replace(init_range, new_init));
         let stride = match &step_text {
             None => int(WG),
             Some(s) => format!("{} * {s}", int(WG)),
         };
+        let init_range = f.init_value_span.clone().expect("checked in splittable");
         let step_range = f.step_span.clone().expect("checked in splittable");
-        let unrolled = unroll > 1 && unrollable(a, sl.id);
-        if !unrolled {
-            edits.push(Edit::replace(
-                step_range,
-                format!("{} += {stride}", f.var_name),
-            ));
-        } else {
-            // `unroll` iterations per pass, each in its own block with the loop variable shadowed
-            // by a `let`, the later ones guarded by the loop's own condition: independent loads
-            // the compiler can issue together.
+        let v = &f.var_name;
+        let loop_span = a.loops[sl.id]
+            .span
+            .clone()
+            .ok_or_else(|| Skip("a loop has no source text".into()))?;
+        let indent = a.indent_at(loop_span.start);
+        let can_copy = unrollable(a, sl.id);
+        // The body without a `while`'s update, for copies.
+        let body_copy = |edits: &[Edit]| -> Result<String, Skip> {
             let body = f.body_span.clone().expect("counted loops have a body");
-            let step_full = a.with_semicolon(&step_range);
-            let inner = if f.kind == ir::LoopKind::While {
-                format!(
-                    "{}{}",
-                    &a.source[body.start..step_full.start],
-                    &a.source[step_full.end..body.end]
-                )
-            } else {
-                a.text(&body).to_owned()
-            };
-            let cond = a
-                .text(
-                    f.cond_span
-                        .as_ref()
-                        .ok_or_else(|| Skip("a loop condition has no text".into()))?,
-                )
-                .to_owned();
-            let v = &f.var_name;
-            let base = format!("kf_{v}_{}", sl.id);
-            let indent = a.indent_at(a.loops[sl.id].span.as_ref().map_or(body.start, |r| r.start));
-            let mut text = format!(
-                "{{\n{indent}    // KernelFoundry: {unroll} iterations per pass, `{v}` shadowed in each.\n{indent}    let {base} = {v};\n"
-            );
-            for j in 0..unroll {
-                let offset = match (j, &step_text) {
-                    (0, _) => String::new(),
-                    (j, None) => format!(" + {} * {}", int(&format!("{j}u")), int(WG)),
-                    (j, Some(s)) => format!(" + {} * {} * {s}", int(&format!("{j}u")), int(WG)),
-                };
-                let guarded = if j == 0 {
-                    inner.clone()
-                } else {
-                    format!("if ({cond}) {inner}")
-                };
-                text.push_str(&format!(
-                    "{indent}    {{ let {v} = {base}{offset}; {guarded} }}\n"
+            let mut local: Vec<Edit> = edits
+                .iter()
+                .map(|e| Edit {
+                    range: e.range.start - body.start..e.range.end - body.start,
+                    text: e.text.clone(),
+                })
+                .collect();
+            if f.kind == ir::LoopKind::While {
+                let full = a.with_semicolon(&step_range);
+                local.push(Edit::replace(
+                    full.start - body.start..full.end - body.start,
+                    "",
                 ));
             }
-            let new_step = format!("{v} += {} * {stride}", int(&format!("{unroll}u")));
-            if f.kind == ir::LoopKind::While {
-                text.push_str(&format!("{indent}    {new_step};\n"));
-            } else {
-                edits.push(Edit::replace(step_range, new_step));
+            ir::apply_edits(a.text(&body), &local)
+                .ok_or_else(|| Skip("the loop body's edits overlap".into()))
+        };
+        let cond = f.cond_span.as_ref().map(|r| a.text(r).to_owned());
+        let mut copies = None;
+        match passes {
+            Passes::Unroll(n) if can_copy => {
+                // `n` iterations per pass, each in its own block with the loop variable shadowed
+                // by a `let`, the later ones guarded by the loop's own condition: independent
+                // loads the compiler can issue together.
+                let cond = cond.clone().expect("unrollable loops have a condition");
+                let inner = body_copy(&[])?;
+                let base = format!("kf_{v}_{}", sl.id);
+                let mut text = format!(
+                    "{{\n{indent}    // KernelFoundry: {n} iterations per pass, `{v}` shadowed in each.\n{indent}    let {base} = {v};\n"
+                );
+                for j in 0..n {
+                    let offset = match (j, &step_text) {
+                        (0, _) => String::new(),
+                        (j, None) => format!(" + {} * {}", int(&format!("{j}u")), int(WG)),
+                        (j, Some(st)) => {
+                            format!(" + {} * {} * {st}", int(&format!("{j}u")), int(WG))
+                        }
+                    };
+                    let guarded = if j == 0 {
+                        inner.clone()
+                    } else {
+                        format!("if ({cond}) {inner}")
+                    };
+                    text.push_str(&format!(
+                        "{indent}    {{ let {v} = {base}{offset}; {guarded} }}\n"
+                    ));
+                }
+                let new_step = format!("{v} += {} * {stride}", int(&format!("{n}u")));
+                if f.kind == ir::LoopKind::While {
+                    text.push_str(&format!("{indent}    {new_step};\n"));
+                } else {
+                    edits.push(Edit::replace(step_range, new_step));
+                }
+                text.push_str(&format!("{indent}}}"));
+                edits.push(Edit::replace(f.body_span.clone().expect("checked"), text));
+                edits.push(Edit::replace(init_range, start_for(LANE)));
             }
-            text.push_str(&format!("{indent}}}"));
-            edits.push(Edit::replace(body, text));
+            Passes::Registers(k) if can_copy => {
+                // The first `k` passes written out, each a block with the loop variable shadowed
+                // and constant register indices; a loop does the passes after them.
+                let cond = cond.clone().expect("unrollable loops have a condition");
+                let mut text = format!(
+                    "// KernelFoundry: the first {k} passes written out (values read again later kept in registers), then a loop for the rest.\n"
+                );
+                for j in 0..k {
+                    let mut local = Vec::new();
+                    for (g, cache) in caches.iter().enumerate() {
+                        for (l, range) in &cache.loads {
+                            if *l == sl.id {
+                                local.push(Edit::replace(range.clone(), format!("kf_row{g}[{j}]")));
+                            }
+                        }
+                    }
+                    let mut inner = body_copy(&local)?;
+                    for (g, cache) in caches.iter().enumerate() {
+                        if cache.loads.first().map(|(l, _)| *l) == Some(sl.id) {
+                            inner.insert_str(
+                                1,
+                                &format!(" kf_row{g}[{j}] = {};", a.text(&cache.fill)),
+                            );
+                        }
+                    }
+                    text.push_str(&format!(
+                        "{indent}{{ let {v} = {}; if ({cond}) {inner} }}\n",
+                        start_for(&format!("{LANE} + {j}u * {WG}"))
+                    ));
+                }
+                text.push_str(indent);
+                copies = Some((loop_span.start, text));
+                edits.push(Edit::replace(
+                    init_range,
+                    start_for(&format!("{LANE} + {k}u * {WG}")),
+                ));
+                edits.push(Edit::replace(step_range, format!("{v} += {stride}")));
+            }
+            _ => {
+                edits.push(Edit::replace(init_range, start_for(LANE)));
+                edits.push(Edit::replace(step_range, format!("{v} += {stride}")));
+            }
         }
         // Accumulators: set aside non-identity starting values, combine after the loop.
         let span = a.loops[sl.id]
@@ -788,8 +1014,22 @@ fn render(
                 after.push_str(&format!("\n{indent}{} = {call};", acc.name));
             }
         }
+        if let Passes::Registers(k) = passes {
+            // Register arrays are declared before the first loop that fills one.
+            for (g, c) in caches.iter().enumerate() {
+                if c.loads.first().map(|(l, _)| *l) == Some(sl.id) {
+                    before.insert_str(
+                        0,
+                        &format!("var kf_row{g}: array<{}, {k}>;\n{indent}", c.ty),
+                    );
+                }
+            }
+        }
         if !before.is_empty() {
             edits.push(Edit::insert(span.start, before));
+        }
+        if let Some((at, text)) = copies {
+            edits.push(Edit::insert(at, text));
         }
         if !after.is_empty() {
             edits.push(Edit::insert(span.end, after));
@@ -946,7 +1186,7 @@ fn finish(
     plan: &Plan,
     text: &str,
     combine: Combine,
-    unroll: u32,
+    passes: Passes,
     sizes: &[u32],
 ) -> Result<Rewrite, String> {
     let entry = subject.program.entry.as_ref();
@@ -983,10 +1223,10 @@ fn finish(
                 Combine::Tree => "workgroup",
                 Combine::Subgroup => "subgroup",
             },
-            if unroll > 1 {
-                format!(", unroll {unroll}")
-            } else {
-                String::new()
+            match passes {
+                Passes::Plain => String::new(),
+                Passes::Unroll(n) => format!(", unroll {n}"),
+                Passes::Registers(n) => format!(", {n} passes written out"),
             }
         ),
         params: vec![(WG.to_owned(), sizes.iter().map(|&s| f64::from(s)).collect())],

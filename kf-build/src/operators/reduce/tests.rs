@@ -73,13 +73,14 @@ fn softmax_becomes_a_workgroup_per_row_with_strided_loops() {
     assert_eq!(
         steps,
         [
+            "reduce(subgroup, 16 passes written out)",
             "reduce(subgroup, unroll 4)",
             "reduce(subgroup)",
             "reduce(workgroup, unroll 4)",
             "reduce(workgroup)"
         ]
     );
-    let sub = &rewrites[1];
+    let sub = &rewrites[2];
     assert_eq!(sub.step, "reduce(subgroup)");
     let text = &sub.program.wgsl;
     for expected in [
@@ -102,7 +103,7 @@ fn softmax_becomes_a_workgroup_per_row_with_strided_loops() {
     assert_eq!(sub.program.dispatch.to_string(), "workgroups(rows, 1, 1)");
     assert_eq!(sub.program.workgroup_size, [256, 1, 1]);
     assert_eq!(sub.params[0].1, vec![64.0, 128.0, 256.0, 512.0, 1024.0]);
-    let tree = &rewrites[3];
+    let tree = &rewrites[4];
     assert_eq!(tree.step, "reduce(workgroup)");
     assert!(
         tree.program
@@ -113,7 +114,7 @@ fn softmax_becomes_a_workgroup_per_row_with_strided_loops() {
     check_valid(&kernel, sub);
     check_valid(&kernel, tree);
     // Unrolled: four shadowed copies of the body per pass, the later ones guarded.
-    let unrolled = &rewrites[0].program.wgsl;
+    let unrolled = &rewrites[1].program.wgsl;
     for expected in [
         "for (var c = kf_lane; c < shape.cols; c += 4u * KF_REDUCE_WG) {",
         "let kf_c_0 = c;",
@@ -125,6 +126,20 @@ fn softmax_becomes_a_workgroup_per_row_with_strided_loops() {
             "missing `{expected}` in:\n{unrolled}"
         );
     }
+    check_valid(&kernel, &rewrites[1]);
+    let registers = &rewrites[0].program.wgsl;
+    for expected in [
+        "var kf_row0: array<f32, 16>;",
+        "{ let c = (kf_lane + 0u * KF_REDUCE_WG); if (c < shape.cols) { kf_row0[0] = input[base + c];",
+        "s += exp(kf_row0[15] - m);",
+        "output[base + c] = exp(kf_row0[15] - m) / s;",
+        "for (var c = (kf_lane + 16u * KF_REDUCE_WG); c < shape.cols; c += KF_REDUCE_WG) {\n        output[base + c] = exp(input[base + c] - m) / s;",
+    ] {
+        assert!(
+            registers.contains(expected),
+            "missing `{expected}` in:\n{registers}"
+        );
+    }
     check_valid(&kernel, &rewrites[0]);
 }
 
@@ -134,7 +149,11 @@ fn a_sum_that_starts_from_a_value_sets_it_aside() {
         .into_iter()
         .find(|k| k.name == "gemv_struct.wgsl")
         .unwrap();
-    let r = &apply(&ParallelReduction, &k.kernel, &testkit::plain()).unwrap()[0];
+    let rewrites = apply(&ParallelReduction, &k.kernel, &testkit::plain()).unwrap();
+    let r = rewrites
+        .iter()
+        .find(|r| r.step == "reduce(workgroup)")
+        .unwrap();
     let text = &r.program.wgsl;
     assert!(
         text.contains("let kf_init_acc_0 = acc;\n    acc = f32();\n    for (var c = kf_lane;"),
@@ -176,7 +195,7 @@ fn a_guard_on_a_local_variable_is_made_uniform() {
     assert!(text.contains("k += KF_REDUCE_WG;"), "{text}");
     assert_eq!(r.program.dispatch.to_string(), "workgroups(1, rows, 1)");
     // Unrolled `while`: the update is taken out of the copies and done once per pass.
-    let unrolled = &rewrites[0];
+    let unrolled = &rewrites[1];
     assert_eq!(unrolled.step, "reduce(subgroup, unroll 4)");
     assert!(
         unrolled
