@@ -122,7 +122,10 @@ fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<usize, Skip> {
     if subject.program.dispatch.mode != DispatchMode::Grid {
         return skip("the launch rule counts workgroups; coarsening needs a `grid` rule");
     }
-    if a.code().contains("kf_coarse") || a.code().contains("kf_gid") {
+    if a.code().contains("kf_coarse")
+        || a.code().contains("kf_gid")
+        || a.code().contains("KF_COARSEN")
+    {
         return skip("the kernel is already coarsened");
     }
     if a.module
@@ -308,7 +311,28 @@ fn render(a: &Analysis<'_>, dim: usize, k: u32, mapping: Mapping) -> Result<Stri
         .expect("checked in plan");
     let entry = &a.entry.name;
     let body_fn = format!("kf_coarse_{entry}");
-    let wg_args = a.text(&sig.workgroup_size).trim().to_owned();
+    let mut wg_args = a.text(&sig.workgroup_size).trim().to_owned();
+    let mut decls = String::new();
+    let mut stride_wg = String::new();
+    if mapping == Mapping::Strided {
+        let mut args = split_args(&wg_args);
+        while args.len() <= dim {
+            args.push("1".to_owned());
+        }
+        // The stride counts invocations, so it must follow the workgroup size: a literal size
+        // becomes an override, which a later parameter search then changes in both places.
+        if let Ok(n) = args[dim].trim_end_matches(['u', 'i']).parse::<u32>() {
+            decls = format!(
+                "// The workgroup size along {}, an override so the stride below follows it.\noverride KF_COARSEN_WG: u32 = {n}u;\n",
+                ["x", "y", "z"][dim]
+            );
+            args[dim] = "KF_COARSEN_WG".to_owned();
+            wg_args = args.join(", ");
+            stride_wg = "KF_COARSEN_WG".to_owned();
+        } else {
+            stride_wg = format!("u32({})", args[dim]);
+        }
+    }
     let edits = vec![
         Edit::replace(sig.attributes.clone(), ""),
         Edit::replace(sig.name.clone(), body_fn.clone()),
@@ -331,20 +355,17 @@ fn render(a: &Analysis<'_>, dim: usize, k: u32, mapping: Mapping) -> Result<Stri
             )
         }
         Mapping::Strided => {
-            let wg_d = split_args(&wg_args)
-                .get(dim)
-                .cloned()
-                .unwrap_or_else(|| "1".to_owned());
             ids[dim] = format!("kf_gid.{c} + kf_k * kf_stride");
             (
                 ", @builtin(num_workgroups) kf_groups: vec3<u32>".to_owned(),
                 format!(
-                    "    // Invocations launched along {c}: step k of every invocation is one coalesced wave.\n    let kf_stride = kf_groups.{c} * u32({wg_d});\n"
+                    "    // Invocations launched along {c}: step k of every invocation is one coalesced wave.\n    let kf_stride = kf_groups.{c} * {stride_wg};\n"
                 ),
                 format!("{k} invocations a launch apart"),
             )
         }
     };
+    text.push_str(&decls);
     text.push_str(&format!(
         "\n// KernelFoundry: thread coarsening, each invocation runs {what} of the original kernel (along {c}).\n@compute @workgroup_size({wg_args})\nfn {entry}(@builtin(global_invocation_id) kf_gid: vec3<u32>{params}) {{\n{prologue}    for (var kf_k = 0u; kf_k < {k}u; kf_k++) {{\n        {body_fn}(vec3<u32>({}, {}, {}));\n    }}\n}}\n",
         ids[0], ids[1], ids[2]

@@ -18,6 +18,11 @@
 //!   each a copy of the body in its own block with the loop variable shadowed by a `let`
 //!   (the later copies guarded by the loop's own condition), so a lane has several independent
 //!   loads in flight instead of one;
+//! - in the "passes written out" variants, the first 16 passes of each split loop are written as
+//!   blocks with constant pass indices, and a read-only element that several split loops load at
+//!   the same index form (a softmax's row) is loaded once, by the first, into a private array
+//!   that the later ones read (registers, since every index is a constant); a loop does any
+//!   passes after the sixteenth;
 //! - global stores outside loops (`y[row] = acc`) are made by lane 0 only;
 //! - everything else (guards, `let`s, loops that write only locals) runs on every lane, which
 //!   all compute the same values.

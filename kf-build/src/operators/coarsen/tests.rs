@@ -69,10 +69,16 @@ fn saxpy_calls_the_original_body_k_times() {
     );
     assert_eq!(four.program.dispatch.to_string(), "grid((n + 3) / 4, 1, 1)");
     let strided = &rewrites[3].program.wgsl;
-    assert!(
-        strided.contains("let kf_stride = kf_groups.x * u32(64);"),
-        "{strided}"
-    );
+    for expected in [
+        "override KF_COARSEN_WG: u32 = 64u;",
+        "@compute @workgroup_size(KF_COARSEN_WG)",
+        "let kf_stride = kf_groups.x * KF_COARSEN_WG;",
+    ] {
+        assert!(
+            strided.contains(expected),
+            "missing `{expected}`: {strided}"
+        );
+    }
     assert!(
         strided.contains(
             "kf_coarse_main(vec3<u32>(kf_gid.x + kf_k * kf_stride, kf_gid.y, kf_gid.z));"
@@ -98,10 +104,11 @@ fn the_coarsened_dimension_is_the_one_bounds_checked_and_contiguous() {
     )
     .unwrap()[1];
     assert_eq!(r.step, "coarsen(2, strided, x)");
+    let text = &r.program.wgsl;
+    assert!(text.contains("@workgroup_size(KF_COARSEN_WG, 4)"), "{text}");
     assert!(
-        r.program
-            .wgsl
-            .contains("let kf_stride = kf_groups.x * u32(16);")
+        text.contains("let kf_stride = kf_groups.x * KF_COARSEN_WG;"),
+        "{text}"
     );
 }
 
