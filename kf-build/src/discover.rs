@@ -53,6 +53,9 @@ pub struct Workspace {
     /// The package whose manifest was named (or that contains the current directory), as cargo
     /// would pick it; `None` for a virtual workspace root.
     pub current: Option<String>,
+    /// The target directory (cargo's, or `CARGO_TARGET_DIR`, or `<root>/target`): run
+    /// directories of `tune` live under it.
+    pub target_dir: PathBuf,
 }
 
 /// Reads the workspace of `manifest_path` (or of the current directory).
@@ -125,6 +128,7 @@ pub fn workspace(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
         root: meta.workspace_root.as_std_path().to_path_buf(),
         packages,
         current,
+        target_dir: meta.target_directory.as_std_path().to_path_buf(),
     })
 }
 
@@ -173,6 +177,7 @@ fn manifest_only(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
                 && t.contains_key("workspace")
             {
                 return Ok(Workspace {
+                    target_dir: default_target_dir(&dir),
                     root: dir,
                     packages,
                     current,
@@ -202,10 +207,19 @@ fn manifest_only(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
         }
     }
     Ok(Workspace {
+        target_dir: default_target_dir(&root),
         root,
         packages,
         current,
     })
+}
+
+/// `CARGO_TARGET_DIR`, else `<root>/target`: where cargo would put it without a config file.
+fn default_target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|d| if d.is_absolute() { d } else { root.join(d) })
+        .unwrap_or_else(|| root.join("target"))
 }
 
 impl Workspace {
@@ -431,7 +445,7 @@ fn resolve_spec(
         },
         SourceRef::Inline(text) => (text.clone(), format!("<inline WGSL of {name}>")),
     };
-    resolve::resolve(name, spec, &wgsl, &label).map_err(|e| match e {
+    let spec_error = |e: ResolveError| match e {
         ResolveError::Spec(errors) => errors
             .iter()
             .map(|e| {
@@ -452,5 +466,24 @@ fn resolve_spec(
             "{}: invalid WGSL:\n{other}",
             at(file, root, spans.span(Loc::Source))
         ),
-    })
+    };
+    let mut kernel = resolve::resolve(name, spec, &wgsl, &label).map_err(spec_error)?;
+    if let Some(reference) = &spec.reference {
+        let (text, label) = match &reference.source {
+            SourceRef::Path(rel) => match std::fs::read_to_string(root.join(rel)) {
+                Ok(text) => (text, rel.clone()),
+                Err(e) => {
+                    return Err(format!(
+                        "{}: cannot read the reference's WGSL file `{rel}`: {e} (paths are relative to the crate root)",
+                        at(file, root, spans.span(Loc::Reference))
+                    ));
+                }
+            },
+            SourceRef::Inline(text) => (text.clone(), format!("<inline reference of {name}>")),
+        };
+        kernel.reference = Some(
+            resolve::resolve_reference(&kernel, reference, &text, &label).map_err(spec_error)?,
+        );
+    }
+    Ok(kernel)
 }

@@ -8,18 +8,14 @@
 //! Invariant: nothing here panics on a missing GPU; "no adapter" is a [`GpuError`] that says what
 //! to install.
 
-use kf_runtime::{AdapterIdentity, AdapterKey};
-use serde::{Deserialize, Serialize};
+pub use crate::harness::wire::{AdapterReport, AdapterSelector};
+use kf_runtime::AdapterIdentity;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 /// `KERNELFOUNDRY_TIMING=wall-clock` times with the host clock after a queue sync even where the
 /// adapter has timestamp queries (to compare methods, or to work around a driver's timestamps).
 pub const TIMING_ENV: &str = "KERNELFOUNDRY_TIMING";
-
-/// Which adapter to use: `None` picks wgpu's default high-performance adapter.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AdapterSelector(pub Option<String>);
 
 /// Why no device could be opened.
 #[derive(Debug, thiserror::Error)]
@@ -56,22 +52,6 @@ pub enum GpuError {
         /// wgpu's message.
         message: String,
     },
-}
-
-/// A summary of one adapter, for listing and for cache entries.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AdapterReport {
-    /// Position in wgpu's enumeration.
-    pub index: usize,
-    /// The adapter key.
-    pub key: AdapterKey,
-    /// Name, vendor, device, backend, driver.
-    #[serde(flatten)]
-    pub identity: AdapterIdentity,
-    /// Compute-relevant limits.
-    pub limits: BTreeMap<String, u64>,
-    /// Feature names.
-    pub features: Vec<String>,
 }
 
 /// A new instance over all backends, honouring `WGPU_BACKEND` and friends.

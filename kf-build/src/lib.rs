@@ -15,7 +15,8 @@ kf_build::track_cache();
 
 With the default `cli` feature the crate also provides the `cargo-kernelfoundry` binary and the
 pipeline it runs, one module per stage with data flowing one way:
-`discover` → `search` (asking a `harness` evaluator in a worker process) → `store`
+`discover` → `tune` (the pipeline: `search` asking a `harness` evaluator in a worker process) →
+`store`
 (see ARCHITECTURE.md).
 */
 
@@ -36,6 +37,10 @@ pub mod harness;
 #[cfg(feature = "cli")]
 pub mod operators;
 #[cfg(feature = "cli")]
+pub mod run;
+#[cfg(feature = "cli")]
 pub mod search;
 #[cfg(feature = "cli")]
 pub mod store;
+#[cfg(feature = "cli")]
+pub mod tune;

@@ -17,6 +17,7 @@ use kf_runtime::program::{DispatchMode, Program};
 use kf_runtime::resolve::{self, ReflectError, ResolveError, ResolvedKernel};
 use kf_runtime::spec::{Loc, SourceRef};
 use kf_runtime::syntax::{self, SpecSpans};
+use kf_runtime::variant::VariantError;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::path::{Path, PathBuf};
@@ -116,6 +117,30 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
 
     let kernel = resolve::resolve(&name, &spec, &wgsl, &label)
         .map_err(|e| resolve_error(e, &spans, &label))?;
+    // A hand-written reference is checked against the kernel but not embedded: reports run it
+    // beside the tuned variant, the app never selects it. Its file is still tracked for rebuilds.
+    let mut reference_path = None;
+    if let Some(reference) = &spec.reference {
+        let (text, label) = match &reference.source {
+            SourceRef::Path(rel) => {
+                let path = manifest_dir.join(rel);
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    syn::Error::new(
+                        spans.span(Loc::Reference),
+                        format!(
+                            "cannot read the reference's WGSL file `{rel}`: {e}\n  = help: paths are relative to the crate root ({})",
+                            manifest_dir.display()
+                        ),
+                    )
+                })?;
+                reference_path = Some(path);
+                (text, rel.clone())
+            }
+            SourceRef::Inline(text) => (text.clone(), format!("<inline reference of {name}>")),
+        };
+        resolve::resolve_reference(&kernel, reference, &text, &label)
+            .map_err(|e| resolve_error(e, &spans, &label))?;
+    }
     let found = embed_cache(&manifest_dir, &kernel);
 
     let baseline_wgsl = match &wgsl_path {
@@ -142,6 +167,12 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         .iter()
         .map(|(rel, entry)| variant_tokens(rel, entry));
     let notes = &found.notes;
+    let reference_tracked = reference_path.iter().map(|p| {
+        let p = p.to_string_lossy();
+        quote!(
+            const _: &str = ::core::include_str!(#p);
+        )
+    });
     let tracked = found.tracked.iter().map(|p| {
         let p = p.to_string_lossy();
         quote!(
@@ -172,6 +203,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             build_notes: &[#(#notes),*],
         };
         #(#tracked)*
+        #(#reference_tracked)*
         #(#warnings)*
     })
 }
@@ -272,60 +304,26 @@ fn check_entry(kernel: &ResolvedKernel, entry: &CacheEntry) -> Result<(), String
         return Ok(());
     }
     let program = &variant.program;
-    let reflected =
-        resolve::reflect(&program.wgsl, Some(&program.entry), "variant").map_err(|e| {
-            format!(
-                "its variant {} is not valid WGSL: {}",
-                variant.id,
-                first_line(&e.to_string())
-            )
-        })?;
-    let mismatches = kernel.interface.mismatches(&reflected.interface);
-    if !mismatches.is_empty() {
-        return Err(format!(
-            "its variant {} changes the kernel's interface: {}",
+    let checked = kf_runtime::variant::check(kernel, program).map_err(|e| {
+        let what = match &e {
+            VariantError::Empty
+            | VariantError::Wgsl(ReflectError::Parse { .. } | ReflectError::Validation { .. }) => {
+                "is not valid WGSL"
+            }
+            VariantError::Interface(_) => "changes the kernel's interface",
+            _ => "does not fit the kernel",
+        };
+        format!(
+            "its variant {} {what}: {}",
             variant.id,
-            mismatches.join("; ")
-        ));
-    }
-    for (name, _) in program.constants.iter() {
-        if !reflected
-            .interface
-            .overrides
-            .iter()
-            .any(|o| o.name == *name)
-        {
-            return Err(format!(
-                "its variant sets `{name}`, which the variant's WGSL does not declare as an override"
-            ));
-        }
-    }
-    let mut size = reflected.interface.workgroup_size;
-    for (dim, o) in reflected
-        .interface
-        .workgroup_size_overrides
-        .iter()
-        .enumerate()
-    {
-        if let Some(o) = o
-            && let Some((_, v)) = program.constants.iter().find(|(n, _)| n == o)
-        {
-            size[dim] = *v as u32;
-        }
-    }
-    if size != program.workgroup_size {
+            first_line(&e.to_string())
+        )
+    })?;
+    if checked.workgroup_size != program.workgroup_size {
         return Err(format!(
-            "its recorded workgroup size {:?} does not match its WGSL and constants ({size:?})",
-            program.workgroup_size
+            "its recorded workgroup size {:?} does not match its WGSL and constants ({:?})",
+            program.workgroup_size, checked.workgroup_size
         ));
-    }
-    let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
-    for expr in &program.dispatch.size {
-        if let Some(n) = expr.names().find(|n| !declared.contains(n)) {
-            return Err(format!(
-                "its dispatch rule uses size `{n}`, which the spec does not declare"
-            ));
-        }
     }
     Ok(())
 }

@@ -277,3 +277,28 @@ pub fn scan(crate_root: &Path, kernel: &str, content_hash: &str) -> Scan {
     }
     scan
 }
+
+#[cfg(test)]
+mod golden {
+    //! The cache format is pinned: files users committed must keep loading, and writing an entry
+    //! back must give the same bytes, so a renamed or reordered field cannot slip through.
+    use super::*;
+
+    const V1: &str = include_str!("../tests/data/cache-entry-v1.json");
+
+    #[test]
+    fn a_committed_v1_entry_loads_and_writes_back_byte_for_byte() {
+        let entry = CacheEntry::parse(
+            Path::new("SAXPY/00f085b2bbbcd3f0/85dd398420cbbf32.json"),
+            V1,
+        )
+        .expect("the golden v1 entry loads");
+        assert_eq!(entry.format_version, 1);
+        assert_eq!(
+            entry.to_json(),
+            V1,
+            "serializing changed the bytes of a committed entry: a field was renamed, reordered, \
+             added without a default or dropped; bump FORMAT_VERSION and keep reading v1"
+        );
+    }
+}

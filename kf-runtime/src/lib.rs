@@ -73,6 +73,8 @@ pub mod resolve;
 pub mod spec;
 #[cfg(feature = "spec")]
 pub mod syntax;
+#[cfg(feature = "spec")]
+pub mod variant;
 
 pub use adapter::{AdapterIdentity, AdapterKey};
 pub use kernel::{Binding, EmbeddedVariant, Kernel, MatchKind, Selection, VARIANT_ENV};

@@ -18,7 +18,7 @@ use crate::interface::{
     Scalar,
 };
 use crate::program::{Dispatch, DispatchMode, Program};
-use crate::spec::{BindingRef, Init, Loc, Role, Shape, Spec, Value};
+use crate::spec::{BindingRef, Init, Loc, ReferenceSpec, Role, Shape, Spec, Value};
 use naga::common::wgsl::TypeContext;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -496,6 +496,10 @@ pub struct ResolvedKernel {
     pub tolerance: f64,
     /// Floating-point operations per launch, if the spec gives them.
     pub flops: Option<SizeExpr>,
+    /// The hand-written reference of `reference(..)`, once [`resolve_reference`] has checked it.
+    /// Reports run it beside the tuned variant; it is never tuned, embedded or hashed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Program>,
 }
 
 /// One problem with a spec, located in the attribute.
@@ -941,6 +945,96 @@ pub fn resolve(
         params: spec.params.clone(),
         tolerance: spec.tolerance.unwrap_or(DEFAULT_TOLERANCE),
         flops: spec.flops.clone(),
+        reference: None,
+    })
+}
+
+/// Checks the hand-written reference `wgsl` (from `source_label`) of `reference(..)` against the
+/// resolved `kernel` and returns it as a program: it must be valid WGSL binding the kernel's
+/// buffers with the same types and access modes (it may leave some out, as a variant may), and its
+/// launch rule must use declared sizes and evaluate on every tune and verify shape.
+///
+/// Every error is located at the reference, never at the kernel's own WGSL.
+pub fn resolve_reference(
+    kernel: &ResolvedKernel,
+    reference: &ReferenceSpec,
+    wgsl: &str,
+    source_label: &str,
+) -> Result<Program, ResolveError> {
+    let error = |loc, message: String| ResolveError::Spec(vec![SpecError::new(loc, message)]);
+    let reflected = reflect(wgsl, reference.entry.as_deref(), source_label).map_err(|e| {
+        let what = match &e {
+            ReflectError::Parse { rendered, .. } | ReflectError::Validation { rendered, .. } => {
+                format!(
+                    "invalid WGSL in reference {source_label}:\n{}",
+                    rendered.trim_end()
+                )
+            }
+            other => format!("reference {source_label}: {other}"),
+        };
+        error(Loc::Reference, what)
+    })?;
+    let mut interface = reflected.interface;
+    // The reference may name its entry point as it likes; only its bindings must fit.
+    let entry = std::mem::replace(&mut interface.entry, kernel.interface.entry.clone());
+    let mismatches = kernel.interface.mismatches(&interface);
+    if !mismatches.is_empty() {
+        return Err(ResolveError::Spec(vec![
+            SpecError::new(
+                Loc::Reference,
+                format!(
+                    "the reference {source_label} does not fit the kernel's bindings: {}",
+                    mismatches.join("; ")
+                ),
+            )
+            .hint("a reference binds the kernel's buffers with the same groups, bindings, types and access modes, so it runs on the same bind groups"),
+        ]));
+    }
+    let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
+    let mut errors = Vec::new();
+    for name in reference.dispatch.size.iter().flat_map(SizeExpr::names) {
+        if !declared.contains(&name) {
+            let mut e = SpecError::new(
+                Loc::ReferenceDispatch,
+                format!("size `{name}` is not declared in `sizes(..)`"),
+            )
+            .hint("the reference's launch rule uses the kernel's named sizes");
+            e.culprit = Some(name.to_owned());
+            errors.push(e);
+        }
+    }
+    let mut size = reference.dispatch.size.clone();
+    while size.len() < 3 {
+        size.push(SizeExpr::lit(1));
+    }
+    let dispatch = Dispatch {
+        mode: reference.dispatch.mode,
+        size: [size[0].clone(), size[1].clone(), size[2].clone()],
+    };
+    if errors.is_empty() {
+        for shape in kernel.tune_shapes.iter().chain(&kernel.verify_shapes) {
+            if let Err(e) = dispatch.workgroups(
+                interface.workgroup_size,
+                |n| shape.get(n).copied(),
+                u32::MAX,
+            ) {
+                errors.push(SpecError::new(
+                    Loc::ReferenceDispatch,
+                    format!("{e} on shape {}", shape_text(shape)),
+                ));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(ResolveError::Spec(errors));
+    }
+    Ok(Program {
+        wgsl: Cow::Owned(wgsl.to_owned()),
+        entry: Cow::Owned(entry),
+        constants: Cow::Owned(Vec::new()),
+        workgroup_size: interface.workgroup_size,
+        workgroup_storage_bytes: interface.workgroup_storage_bytes.unwrap_or(0),
+        dispatch,
     })
 }
 

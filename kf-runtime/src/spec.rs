@@ -141,6 +141,19 @@ pub struct DispatchSpec {
     pub size: Vec<SizeExpr>,
 }
 
+/// `reference(path = "..", workgroups = (..))`: a hand-written version of the kernel that reports
+/// show beside the tuned result. It is checked against the kernel's interface but never tuned,
+/// never embedded and not part of the content hash: it is a yardstick, not a variant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReferenceSpec {
+    /// The reference's WGSL.
+    pub source: SourceRef,
+    /// Its entry point; optional when its module has exactly one compute entry point.
+    pub entry: Option<String>,
+    /// Its own launch rule (a hand-written kernel rarely launches like the baseline).
+    pub dispatch: DispatchSpec,
+}
+
 /// The parsed `#[kernelfoundry(..)]` attribute.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Spec {
@@ -164,6 +177,9 @@ pub struct Spec {
     pub tolerance: Option<f64>,
     /// Floating-point operations one launch performs, for GFLOP/s reports (e.g. `2 * m * n * k`).
     pub flops: Option<SizeExpr>,
+    /// A hand-written reference version, for reports only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ReferenceSpec>,
 }
 
 /// A place in the attribute, for pointing errors at the right token.
@@ -193,6 +209,10 @@ pub enum Loc {
     Param(usize),
     /// `flops = ..`.
     Flops,
+    /// The WGSL of `reference(..)`.
+    Reference,
+    /// The launch rule inside `reference(..)`.
+    ReferenceDispatch,
     /// The static item the attribute is on.
     Item,
 }

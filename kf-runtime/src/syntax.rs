@@ -14,6 +14,7 @@
 //! params(TILE = [8, 16, 32])                        candidate values for `override`s
 //! tolerance = 1e-3                                   relative, for float outputs
 //! flops = 2 * m * n * k                              for GFLOP/s reports
+//! reference(path = "src/k_ref.wgsl", workgroups = (rows))   a hand-written yardstick (reports only)
 //! ```
 //!
 //! Invariant: every part of the spec that later checks can reject has its span recorded in
@@ -21,7 +22,9 @@
 
 use crate::expr::{Op, SizeExpr};
 use crate::program::DispatchMode;
-use crate::spec::{BindingRef, BindingSpec, DispatchSpec, Init, Loc, Role, SourceRef, Spec, Value};
+use crate::spec::{
+    BindingRef, BindingSpec, DispatchSpec, Init, Loc, ReferenceSpec, Role, SourceRef, Spec, Value,
+};
 use proc_macro2::{Span, TokenStream};
 use std::borrow::Cow;
 use syn::parse::{ParseStream, Parser};
@@ -30,7 +33,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Ident, LitFloat, LitInt, LitStr, Token, bracketed, parenthesized};
 
 /// The keys the attribute accepts, for error hints.
-pub const KEYS: &str = "path, source, entry, sizes, tune_shapes, verify_shapes, bind, grid, workgroups, params, tolerance, flops";
+pub const KEYS: &str = "path, source, entry, sizes, tune_shapes, verify_shapes, bind, grid, workgroups, params, tolerance, flops, reference";
 
 /// Spans of the parts of a parsed spec.
 #[derive(Clone, Debug, Default)]
@@ -113,6 +116,7 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
         params: Vec::new(),
         tolerance: None,
         flops: None,
+        reference: None,
     };
     let mut seen: Vec<String> = Vec::new();
     while !input.is_empty() {
@@ -308,6 +312,11 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
                 spans.names_in(Loc::Flops, &e);
                 spec.flops = Some(size_expr(&e)?);
             }
+            "reference" => {
+                let content;
+                parenthesized!(content in input);
+                spec.reference = Some(parse_reference(&content, key.span(), &mut spans)?);
+            }
             other => {
                 return Err(syn::Error::new(
                     key.span(),
@@ -330,6 +339,113 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
         }
     }
     Ok((spec, spans))
+}
+
+/// The inside of `reference(path = "..", entry = "..", grid | workgroups = (..))`.
+fn parse_reference(
+    input: ParseStream,
+    key: Span,
+    spans: &mut SpecSpans,
+) -> syn::Result<ReferenceSpec> {
+    const HELP: &str = "  = help: write `reference(path = \"src/k_ref.wgsl\", workgroups = (rows))`: the WGSL and its own launch rule";
+    let mut source = None;
+    let mut entry = None;
+    let mut dispatch = None;
+    while !input.is_empty() {
+        let k: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        match k.to_string().as_str() {
+            "path" | "source" if source.is_none() => {
+                let lit: LitStr = input.parse()?;
+                spans.set(Loc::Reference, lit.span());
+                source = Some(if k == "path" {
+                    SourceRef::Path(lit.value())
+                } else {
+                    SourceRef::Inline(lit.value())
+                });
+            }
+            "entry" if entry.is_none() => entry = Some(input.parse::<LitStr>()?.value()),
+            "grid" | "workgroups" if dispatch.is_none() => {
+                let exprs: Vec<Expr> = if input.peek(syn::token::Paren) {
+                    let inner;
+                    parenthesized!(inner in input);
+                    Punctuated::<Expr, Token![,]>::parse_terminated(&inner)?
+                        .into_iter()
+                        .collect()
+                } else {
+                    vec![input.parse()?]
+                };
+                if exprs.is_empty() || exprs.len() > 3 {
+                    return Err(syn::Error::new(
+                        k.span(),
+                        format!("`{k}` takes one to three dimensions, e.g. `{k} = (cols, rows)`"),
+                    ));
+                }
+                let span = exprs
+                    .iter()
+                    .map(|e| e.span())
+                    .reduce(|a, b| a.join(b).unwrap_or(a))
+                    .unwrap_or_else(|| k.span());
+                spans.set(Loc::ReferenceDispatch, span);
+                for e in &exprs {
+                    spans.names_in(Loc::ReferenceDispatch, e);
+                }
+                dispatch = Some(DispatchSpec {
+                    mode: if k == "grid" {
+                        DispatchMode::Grid
+                    } else {
+                        DispatchMode::Workgroups
+                    },
+                    size: exprs.iter().map(size_expr).collect::<syn::Result<_>>()?,
+                });
+            }
+            "path" | "source" => {
+                return Err(syn::Error::new(
+                    k.span(),
+                    format!("give the reference's WGSL once\n{HELP}"),
+                ));
+            }
+            "entry" | "grid" | "workgroups" => {
+                return Err(syn::Error::new(
+                    k.span(),
+                    format!(
+                        "`reference(..)` takes one `entry` and one launch rule (`grid` or `workgroups`)\n{HELP}"
+                    ),
+                ));
+            }
+            other => {
+                return Err(syn::Error::new(
+                    k.span(),
+                    format!(
+                        "unknown key `{other}` in `reference(..)`: expected path, source, entry, grid or workgroups\n{HELP}"
+                    ),
+                ));
+            }
+        }
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    let Some(source) = source else {
+        return Err(syn::Error::new(
+            key,
+            format!("`reference(..)` needs its WGSL\n{HELP}"),
+        ));
+    };
+    let Some(dispatch) = dispatch else {
+        return Err(syn::Error::new(
+            key,
+            format!(
+                "`reference(..)` needs its own launch rule: `grid = (..)` or `workgroups = (..)`\n{HELP}"
+            ),
+        ));
+    };
+    Ok(ReferenceSpec {
+        source,
+        entry,
+        dispatch,
+    })
 }
 
 fn parse_assignments(input: ParseStream) -> syn::Result<Vec<(String, u64, Span)>> {
@@ -721,5 +837,40 @@ mod tests {
         check_err(r#"path = "a", tolerance = 2.0"#, "must be in (0, 1)");
         check_err(r#"path = "a", entry = "x", entry = "y""#, "given twice");
         check_err(r#"path = "a", sizes(n = 1, n = 2)"#, "given twice");
+        check_err(
+            r#"path = "a", reference(path = "r.wgsl")"#,
+            "needs its own launch rule",
+        );
+        check_err(r#"path = "a", reference(grid = (n))"#, "needs its WGSL");
+        check_err(
+            r#"path = "a", reference(path = "r", source = "s", grid = (n))"#,
+            "WGSL once",
+        );
+        check_err(
+            r#"path = "a", reference(path = "r", grid = (n), workgroups = (n))"#,
+            "one launch rule",
+        );
+        check_err(
+            r#"path = "a", reference(path = "r", tile = 4)"#,
+            "unknown key `tile` in `reference(..)`",
+        );
+    }
+
+    #[test]
+    fn a_reference_has_its_own_source_entry_and_launch_rule() {
+        let (spec, spans) = parse_spec(ts(r#"
+            path = "k.wgsl",
+            sizes(rows = 8, cols = 8),
+            reference(path = "k_ref.wgsl", entry = "fast", workgroups = ((cols + 63) / 64, rows)),
+        "#))
+        .unwrap();
+        let r = spec.reference.expect("a reference");
+        assert_eq!(r.source, SourceRef::Path("k_ref.wgsl".into()));
+        assert_eq!(r.entry.as_deref(), Some("fast"));
+        assert_eq!(r.dispatch.mode, DispatchMode::Workgroups);
+        assert_eq!(r.dispatch.size[0].to_string(), "(cols + 63) / 64");
+        assert!(spans.name_span(Loc::ReferenceDispatch, "rows").is_some());
+        let (spec, _) = parse_spec(ts(r#"path = "k.wgsl", sizes(n = 8)"#)).unwrap();
+        assert_eq!(spec.reference, None);
     }
 }

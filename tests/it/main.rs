@@ -4,8 +4,12 @@
 mod adversarial;
 mod cli;
 mod e2e;
+mod evolve;
+mod examples;
 mod operators;
+mod rewrites;
 mod tidy;
+mod tiling;
 
 use std::sync::Mutex;
 

@@ -40,3 +40,49 @@ fn every_module_starts_with_a_doc_comment() {
         missing.join("\n")
     );
 }
+
+/// A build script that only calls `kf_build::track_cache()` depends on kf-build without its default
+/// features; it must not pull the tuner's heavy dependencies into every user's build.
+#[test]
+fn the_build_script_helper_stays_light() {
+    let out = kf_tests::cargo()
+        .args([
+            "tree",
+            "-p",
+            "kf-build",
+            "--no-default-features",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let crates: Vec<&str> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(crates.contains(&"sha2"), "{tree}");
+    for heavy in [
+        "wgpu",
+        "naga",
+        "clap",
+        "reqwest",
+        "tokio",
+        "async-nats",
+        "lapin",
+    ] {
+        assert!(
+            !crates.contains(&heavy),
+            "kf-build without default features depends on {heavy}:\n{tree}"
+        );
+    }
+}

@@ -113,11 +113,6 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
     let kernel = f.resolved.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
     let wgsl = std::fs::read_to_string(&args.candidate)
         .with_context(|| format!("cannot read the candidate {}", args.candidate.display()))?;
-    let constants: Vec<(&str, f64)> = args
-        .constants
-        .iter()
-        .map(|(k, v)| (k.as_str(), *v))
-        .collect();
     let dispatch = match (&args.grid, &args.workgroups) {
         (Some(Dims(d)), _) | (None, Some(Dims(d))) => {
             let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
@@ -145,10 +140,8 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         }
         (None, None) => kernel.baseline.dispatch.clone(),
     };
-    let candidate = Candidate {
-        id: kf_runtime::hash::variant_id(&wgsl, &constants, &dispatch.to_string()),
-        origin: format!("file {}", args.candidate.display()),
-        program: Program {
+    let candidate = Candidate::new(
+        Program {
             wgsl: Cow::Owned(wgsl),
             entry: kernel.baseline.entry.clone(),
             constants: Cow::Owned(
@@ -161,7 +154,8 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
             workgroup_storage_bytes: 0,
             dispatch,
         },
-    };
+        format!("file {}", args.candidate.display()),
+    );
     // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
     crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
     let mut worker = WorkerProcess::start(
@@ -169,12 +163,17 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         Duration::from_secs_f64(args.timeout),
     )
     .context("cannot start the evaluation")?;
-    let ceilings = super::ceilings(&mut worker, Some(&ws.root), args.json);
+    let ceilings = crate::tune::ceilings(&mut worker, Some(&ws.root), |name| {
+        if !args.json {
+            eprintln!("measuring copy bandwidth and FMA rate of {name} …");
+        }
+    });
     let request = EvalRequest {
         kernel: kernel.clone(),
         plan: crate::search::final_plan(kernel, args.samples, 7),
         candidate,
         ceilings,
+        deadline_s: Some(args.timeout),
     };
     let report = worker.evaluate(&request);
     let adapter = worker.adapter().clone();

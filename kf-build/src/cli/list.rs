@@ -43,6 +43,9 @@ struct KernelInfo {
     spec: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// The hand-written `reference(..)`, summarised, when the spec names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reference: Option<String>,
     cache: Vec<CacheStatus>,
     /// Entries under other content hashes: tuned for an older version of the kernel.
     stale_entries: usize,
@@ -119,6 +122,15 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
             Ok(k) => (Some(k.content_hash.clone()), Some(summary(k)), None),
             Err(e) => (None, None, Some(e.clone())),
         };
+        let reference = f
+            .resolved
+            .as_ref()
+            .ok()
+            .and_then(|k| k.reference.as_ref())
+            .map(|p| {
+                let [x, y, z] = p.workgroup_size;
+                format!("entry `{}`, workgroup {x}x{y}x{z}, {}", p.entry, p.dispatch)
+            });
         let cache = match &hash {
             None => Vec::new(),
             Some(hash) => adapters
@@ -169,6 +181,7 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
             content_hash: hash,
             spec,
             error,
+            reference,
             cache,
         });
     }
@@ -193,6 +206,9 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
             for line in e.lines() {
                 println!("    error: {line}");
             }
+        }
+        if let Some(r) = &k.reference {
+            println!("    reference: {r}");
         }
         for c in &k.cache {
             let detail = match (&c.variant, c.speedup) {

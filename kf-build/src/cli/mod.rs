@@ -7,6 +7,7 @@
 //! Invariant: stdout carries only the report (human or JSON); logs and progress go to stderr, so
 //! `--json` output can always be piped into a parser.
 
+mod ablate;
 mod adapters;
 mod eval;
 mod list;
@@ -63,6 +64,9 @@ enum Command {
     Tune(tune::TuneArgs),
     /// Evaluate a hand-written candidate WGSL file against a marked kernel's baseline.
     Eval(eval::EvalArgs),
+    /// Compare search strategies (qd with and without gradients, greedy, random) at an equal
+    /// evaluation budget over several seeds; writes nothing to the cache.
+    Ablate(ablate::AblateArgs),
 }
 
 /// Options shared by the verbs that read the workspace.
@@ -154,6 +158,7 @@ pub fn main() -> i32 {
         Command::List(a) => list::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Eval(a) => eval::run(a),
+        Command::Ablate(a) => ablate::run(a),
     };
     match result {
         Ok(code) => code,
@@ -189,39 +194,6 @@ pub(crate) fn fmt_ns(ns: f64) -> String {
         format!("{:.1} µs", ns / 1e3)
     } else {
         format!("{ns:.0} ns")
-    }
-}
-
-/// Reads stored ceilings for the worker's adapter, or measures and stores them.
-pub(crate) fn ceilings(
-    worker: &mut crate::harness::worker::WorkerProcess,
-    workspace_root: Option<&std::path::Path>,
-    quiet: bool,
-) -> Option<crate::harness::Ceilings> {
-    use crate::harness::Evaluator;
-    let key = worker.adapter().key.clone();
-    if let Some(c) = workspace_root.and_then(|r| crate::store::read_ceilings(r, &key)) {
-        return Some(c);
-    }
-    if !quiet {
-        eprintln!(
-            "measuring copy bandwidth and FMA rate of {} …",
-            worker.adapter().identity.name
-        );
-    }
-    match worker.probe() {
-        Ok(c) => {
-            if let Some(root) = workspace_root
-                && let Err(e) = crate::store::write_ceilings(root, &c)
-            {
-                log::warn!("could not store the adapter's ceilings: {e}");
-            }
-            Some(c)
-        }
-        Err(e) => {
-            log::warn!("could not measure the adapter's ceilings (the roofline cap is off): {e}");
-            None
-        }
     }
 }
 

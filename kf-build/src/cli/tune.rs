@@ -1,18 +1,15 @@
-//! `cargo kernelfoundry tune`: discover → search each kernel in a worker → write cache entries.
+//! `cargo kernelfoundry tune`: parse the arguments, run the tune pipeline ([`crate::tune`]) on a
+//! worker process, print what it returns.
 
 use super::{AdapterArgs, WorkspaceArgs, exit, fmt_ns, print_json};
-use crate::discover::Found;
+use crate::harness::Evaluator;
 use crate::harness::worker::WorkerProcess;
-use crate::harness::{Ceilings, EvalReport, EvalRequest, Evaluator};
-use crate::search::{self, Config, Event, Outcome};
+use crate::run::{Run, RunOptions};
+use crate::search::{Event, StrategyKind};
+use crate::tune::{self, KernelResult, Options, Status};
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use kf_runtime::cache::{
-    AdapterRecord, CacheEntry, FORMAT_VERSION, KernelRecord, Outcome as CacheOutcome, SearchRecord,
-    ShapeTiming, VariantRecord, VerificationRecord,
-};
-use kf_runtime::resolve::ResolvedKernel;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -25,10 +22,30 @@ pub(crate) struct TuneArgs {
     kernel: Option<String>,
     #[command(flatten)]
     adapter: AdapterArgs,
-    /// Candidate evaluations per kernel. Spaces up to this size are searched exhaustively, larger
-    /// ones by successive halving. The final verification of the winner is extra.
+    /// Candidate evaluations per kernel (the final verification of the best is extra).
     #[arg(long, value_name = "N", default_value_t = 32)]
     budget: u64,
+    /// How to search. `qd`: evolve the kernel's code (rewrite operators and parameters, steered by
+    /// a quality-diversity archive with gradients). `greedy`: always build on the best so far.
+    /// `random`: build on a random correct candidate. `exhaustive`: only the template parameters,
+    /// every point within the budget. `auto`: the template parameters, exhaustively when they fit
+    /// the budget, by successive halving otherwise.
+    #[arg(long, value_enum, default_value = "qd")]
+    strategy: StrategyArg,
+    /// Stop searching a kernel after this many seconds (the final verification is extra).
+    #[arg(long = "time", value_name = "SECS")]
+    time: Option<f64>,
+    /// Turn off gradient-informed steering of the `qd` search.
+    #[arg(long)]
+    no_gradients: bool,
+    /// Tune on this shape instead of the attribute's tune shapes, e.g. `rows=4096,cols=4096`
+    /// (may be repeated; unnamed sizes keep their defaults). The entry records the shapes.
+    #[arg(long = "tune-shape", value_name = "NAME=N,…")]
+    tune_shapes: Vec<String>,
+    /// Continue the newest unfinished run (killed or interrupted) with its options, answering
+    /// every evaluation it already finished from its journal.
+    #[arg(long)]
+    resume: bool,
     /// Retune kernels that already have a cache entry for this adapter.
     #[arg(long)]
     force: bool,
@@ -36,9 +53,36 @@ pub(crate) struct TuneArgs {
     /// the baseline's evaluation, at least 10 s.
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
+    /// Seed of every random choice of the search (same seed, same candidates).
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    seed: u64,
+    /// List every evaluated candidate with its verdict.
+    #[arg(long, short = 'v')]
+    verbose: bool,
     /// Print one JSON object on stdout.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum StrategyArg {
+    Qd,
+    Greedy,
+    Random,
+    Exhaustive,
+    Auto,
+}
+
+impl From<StrategyArg> for StrategyKind {
+    fn from(s: StrategyArg) -> Self {
+        match s {
+            StrategyArg::Qd => StrategyKind::Qd,
+            StrategyArg::Greedy => StrategyKind::Greedy,
+            StrategyArg::Random => StrategyKind::Random,
+            StrategyArg::Exhaustive => StrategyKind::Exhaustive,
+            StrategyArg::Auto => StrategyKind::Auto,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -48,71 +92,52 @@ struct AdapterOut {
     key: String,
 }
 
-#[derive(Serialize, Default)]
-struct KernelOut {
-    name: String,
-    package: String,
-    content_hash: Option<String>,
-    /// `tuned`, `cached`, `baseline-best` or `failed`.
-    status: String,
-    baseline_ns: Option<f64>,
-    best_ns: Option<f64>,
-    speedup: Option<f64>,
-    evaluations: u64,
-    cache_file: Option<String>,
-    error: Option<String>,
+#[derive(Serialize)]
+struct KernelOut<'a> {
+    #[serde(flatten)]
+    result: &'a KernelResult,
     #[serde(skip_serializing_if = "Option::is_none")]
-    variant: Option<String>,
-    /// Where the chosen program sits against the adapter's measured ceilings.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    roofline: Option<crate::harness::Roofline>,
-    /// Rejected candidates by reason (e.g. `{"timeout": 2, "wrong-values": 1}`).
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    rejected: std::collections::BTreeMap<String, u64>,
+    candidates: Option<&'a [tune::CandidateLine]>,
 }
 
 #[derive(Serialize)]
-struct Report {
+struct Report<'a> {
     adapter: AdapterOut,
-    kernels: Vec<KernelOut>,
+    kernels: Vec<KernelOut<'a>>,
 }
 
-/// Gives the baseline a generous limit, then every candidate ten times the baseline's time.
-struct Timed<'a> {
-    worker: &'a mut WorkerProcess,
-    fixed: Option<Duration>,
-}
-
-impl Evaluator for Timed<'_> {
-    fn adapter(&self) -> &crate::gpu::AdapterReport {
-        self.worker.adapter()
-    }
-
-    fn evaluate(&mut self, request: &EvalRequest) -> EvalReport {
-        if request.candidate.id == "baseline" {
-            self.worker.timeout = self
-                .fixed
-                .unwrap_or(Duration::from_secs(600))
-                .max(Duration::from_secs(60));
-            let report = self.worker.evaluate(request);
-            self.worker.timeout = self.fixed.unwrap_or_else(|| {
-                crate::harness::runner::default_timeout(Duration::from_secs_f64(
-                    report.wall_ms / 1e3,
-                ))
-            });
-            report
-        } else {
-            self.worker.evaluate(request)
-        }
-    }
-
-    fn probe(&mut self) -> Result<Ceilings, String> {
-        self.worker.probe()
-    }
-}
-
-pub(crate) fn run(args: TuneArgs) -> anyhow::Result<i32> {
+pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
     let (ws, mut found) = args.workspace.discover()?;
+    let mut resumed = if args.resume {
+        let run = Run::latest_unfinished(&ws.target_dir).with_context(|| {
+            format!(
+                "there is no unfinished tune run under {} to resume",
+                ws.target_dir.join("kernelfoundry/runs").display()
+            )
+        })?;
+        let o = &run.record.options;
+        args.strategy = match o.strategy.as_str() {
+            "greedy" => StrategyArg::Greedy,
+            "random" => StrategyArg::Random,
+            "exhaustive" => StrategyArg::Exhaustive,
+            "auto" => StrategyArg::Auto,
+            _ => StrategyArg::Qd,
+        };
+        args.seed = o.seed;
+        args.budget = o.budget;
+        args.time = o.time_s;
+        args.no_gradients = !o.gradients;
+        args.tune_shapes = o.tune_shapes.clone();
+        args.force = o.force;
+        args.kernel = o.kernel.clone();
+        args.timeout = o.timeout_s;
+        if !args.json {
+            eprintln!("resuming the run in {}", run.dir.display());
+        }
+        Some(run)
+    } else {
+        None
+    };
     if found.is_empty() {
         anyhow::bail!(
             "no #[kernelfoundry] kernels found in {} (select packages with -p or --workspace)",
@@ -129,12 +154,12 @@ pub(crate) fn run(args: TuneArgs) -> anyhow::Result<i32> {
             );
         }
     }
-    let fixed = args.timeout.map(Duration::from_secs_f64);
     // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
     crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
     let mut worker = WorkerProcess::start(
         args.adapter.selector(),
-        fixed.unwrap_or(Duration::from_secs(600)),
+        args.timeout
+            .map_or(Duration::from_secs(600), Duration::from_secs_f64),
     )
     .context("cannot start tuning")?;
     let adapter = worker.adapter().clone();
@@ -146,65 +171,108 @@ pub(crate) fn run(args: TuneArgs) -> anyhow::Result<i32> {
             adapter.key
         );
     }
-    let ceilings = super::ceilings(&mut worker, Some(&ws.root), args.json);
-    let mut timed = Timed {
-        worker: &mut worker,
-        fixed,
+    let ceilings = tune::ceilings(&mut worker, Some(&ws.root), |name| {
+        if !args.json {
+            eprintln!("measuring copy bandwidth and FMA rate of {name} …");
+        }
+    });
+    let options = Options {
+        budget: args.budget,
+        force: args.force,
+        timeout: args.timeout,
+        seed: args.seed,
+        strategy: args.strategy.into(),
+        time_s: args.time,
+        gradients: !args.no_gradients,
+        tune_shapes: args.tune_shapes.clone(),
     };
-    let mut outs = Vec::new();
+    let mut run = match resumed.take() {
+        Some(r) => r,
+        None => Run::create(
+            &ws.target_dir,
+            &adapter.key.to_string(),
+            RunOptions {
+                strategy: options.strategy.as_str().to_owned(),
+                seed: options.seed,
+                budget: options.budget,
+                time_s: options.time_s,
+                gradients: options.gradients,
+                tune_shapes: options.tune_shapes.clone(),
+                force: options.force,
+                kernel: args.kernel.clone(),
+                timeout_s: options.timeout,
+            },
+        )
+        .with_context(|| {
+            format!(
+                "cannot create a run directory under {}",
+                ws.target_dir.display()
+            )
+        })?,
+    };
+    let mut results = Vec::new();
     for f in &found {
-        outs.push(tune_one(f, &mut timed, ceilings.as_ref(), &args));
-    }
-    let failed = outs.iter().any(|k| k.status == "failed");
-    let report = Report {
-        adapter: AdapterOut {
-            name: adapter.identity.name.clone(),
-            backend: adapter.identity.backend.clone(),
-            key: adapter.key.to_string(),
-        },
-        kernels: outs,
-    };
-    if args.json {
-        print_json(&report);
-    } else {
-        for k in &report.kernels {
-            let file = k.cache_file.as_deref().unwrap_or("");
-            match k.status.as_str() {
-                "failed" => println!(
-                    "{} ({}): failed\n    {}",
-                    k.name,
-                    k.package,
-                    k.error.as_deref().unwrap_or("").replace('\n', "\n    ")
-                ),
-                status => {
-                    let mut extra = String::new();
-                    if !k.rejected.is_empty() {
-                        let rejected: Vec<String> =
-                            k.rejected.iter().map(|(r, n)| format!("{n} {r}")).collect();
-                        extra.push_str(&format!(", rejected: {}", rejected.join(", ")));
+        let bar = progress_bar(&f.name, args.budget, args.json);
+        let mut best = 0.0f64;
+        let mut cells = 0usize;
+        let started = std::time::Instant::now();
+        let mut done = 0u64;
+        let result = tune::tune_kernel(
+            f,
+            &mut worker,
+            ceilings.as_ref(),
+            &options,
+            Some(&run),
+            |event| match event {
+                Event::Baseline(_) => bar.set_message("searching"),
+                Event::Evaluated(_, report) => {
+                    bar.inc(1);
+                    done += 1;
+                    if let Some(s) = report.fitness.speedup {
+                        best = best.max(s);
                     }
-                    if let Some(r) = &k.roofline {
-                        extra.push_str(&format!(
-                            ", {}-bound at {:.0} % of the adapter's ceiling",
-                            r.bound,
-                            r.fraction * 100.0
-                        ));
-                    }
-                    println!(
-                        "{} ({}): {status}{} {:.2}x (baseline {} → {}), {} evaluations{extra}\n    {file}",
-                        k.name,
-                        k.package,
-                        k.variant
-                            .as_deref()
-                            .map(|v| format!(" {v}"))
-                            .unwrap_or_default(),
-                        k.speedup.unwrap_or(1.0),
-                        fmt_ns(k.baseline_ns.unwrap_or(0.0)),
-                        fmt_ns(k.best_ns.unwrap_or(0.0)),
-                        k.evaluations,
-                    )
+                    let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-3);
+                    bar.set_message(format!("best {best:.2}x, {cells} cells, {rate:.1} eval/s"));
                 }
-            }
+                Event::Checkpoint(state) => {
+                    if let Some(n) = state
+                        .pointer("/stats/cells_filled")
+                        .and_then(serde_json::Value::as_u64)
+                    {
+                        cells = n as usize;
+                    }
+                }
+                Event::Final(_, _) => {
+                    bar.set_length(bar.position());
+                    bar.set_message(format!("best {best:.2}x, final verification"));
+                }
+            },
+        );
+        bar.finish_and_clear();
+        results.push(result);
+    }
+    if let Err(e) = run.finish() {
+        log::warn!("could not mark the run {} finished: {e}", run.dir.display());
+    }
+    let failed = results.iter().any(|k| k.status == Status::Failed);
+    if args.json {
+        print_json(&Report {
+            adapter: AdapterOut {
+                name: adapter.identity.name.clone(),
+                backend: adapter.identity.backend.clone(),
+                key: adapter.key.to_string(),
+            },
+            kernels: results
+                .iter()
+                .map(|r| KernelOut {
+                    result: r,
+                    candidates: args.verbose.then_some(r.candidates.as_slice()),
+                })
+                .collect(),
+        });
+    } else {
+        for k in &results {
+            print_human(k, args.verbose);
         }
         if worker.restarts > 0 {
             eprintln!(
@@ -216,194 +284,86 @@ pub(crate) fn run(args: TuneArgs) -> anyhow::Result<i32> {
     Ok(if failed { exit::FAILED } else { exit::OK })
 }
 
-fn tune_one(
-    f: &Found,
-    evaluator: &mut Timed<'_>,
-    ceilings: Option<&Ceilings>,
-    args: &TuneArgs,
-) -> KernelOut {
-    let mut out = KernelOut {
-        name: f.name.clone(),
-        package: f.package.clone(),
-        ..Default::default()
-    };
-    let kernel = match &f.resolved {
-        Ok(k) => k,
-        Err(e) => {
-            out.status = "failed".into();
-            out.error = Some(e.clone());
-            return out;
-        }
-    };
-    out.content_hash = Some(kernel.content_hash.clone());
-    let key = evaluator.adapter().key.clone();
-    if !args.force
-        && let Some((path, entry)) =
-            crate::store::read_entry(&f.crate_root, &f.name, &kernel.content_hash, &key)
-    {
-        out.status = "cached".into();
-        out.baseline_ns = Some(entry.timings.iter().map(|t| t.baseline_ns).sum());
-        out.best_ns = Some(entry.timings.iter().map(|t| t.variant_ns).sum());
-        out.speedup = Some(entry.speedup);
-        out.variant = entry.variant.map(|v| v.id);
-        out.cache_file = Some(path.display().to_string());
-        return out;
+fn progress_bar(name: &str, budget: u64, hidden: bool) -> ProgressBar {
+    if hidden {
+        return ProgressBar::hidden();
     }
-    let bar = if args.json {
-        ProgressBar::hidden()
-    } else {
-        let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template("{prefix:>12} [{bar:24}] {pos}/{len} {msg}")
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
-        bar.set_prefix(f.name.clone());
-        bar.set_message("measuring the baseline");
-        bar
-    };
-    let config = Config {
-        budget: args.budget,
-        ..Config::default()
-    };
-    let mut best_so_far = 0.0f64;
-    let result = search::search(kernel, evaluator, ceilings, &config, |event| match event {
-        Event::Round { round, total } => {
-            bar.set_length(total as u64);
-            bar.set_position(0);
-            bar.set_message(format!("round {}", round + 1));
-        }
-        Event::Evaluated(report) => {
-            bar.inc(1);
-            if let Some(s) = report.fitness.speedup {
-                best_so_far = best_so_far.max(s);
-            }
-            bar.set_message(format!("best {best_so_far:.2}x"));
-        }
-    });
-    bar.finish_and_clear();
-    let outcome = match result {
-        Ok(o) => o,
-        Err(e) => {
-            out.status = "failed".into();
-            out.error = Some(e.to_string());
-            return out;
-        }
-    };
-    out.evaluations = outcome.evaluations;
-    out.roofline = outcome
-        .tuned
-        .as_ref()
-        .map_or(&outcome.baseline, |(_, r)| r)
-        .roofline
-        .clone();
-    for r in &outcome.history {
-        if let Some(f) = &r.failure {
-            *out.rejected.entry(f.reason.to_string()).or_default() += 1;
-        }
-    }
-    let entry = entry(f, kernel, evaluator.adapter(), &outcome);
-    out.status = match entry.outcome {
-        CacheOutcome::Tuned => "tuned",
-        CacheOutcome::BaselineBest => "baseline-best",
-    }
-    .into();
-    out.baseline_ns = Some(entry.timings.iter().map(|t| t.baseline_ns).sum());
-    out.best_ns = Some(entry.timings.iter().map(|t| t.variant_ns).sum());
-    out.speedup = Some(entry.speedup);
-    out.variant = entry.variant.as_ref().map(|v| v.id.clone());
-    match crate::store::write_entry(&f.crate_root, &entry) {
-        Ok(path) => out.cache_file = Some(path.display().to_string()),
-        Err(e) => {
-            out.status = "failed".into();
-            out.error = Some(format!(
-                "cannot write the cache entry under {}: {e}",
-                f.crate_root.display()
-            ));
-        }
-    }
-    out
+    let bar = ProgressBar::with_draw_target(Some(budget), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{prefix:>12} [{bar:24}] {pos}/{len} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(name.to_owned());
+    bar.set_message("measuring the baseline");
+    bar
 }
 
-/// The cache entry recording `outcome`.
-fn entry(
-    f: &Found,
-    kernel: &ResolvedKernel,
-    adapter: &crate::gpu::AdapterReport,
-    outcome: &Outcome,
-) -> CacheEntry {
-    let (report, variant, result) = match &outcome.tuned {
-        Some((candidate, report)) => {
-            let mut program = candidate.program.clone();
-            if let Some(wg) = report.workgroup_size {
-                program.workgroup_size = wg;
-            }
-            program.workgroup_storage_bytes = report.workgroup_storage_bytes.unwrap_or(0);
-            (
-                report,
-                Some(VariantRecord {
-                    id: candidate.id.clone(),
-                    origin: candidate.origin.clone(),
-                    program,
-                }),
-                CacheOutcome::Tuned,
-            )
+fn print_human(k: &KernelResult, verbose: bool) {
+    let file = k.cache_file.as_deref().unwrap_or("");
+    if k.status == Status::Failed {
+        println!(
+            "{} ({}): failed\n    {}",
+            k.name,
+            k.package,
+            k.error.as_deref().unwrap_or("").replace('\n', "\n    ")
+        );
+        return;
+    }
+    let mut extra = String::new();
+    if !k.rejected.is_empty() {
+        let rejected: Vec<String> = k.rejected.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        extra.push_str(&format!(", rejected: {}", rejected.join(", ")));
+    }
+    if let Some(r) = &k.roofline {
+        extra.push_str(&format!(
+            ", {}-bound at {:.0} % of the adapter's ceiling",
+            r.bound,
+            r.fraction * 100.0
+        ));
+    }
+    println!(
+        "{} ({}): {}{} {:.2}x (baseline {} → {}), {} evaluations{extra}\n    {file}",
+        k.name,
+        k.package,
+        k.status.as_str(),
+        k.variant
+            .as_deref()
+            .map(|v| format!(" {v}"))
+            .unwrap_or_default(),
+        k.speedup.unwrap_or(1.0),
+        fmt_ns(k.baseline_ns.unwrap_or(0.0)),
+        fmt_ns(k.best_ns.unwrap_or(0.0)),
+        k.evaluations,
+    );
+    if let Some(origin) = &k.origin {
+        println!(
+            "    made by: {origin}{}",
+            k.descriptor
+                .as_deref()
+                .map(|d| format!(" (cell {d})"))
+                .unwrap_or_default()
+        );
+    }
+    if let (Some(strategy), Some(cells)) = (&k.strategy, k.cells_filled) {
+        println!(
+            "    search: {strategy}, seed {}, {cells} archive cells filled",
+            k.seed.unwrap_or(0)
+        );
+    }
+    if let Some(v) = &k.verdict
+        && k.status != Status::Tuned
+    {
+        println!("    why: {}", v.describe());
+    }
+    if verbose {
+        for c in &k.candidates {
+            let verdict = match (&c.reason, c.speedup) {
+                (Some(r), _) => format!("level {} {r}", c.level),
+                (None, Some(s)) => format!("level 5 {s:.2}x"),
+                (None, None) => format!("level {}", c.level),
+            };
+            println!("    {:5} {} {verdict}  ({})", c.phase, c.id, c.origin);
         }
-        None => (&outcome.baseline, None, CacheOutcome::BaselineBest),
-    };
-    let timings = report
-        .timings
-        .iter()
-        .map(|t| ShapeTiming {
-            shape: t.shape.clone(),
-            baseline_ns: t.baseline_ns,
-            variant_ns: if variant.is_some() {
-                t.candidate_ns
-            } else {
-                t.baseline_ns
-            },
-            samples: t.samples,
-            method: t.method.clone(),
-        })
-        .collect();
-    let mut shapes = kernel.tune_shapes.clone();
-    shapes.extend(kernel.verify_shapes.iter().cloned());
-    CacheEntry {
-        format_version: FORMAT_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        kernel: KernelRecord {
-            name: f.name.clone(),
-            package: f.package.clone(),
-            content_hash: kernel.content_hash.clone(),
-            entry: kernel.interface.entry.clone(),
-        },
-        adapter: AdapterRecord {
-            key: adapter.key.clone(),
-            identity: adapter.identity.clone(),
-            limits: adapter.limits.clone(),
-            features: adapter.features.clone(),
-        },
-        outcome: result,
-        speedup: if variant.is_some() {
-            report.fitness.speedup.unwrap_or(1.0)
-        } else {
-            1.0
-        },
-        noise: outcome.noise,
-        variant,
-        timings,
-        verification: VerificationRecord {
-            shapes,
-            seeds: search::verification_seeds(),
-            checks: report.verification.checks.clone(),
-            max_rel_l2: report.verification.max_rel_l2,
-            max_rel_elem: report.verification.max_rel_elem,
-        },
-        search: SearchRecord {
-            strategy: outcome.strategy.to_owned(),
-            space_size: outcome.space_size,
-            evaluations: outcome.evaluations,
-            budget: outcome.budget,
-        },
     }
 }

@@ -10,45 +10,10 @@
 //! recorded beside it.
 
 use super::runner::Timestamps;
-use crate::gpu::{AdapterReport, Gpu};
-use serde::{Deserialize, Serialize};
+pub use super::wire::{CEILINGS_FORMAT_VERSION as FORMAT_VERSION, Ceilings, CopyPoint};
+use crate::gpu::Gpu;
 use std::time::Instant;
 use wgpu::util::DeviceExt;
-
-/// Format version of a ceilings file.
-pub const FORMAT_VERSION: u32 = 1;
-
-/// Copy bandwidth at one working-set size.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CopyPoint {
-    /// Bytes copied (read + written = 2 × this).
-    pub bytes: u64,
-    /// GB/s counting bytes read plus bytes written.
-    pub gbps: f64,
-    /// Median time, ns.
-    pub median_ns: f64,
-}
-
-/// An adapter's measured ceilings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Ceilings {
-    /// [`FORMAT_VERSION`].
-    pub format_version: u32,
-    /// kf-build version that measured.
-    pub tool_version: String,
-    /// The adapter.
-    pub adapter: AdapterReport,
-    /// The largest copy bandwidth over [`Ceilings::copy_by_size`], GB/s.
-    pub copy_gbps: f64,
-    /// Copy bandwidth per working-set size.
-    pub copy_by_size: Vec<CopyPoint>,
-    /// f32 FMA rate, GFLOP/s (one FMA = 2 FLOP).
-    pub fma_gflops: f64,
-    /// `timestamp-query` or `wall-clock`.
-    pub method: String,
-    /// Timed samples per point (median taken).
-    pub samples: u32,
-}
 
 const COPY_WGSL: &str = r#"
 @group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;

@@ -18,8 +18,9 @@ use super::{
     ShapeTime, Trial, VerifyStats,
 };
 use crate::gpu::Gpu;
-use kf_runtime::resolve::{self, ReflectError, ResolvedKernel, shape_text};
+use kf_runtime::resolve::{ReflectError, ResolvedKernel, shape_text};
 use kf_runtime::spec::{Role, Shape};
+use kf_runtime::variant::{self, VariantError};
 use kf_runtime::{Program, bind_group_layouts, build_pipeline, check_limits};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -182,81 +183,21 @@ impl Runner {
         kernel: &ResolvedKernel,
         candidate: &Candidate,
     ) -> Step<Compiled> {
-        let program = &candidate.program;
-        if program.wgsl.trim().is_empty() {
-            return Err((Reason::NoCode, "the candidate has no WGSL".into()));
-        }
-        let reflected = resolve::reflect(&program.wgsl, Some(&program.entry), "candidate.wgsl")
-            .map_err(|e| match e {
-                ReflectError::Parse { rendered, .. } => (Reason::Parse, rendered),
-                ReflectError::Validation { rendered, .. } => (Reason::Validation, rendered),
-                ReflectError::Entry(m) => (Reason::EntryPoint, m),
-                other => (Reason::InterfaceMismatch, other.to_string()),
-            })?;
-        let mismatches = kernel.interface.mismatches(&reflected.interface);
-        if !mismatches.is_empty() {
-            return Err((
-                Reason::InterfaceMismatch,
-                format!(
-                    "the candidate's interface differs from the baseline's:\n  {}",
-                    mismatches.join("\n  ")
-                ),
-            ));
-        }
-        // Apply the constants the way the pipeline will, to learn the real workgroup size and memory.
-        let mut constants = naga::back::PipelineConstants::default();
-        for (name, value) in program.constants.iter() {
-            if !reflected
-                .interface
-                .overrides
-                .iter()
-                .any(|o| o.name == *name)
-            {
-                return Err((
-                    Reason::Pipeline,
-                    format!("constant `{name}` names no `override` of the candidate"),
-                ));
-            }
-            constants.insert(name.to_string(), *value);
-        }
-        let (module, _info) = naga::back::pipeline_constants::process_overrides(
-            &reflected.module,
-            &reflected.info,
-            Some((naga::ShaderStage::Compute, &program.entry)),
-            &constants,
-        )
-        .map_err(|e| {
-            (
-                Reason::Pipeline,
-                format!("applying the constants failed: {e}"),
-            )
+        let checked = variant::check(kernel, &candidate.program).map_err(|e| {
+            let reason = match &e {
+                VariantError::Empty => Reason::NoCode,
+                VariantError::Wgsl(ReflectError::Parse { .. }) => Reason::Parse,
+                VariantError::Wgsl(ReflectError::Validation { .. }) => Reason::Validation,
+                VariantError::Wgsl(ReflectError::Entry(_)) => Reason::EntryPoint,
+                VariantError::Wgsl(_) | VariantError::Interface(_) => Reason::InterfaceMismatch,
+                VariantError::UndeclaredSize(_) => Reason::Dispatch,
+                _ => Reason::Pipeline,
+            };
+            (reason, e.to_string())
         })?;
-        let ep = module
-            .entry_points
-            .iter()
-            .find(|e| e.name == program.entry)
-            .ok_or_else(|| {
-                (
-                    Reason::EntryPoint,
-                    format!(
-                        "entry point `{}` disappeared after applying constants",
-                        program.entry
-                    ),
-                )
-            })?;
-        let mut layouter = naga::proc::Layouter::default();
-        layouter
-            .update(module.to_ctx())
-            .map_err(|e| (Reason::Pipeline, format!("cannot lay out types: {e}")))?;
-        let workgroup_bytes: u32 = module
-            .global_variables
-            .iter()
-            .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
-            .map(|(_, v)| layouter[v.ty].size)
-            .sum();
-        let mut program = program.clone();
-        program.workgroup_size = ep.workgroup_size;
-        program.workgroup_storage_bytes = workgroup_bytes;
+        let mut program = candidate.program.clone();
+        program.workgroup_size = checked.workgroup_size;
+        program.workgroup_storage_bytes = checked.workgroup_storage_bytes;
         let limits = self.gpu.limits();
         check_limits(&program, &limits).map_err(|m| (Reason::LimitsExceeded, m))?;
         let layout = self.pipeline_layout(kernel);

@@ -12,7 +12,9 @@
 //! Invariant: a candidate can cost at most its timeout plus a worker restart; it can never stop the
 //! tune.
 
-use super::{Ceilings, EvalReport, EvalRequest, Evaluator, Reason, Request, Response};
+use super::{
+    Ceilings, EvalReport, EvalRequest, Evaluator, PROTOCOL_VERSION, Reason, Request, Response,
+};
 use crate::gpu::{self, AdapterReport, AdapterSelector};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -44,9 +46,17 @@ pub fn serve() -> std::io::Result<()> {
             Err(e) => Response::Failed {
                 message: format!("malformed request: {e}"),
             },
-            Ok(Request::Open { adapter }) => match gpu::open(&adapter) {
+            Ok(Request::Open { protocol, .. }) if protocol != PROTOCOL_VERSION => {
+                Response::Failed {
+                    message: format!(
+                        "this worker speaks protocol {PROTOCOL_VERSION}, the tuner {protocol}: run the same cargo-kernelfoundry version on both sides"
+                    ),
+                }
+            }
+            Ok(Request::Open { adapter, .. }) => match gpu::open(&adapter) {
                 Ok(g) => {
                     let response = Response::Opened {
+                        protocol: PROTOCOL_VERSION,
                         adapter: g.report.clone(),
                         timestamps: g.timestamps,
                     };
@@ -129,7 +139,7 @@ pub struct WorkerProcess {
     live: Option<Live>,
     adapter: Option<AdapterReport>,
     timestamps: bool,
-    /// Time limit for one evaluation.
+    /// Time limit for one evaluation whose request carries no deadline.
     pub timeout: Duration,
     /// Workers started after the first (after a timeout or a crash).
     pub restarts: u32,
@@ -228,12 +238,19 @@ impl WorkerProcess {
             stderr: tail,
         });
         let open = Request::Open {
+            protocol: PROTOCOL_VERSION,
             adapter: self.selector.clone(),
         };
         match self.call(&open, Duration::from_secs(120)) {
+            Ok(Response::Opened { protocol, .. }) if protocol != PROTOCOL_VERSION => {
+                Err(WorkerError::Open(format!(
+                    "the worker speaks protocol {protocol}, this tuner {PROTOCOL_VERSION}: run the same cargo-kernelfoundry version on both sides"
+                )))
+            }
             Ok(Response::Opened {
                 adapter,
                 timestamps,
+                ..
             }) => {
                 self.adapter = Some(adapter);
                 self.timestamps = timestamps;
@@ -339,7 +356,10 @@ impl Evaluator for WorkerProcess {
                 format!("could not restart the worker: {e}"),
             );
         }
-        let timeout = self.timeout;
+        let timeout = request
+            .deadline_s
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map_or(self.timeout, Duration::from_secs_f64);
         match self.call(&Request::Evaluate(Box::new(request.clone())), timeout) {
             Ok(Response::Evaluated(report)) => {
                 if report

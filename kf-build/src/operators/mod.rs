@@ -11,10 +11,21 @@
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.
 
 pub mod coarsen;
+pub mod hoist;
 pub mod ir;
+pub mod lift;
+pub mod loops_ir;
+pub mod params;
 pub mod reduce;
+pub mod reshape;
+#[cfg(test)]
+mod testing;
 #[cfg(test)]
 mod testkit;
+pub mod text;
+pub mod tile;
+pub mod tile_ir;
+pub mod unroll;
 pub mod vectorize;
 
 use crate::evolve::descriptor::Dim;
@@ -76,6 +87,20 @@ pub struct Skip(pub String);
 /// How an operator moves a kernel through the behaviour space: `+1` raises a dimension's level.
 pub type Moves = &'static [(Dim, i8)];
 
+/// Every offline operator, in a fixed order (the order is part of what makes a seeded run
+/// reproducible).
+pub fn all() -> Vec<Box<dyn Operator>> {
+    vec![
+        Box::new(params::Params::default()),
+        Box::new(unroll::Unroll),
+        Box::new(hoist::Hoist),
+        Box::new(reshape::Reshape),
+        Box::new(lift::LiftWorkgroupSize),
+        Box::new(tile::Tile::shared()),
+        Box::new(tile::Tile::blocked()),
+    ]
+}
+
 /// A rewrite operator.
 pub trait Operator: Send + Sync {
     /// A short stable name, e.g. `coarsen`.
@@ -84,4 +109,10 @@ pub trait Operator: Send + Sync {
     fn moves(&self) -> Moves;
     /// Rewrites `subject`, or says why it does not apply.
     fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip>;
+    /// Whether its rewrites map work to invocations for exactly the workgroup size they declare
+    /// (e.g. a tiled matmul whose thread layout is the tile's), so the parameter operator must not
+    /// change that size on their descendants.
+    fn fixes_workgroup(&self) -> bool {
+        false
+    }
 }

@@ -3,8 +3,10 @@
 
 use super::*;
 use crate::gpu::AdapterReport;
+use crate::harness::EvalRequest;
 use crate::harness::{EvalReport, Failure, Fitness, Reason, ShapeTime, VerifyStats};
 use kf_runtime::AdapterIdentity;
+use std::collections::BTreeMap;
 
 const ELEMWISE: &str = r#"
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -230,8 +232,16 @@ fn the_fastest_correct_candidate_wins() {
     assert_eq!(report.fitness.speedup, Some(4.0));
     assert_eq!(out.strategy, "exhaustive");
     assert_eq!(out.evaluations, out.space_size);
+    assert!(
+        matches!(out.verdict, Verdict::Tuned { .. }),
+        "{:?}",
+        out.verdict
+    );
     assert_eq!(
-        out.history.iter().filter(|r| r.failure.is_some()).count(),
+        out.history
+            .iter()
+            .filter(|(_, r)| r.failure.is_some())
+            .count(),
         3,
         "256, 512 and 1024"
     );
@@ -247,6 +257,12 @@ fn a_win_within_the_noise_keeps_the_baseline() {
     let out = search(&k, &mut ev, None, &Config::default(), |_| {}).unwrap();
     assert!(out.tuned.is_none(), "1.5 % is below the 2 % floor");
     assert!(out.best.is_some());
+    assert!(
+        matches!(out.verdict, Verdict::WithinNoise { .. }),
+        "{:?}",
+        out.verdict
+    );
+    assert!(out.verdict.describe().contains("noise margin"));
 }
 
 #[test]
@@ -258,6 +274,7 @@ fn no_correct_candidate_keeps_the_baseline() {
     let mut ev = fake(|_| None);
     let out = search(&k, &mut ev, None, &Config::default(), |_| {}).unwrap();
     assert!(out.tuned.is_none() && out.best.is_none());
+    assert_eq!(out.verdict, Verdict::NoCorrectCandidate);
 }
 
 #[test]
@@ -281,7 +298,11 @@ fn large_spaces_use_successive_halving_within_the_budget() {
     assert!(out.evaluations <= 12, "{} evaluations", out.evaluations);
     assert!(out.tuned.is_some());
     // Later rounds measure with more samples.
-    let samples: Vec<u32> = out.history.iter().map(|r| r.timings[0].samples).collect();
+    let samples: Vec<u32> = out
+        .history
+        .iter()
+        .map(|(_, r)| r.timings[0].samples)
+        .collect();
     assert!(samples.windows(2).any(|w| w[1] > w[0]), "{samples:?}");
 }
 
@@ -314,4 +335,96 @@ fn a_failing_baseline_stops_the_search() {
             && err.to_string().contains("constant output"),
         "{err}"
     );
+}
+
+fn qd_config(seed: u64, budget: u64) -> Config {
+    Config {
+        budget,
+        seed,
+        strategy: StrategyKind::Qd,
+        ..Config::default()
+    }
+}
+
+fn by_workgroup(c: &Candidate) -> Option<f64> {
+    Some(wg_of(c) / 16.0)
+}
+
+#[test]
+fn qd_search_is_reproducible_from_its_seed() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+    );
+    let ids = |seed| {
+        let mut ev = fake(by_workgroup);
+        let out = search(&k, &mut ev, None, &qd_config(seed, 8), |_| {}).unwrap();
+        assert_eq!(out.strategy, "qd");
+        assert!(out.cells_filled.is_some());
+        out.history
+            .iter()
+            .map(|(c, _)| c.id.clone())
+            .collect::<Vec<_>>()
+    };
+    let a = ids(1);
+    assert!(!a.is_empty());
+    assert_eq!(a, ids(1), "same seed, same candidates");
+    let unique: std::collections::HashSet<_> = a.iter().collect();
+    assert_eq!(unique.len(), a.len(), "no candidate is proposed twice");
+}
+
+#[test]
+fn a_resumed_run_replays_its_journal_and_evaluates_nothing_twice() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    // The whole run, journaled.
+    let mut ev = fake(by_workgroup);
+    let full = {
+        let mut j = journal::Journal::open(&mut ev, &path).unwrap();
+        search(&k, &mut j, None, &qd_config(3, 6), |_| {}).unwrap()
+    };
+    let all_calls = ev.calls.len();
+    // A kill after three evaluations: the journal holds three lines and half of a fourth.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), all_calls);
+    let kept = 3;
+    std::fs::write(
+        &path,
+        format!(
+            "{}\n{}",
+            lines[..kept].join("\n"),
+            &lines[kept][..lines[kept].len() / 2]
+        ),
+    )
+    .unwrap();
+    let mut ev2 = fake(by_workgroup);
+    let resumed = {
+        let mut j = journal::Journal::open(&mut ev2, &path).unwrap();
+        let out = search(&k, &mut j, None, &qd_config(3, 6), |_| {}).unwrap();
+        assert_eq!(j.replayed as usize, kept);
+        out
+    };
+    assert_eq!(
+        ev2.calls.len(),
+        all_calls - kept,
+        "only what the kill interrupted is evaluated again"
+    );
+    let ids = |o: &Outcome| {
+        o.history
+            .iter()
+            .map(|(c, _)| c.id.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&full), ids(&resumed));
+    assert_eq!(
+        full.tuned.as_ref().map(|t| t.0.id.clone()),
+        resumed.tuned.as_ref().map(|t| t.0.id.clone())
+    );
+    // Everything is in the journal now, once each.
+    assert_eq!(journal::read(&path).unwrap().len(), all_calls);
 }

@@ -194,3 +194,96 @@ fn interface_mismatches_are_described() {
     );
     assert!(a.mismatches(&a).is_empty());
 }
+
+/// Resolves `attr` against SAXPY, then its `reference(..)` against `reference_wgsl`.
+fn resolve_with_reference(attr: &str, reference_wgsl: &str) -> Result<Program, ResolveError> {
+    let (spec, _) = parse_spec(attr.parse().unwrap()).expect("attribute parses");
+    let kernel = resolve("K", &spec, SAXPY, "k.wgsl").expect("the kernel resolves");
+    resolve_reference(
+        &kernel,
+        spec.reference.as_ref().expect("a reference"),
+        reference_wgsl,
+        "k_ref.wgsl",
+    )
+}
+
+const SAXPY_ATTR: &str =
+    r#"source = "", sizes(n = 1000), bind(x = input(n), y = inout(n), p = uniform(n, 2.0))"#;
+
+#[test]
+fn a_reference_keeps_its_own_entry_workgroup_size_and_launch_rule() {
+    let wide = SAXPY
+        .replace("@workgroup_size(64)", "@workgroup_size(256)")
+        .replace("fn main", "fn saxpy_fast");
+    let attr = format!("{SAXPY_ATTR}, reference(source = \"\", workgroups = ((n + 255) / 256))");
+    let program = resolve_with_reference(&attr, &wide).expect("the reference fits");
+    assert_eq!(program.entry, "saxpy_fast");
+    assert_eq!(program.workgroup_size, [256, 1, 1]);
+    assert_eq!(program.dispatch.mode, crate::DispatchMode::Workgroups);
+    assert_eq!(
+        program
+            .dispatch
+            .workgroups(program.workgroup_size, |_| Some(1000), 65535),
+        Ok([4, 1, 1])
+    );
+    // The reference does not change what the kernel is: its hash is the same without one.
+    let (with, _) = parse_spec(attr.parse().unwrap()).unwrap();
+    let (without, _) = parse_spec(SAXPY_ATTR.parse().unwrap()).unwrap();
+    assert_eq!(
+        resolve("K", &with, SAXPY, "k.wgsl").unwrap().content_hash,
+        resolve("K", &without, SAXPY, "k.wgsl")
+            .unwrap()
+            .content_hash
+    );
+}
+
+#[track_caller]
+fn check_reference_err(attr_tail: &str, reference_wgsl: &str, loc: Loc, needle: &str) {
+    let attr = format!("{SAXPY_ATTR}, {attr_tail}");
+    match resolve_with_reference(&attr, reference_wgsl) {
+        Err(ResolveError::Spec(errors)) => assert!(
+            errors
+                .iter()
+                .any(|e| e.loc == loc && e.message.contains(needle)),
+            "no error at {loc:?} containing `{needle}` in {errors:#?}"
+        ),
+        other => panic!("expected spec errors, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_reference_must_fit_the_kernels_bindings() {
+    let grid = r#"reference(source = "", grid = (n))"#;
+    check_reference_err(
+        grid,
+        &SAXPY.replace("var<storage, read> x", "var<storage, read_write> x"),
+        Loc::Reference,
+        "does not fit the kernel's bindings",
+    );
+    check_reference_err(
+        grid,
+        &SAXPY
+            .replace("y: array<f32>", "y: array<u32>")
+            .replace("p.a * x[g.x] + y[g.x]", "u32(p.a * x[g.x]) + y[g.x]"),
+        Loc::Reference,
+        "has type `array<u32>` instead of `array<f32>`",
+    );
+    check_reference_err(
+        grid,
+        "fn main( {",
+        Loc::Reference,
+        "invalid WGSL in reference k_ref.wgsl",
+    );
+    check_reference_err(
+        r#"reference(source = "", grid = (m))"#,
+        SAXPY,
+        Loc::ReferenceDispatch,
+        "size `m` is not declared",
+    );
+    check_reference_err(
+        r#"reference(source = "", grid = (n - 2000))"#,
+        SAXPY,
+        Loc::ReferenceDispatch,
+        "on shape",
+    );
+}

@@ -1,0 +1,452 @@
+//! The evaluation protocol as plain data: what crosses the boundary between the search and an
+//! evaluator, whether that evaluator is the local worker process or, later, a worker on another
+//! machine.
+//!
+//! [`EvalRequest`] goes in, [`EvalReport`] comes out; [`Request`]/[`Response`] frame them on the
+//! worker's stdin/stdout, starting with a handshake that carries [`PROTOCOL_VERSION`]. The adapter
+//! report and the measured ceilings live here too, because both sides exchange them.
+//!
+//! Invariant: this module knows nothing of wgpu or of how an evaluation runs: it imports neither
+//! `gpu` nor the runner nor the probe, so any process that can speak JSON can serve it.
+
+use kf_runtime::resolve::ResolvedKernel;
+use kf_runtime::spec::Shape;
+use kf_runtime::{AdapterIdentity, AdapterKey, Program};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Version of the worker protocol; the handshake refuses a worker that speaks another one.
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// Which adapter to use: `None` picks wgpu's default high-performance adapter.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdapterSelector(pub Option<String>);
+
+/// A summary of one adapter, for listing and for cache entries.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AdapterReport {
+    /// Position in wgpu's enumeration.
+    pub index: usize,
+    /// The adapter key.
+    pub key: AdapterKey,
+    /// Name, vendor, device, backend, driver.
+    #[serde(flatten)]
+    pub identity: AdapterIdentity,
+    /// Compute-relevant limits.
+    pub limits: BTreeMap<String, u64>,
+    /// Feature names.
+    pub features: Vec<String>,
+}
+
+/// Format version of a ceilings file.
+pub const CEILINGS_FORMAT_VERSION: u32 = 1;
+
+/// Copy bandwidth at one working-set size.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CopyPoint {
+    /// Bytes copied (read + written = 2 × this).
+    pub bytes: u64,
+    /// GB/s counting bytes read plus bytes written.
+    pub gbps: f64,
+    /// Median time, ns.
+    pub median_ns: f64,
+}
+
+/// An adapter's measured ceilings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ceilings {
+    /// [`CEILINGS_FORMAT_VERSION`].
+    pub format_version: u32,
+    /// kf-build version that measured.
+    pub tool_version: String,
+    /// The adapter.
+    pub adapter: AdapterReport,
+    /// The largest copy bandwidth over [`Ceilings::copy_by_size`], GB/s.
+    pub copy_gbps: f64,
+    /// Copy bandwidth per working-set size.
+    pub copy_by_size: Vec<CopyPoint>,
+    /// f32 FMA rate, GFLOP/s (one FMA = 2 FLOP).
+    pub fma_gflops: f64,
+    /// `timestamp-query` or `wall-clock`.
+    pub method: String,
+    /// Timed samples per point (median taken).
+    pub samples: u32,
+}
+
+/// The checks every level-5 verdict has passed.
+pub const CHECKS: &[&str] = &[
+    "interface-equals-baseline",
+    "limits-checked",
+    "fresh-buffers-per-trial",
+    "poisoned-outputs",
+    "fresh-inputs-per-seed",
+    "stale-output-rerun",
+    "unseen-verification-shapes",
+    "magnitude-scaled-tolerance",
+    "nan-inf-must-match",
+    "degenerate-reference-refused",
+    "interleaved-random-order-timing",
+    "reverify-after-timing",
+    "roofline-cap",
+];
+
+/// A kernel program proposed as a faster equivalent of the baseline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// Stable id (see `kf_runtime::hash::variant_id`).
+    pub id: String,
+    /// How it was produced, e.g. `param KF_WG_X=256` or `file fast.wgsl`.
+    pub origin: String,
+    /// The program. Its `workgroup_size` is recomputed by the evaluator from the WGSL and constants.
+    pub program: Program,
+}
+
+impl Candidate {
+    /// The one way to make a candidate: its id is derived from what it runs (WGSL, constants and
+    /// launch rule), so equal programs get equal ids whatever produced them.
+    pub fn new(program: Program, origin: impl Into<String>) -> Self {
+        let constants = program.constants_pairs();
+        let id =
+            kf_runtime::hash::variant_id(&program.wgsl, &constants, &program.dispatch.to_string());
+        Candidate {
+            id,
+            origin: origin.into(),
+            program,
+        }
+    }
+
+    /// The baseline as a candidate (for measuring it against itself); its id is `baseline`.
+    pub fn baseline(kernel: &ResolvedKernel) -> Self {
+        Candidate {
+            id: "baseline".into(),
+            origin: "baseline".into(),
+            program: kernel.baseline.clone(),
+        }
+    }
+}
+
+/// One verification run: a shape and an input seed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    /// Sizes.
+    pub shape: Shape,
+    /// Input seed.
+    pub seed: u64,
+}
+
+/// What to run for one evaluation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvalPlan {
+    /// Verification trials before timing.
+    pub verify: Vec<Trial>,
+    /// Shapes to time on (empty: verify only).
+    pub time_shapes: Vec<Shape>,
+    /// Untimed runs of each program before sampling.
+    pub warmup: u32,
+    /// Timed runs of each program per shape.
+    pub samples: u32,
+    /// A trial run after timing, with inputs never used before.
+    pub reverify: Option<Trial>,
+    /// Seeds the random interleaving order.
+    pub order_seed: u64,
+}
+
+/// One evaluation: the kernel (its baseline is the reference) and the candidate.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EvalRequest {
+    /// The kernel.
+    pub kernel: ResolvedKernel,
+    /// The candidate.
+    pub candidate: Candidate,
+    /// What to run.
+    pub plan: EvalPlan,
+    /// The adapter's measured ceilings, for the roofline cap and verdict.
+    pub ceilings: Option<Ceilings>,
+    /// Seconds the evaluation may take before the evaluator gives up on it (kills the worker);
+    /// `None` leaves the choice to the evaluator.
+    #[serde(default)]
+    pub deadline_s: Option<f64>,
+}
+
+/// Why a candidate failed, each at its rung of the fitness ladder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Reason {
+    /// Empty source.
+    NoCode,
+    /// The WGSL does not parse.
+    Parse,
+    /// The WGSL parses but naga rejects it.
+    Validation,
+    /// Workgroup size or workgroup memory beyond the adapter's limits.
+    LimitsExceeded,
+    /// wgpu refused the shader module or pipeline.
+    Pipeline,
+    /// The dispatch rule gives counts the adapter cannot launch.
+    Dispatch,
+    /// An error was raised while running.
+    Runtime,
+    /// The evaluation ran past its time limit; the worker was killed.
+    Timeout,
+    /// The worker process died.
+    Crash,
+    /// The device was lost.
+    DeviceLost,
+    /// Measured bandwidth above the adapter's copy ceiling: a measurement error or a cheat.
+    ExceedsRoofline,
+    /// No compute entry point of the baseline's name.
+    EntryPoint,
+    /// Bindings, types or access modes differ from the baseline's.
+    InterfaceMismatch,
+    /// Outputs differ from the baseline's.
+    WrongValues,
+    /// Outputs were right before timing and wrong after it.
+    ChangedAfterTiming,
+    /// The baseline's own output is constant or zero here, so nothing can be judged.
+    DegenerateReference,
+}
+
+impl Reason {
+    /// The ladder level of a failure with this reason.
+    pub fn level(self) -> u8 {
+        match self {
+            Reason::NoCode | Reason::Parse => 0,
+            Reason::Validation => 1,
+            Reason::LimitsExceeded
+            | Reason::Pipeline
+            | Reason::Dispatch
+            | Reason::Runtime
+            | Reason::Timeout
+            | Reason::Crash
+            | Reason::DeviceLost
+            | Reason::ExceedsRoofline => 2,
+            Reason::EntryPoint | Reason::InterfaceMismatch => 3,
+            Reason::WrongValues | Reason::ChangedAfterTiming | Reason::DegenerateReference => 4,
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = serde_json::to_value(self).ok();
+        f.write_str(s.as_ref().and_then(|v| v.as_str()).unwrap_or("unknown"))
+    }
+}
+
+/// A failed evaluation's reason and distilled log (what a later prompt shows an LLM).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// Why.
+    pub reason: Reason,
+    /// A short log: naga's message with line, the failing shape and seed, the first mismatches.
+    pub log: String,
+}
+
+impl Failure {
+    /// A failure with a log truncated to a readable size.
+    pub fn new(reason: Reason, log: impl Into<String>) -> Self {
+        let mut log: String = log.into();
+        if log.len() > 4000 {
+            let mut cut = 4000;
+            while !log.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            log.truncate(cut);
+            log.push_str("\n… (truncated)");
+        }
+        Failure { reason, log }
+    }
+}
+
+/// Where a candidate landed: level 0–5, and for level 5 its speedup.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fitness {
+    /// Ladder level.
+    pub level: u8,
+    /// Speedup over the baseline (geometric mean over time shapes), for level 5 with timing.
+    pub speedup: Option<f64>,
+    /// `level + speedup` for correct candidates, `level` otherwise.
+    pub score: f64,
+}
+
+impl Fitness {
+    /// The fitness of a failure.
+    pub fn failed(reason: Reason) -> Self {
+        let level = reason.level();
+        Fitness {
+            level,
+            speedup: None,
+            score: f64::from(level),
+        }
+    }
+
+    /// The fitness of a correct candidate.
+    pub fn correct(speedup: Option<f64>) -> Self {
+        Fitness {
+            level: 5,
+            speedup,
+            score: 5.0 + speedup.unwrap_or(0.0),
+        }
+    }
+}
+
+/// Baseline and candidate timings on one shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShapeTime {
+    /// The shape.
+    pub shape: Shape,
+    /// Median baseline time, ns.
+    pub baseline_ns: f64,
+    /// Median candidate time, ns.
+    pub candidate_ns: f64,
+    /// Median of the per-pair ratios baseline/candidate.
+    pub speedup: f64,
+    /// Half the interquartile range of the per-pair ratios, relative to their median.
+    pub spread: f64,
+    /// Timed samples of each.
+    pub samples: u32,
+    /// `timestamp-query` or `wall-clock`.
+    pub method: String,
+    /// Bytes the spec says one run must move (inputs read, outputs written).
+    pub bytes: u64,
+    /// `bytes / candidate_ns`.
+    pub achieved_gbps: f64,
+    /// From the spec's `flops`, when given.
+    pub achieved_gflops: Option<f64>,
+}
+
+/// Where the candidate sits against the adapter's measured ceilings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Roofline {
+    /// Copy bandwidth ceiling, GB/s.
+    pub ceiling_gbps: f64,
+    /// f32 FMA ceiling, GFLOP/s.
+    pub ceiling_gflops: f64,
+    /// Achieved, GB/s (first time shape).
+    pub achieved_gbps: f64,
+    /// Achieved, GFLOP/s, when the spec gives `flops`.
+    pub achieved_gflops: Option<f64>,
+    /// Achieved over the ceiling of the bound resource.
+    pub fraction: f64,
+    /// `memory` or `compute`.
+    pub bound: String,
+}
+
+/// Verification statistics over all trials.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifyStats {
+    /// Trials compared.
+    pub trials: u32,
+    /// Largest relative L2 error.
+    pub max_rel_l2: f64,
+    /// Largest elementwise error relative to the output's scale.
+    pub max_rel_elem: f64,
+    /// Checks that ran.
+    pub checks: Vec<String>,
+}
+
+/// The result of one evaluation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvalReport {
+    /// The candidate's id.
+    pub candidate: String,
+    /// Where it landed.
+    pub fitness: Fitness,
+    /// Why it failed, if it did.
+    pub failure: Option<Failure>,
+    /// The workgroup size the evaluator found (WGSL + constants).
+    pub workgroup_size: Option<[u32; 3]>,
+    /// Workgroup memory the evaluator found.
+    pub workgroup_storage_bytes: Option<u32>,
+    /// Timings per shape.
+    pub timings: Vec<ShapeTime>,
+    /// Relative noise: the largest per-shape spread.
+    pub noise: Option<f64>,
+    /// Verification statistics.
+    pub verification: VerifyStats,
+    /// The roofline verdict, when ceilings were given.
+    pub roofline: Option<Roofline>,
+    /// Wall time of the evaluation, ms.
+    pub wall_ms: f64,
+}
+
+impl EvalReport {
+    /// A report for a candidate that failed before any measurement.
+    pub fn failed(candidate: &str, reason: Reason, log: impl Into<String>) -> Self {
+        EvalReport {
+            candidate: candidate.to_owned(),
+            fitness: Fitness::failed(reason),
+            failure: Some(Failure::new(reason, log)),
+            workgroup_size: None,
+            workgroup_storage_bytes: None,
+            timings: Vec::new(),
+            noise: None,
+            verification: VerifyStats::default(),
+            roofline: None,
+            wall_ms: 0.0,
+        }
+    }
+
+    /// Whether the candidate is correct (level 5).
+    pub fn is_correct(&self) -> bool {
+        self.fitness.level == 5
+    }
+}
+
+/// Worker protocol: one JSON object per line on the worker's stdin.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Request {
+    /// Open the adapter; answered with [`Response::Opened`].
+    Open {
+        /// [`PROTOCOL_VERSION`] of the side that asks.
+        protocol: u32,
+        /// Which adapter.
+        adapter: AdapterSelector,
+    },
+    /// Evaluate a candidate; answered with [`Response::Evaluated`].
+    Evaluate(Box<EvalRequest>),
+    /// Measure the adapter's ceilings; answered with [`Response::Probed`].
+    Probe,
+}
+
+/// Worker protocol: one JSON object per line on the worker's stdout.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Response {
+    /// The adapter is open.
+    Opened {
+        /// [`PROTOCOL_VERSION`] of the worker.
+        protocol: u32,
+        /// Which adapter.
+        adapter: AdapterReport,
+        /// Whether timestamp queries are available.
+        timestamps: bool,
+    },
+    /// An evaluation finished.
+    Evaluated(Box<EvalReport>),
+    /// Ceilings measured.
+    Probed(Ceilings),
+    /// The request could not be served.
+    Failed {
+        /// Why.
+        message: String,
+    },
+}
+
+/// Something that evaluates candidates: a local worker process today, a remote one later.
+pub trait Evaluator {
+    /// The adapter the evaluator runs on.
+    fn adapter(&self) -> &AdapterReport;
+    /// Evaluates one candidate. Never fails: crashes and timeouts are reports at level 2.
+    fn evaluate(&mut self, request: &EvalRequest) -> EvalReport;
+    /// Evaluates several candidates, reports in the order of `requests`. An evaluator that can run
+    /// them concurrently (several workers) overrides this; the default runs them one by one.
+    fn evaluate_batch(&mut self, requests: &[EvalRequest]) -> Vec<EvalReport> {
+        requests.iter().map(|r| self.evaluate(r)).collect()
+    }
+    /// Measures the adapter's ceilings.
+    fn probe(&mut self) -> Result<Ceilings, String>;
+}

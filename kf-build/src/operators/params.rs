@@ -1,0 +1,268 @@
+//! The parameter operator: the template-parameter search, as one operator among the rewrites.
+//!
+//! It moves one axis of a program's parameter space at a time (an `override` constant, or the
+//! workgroup size as one joint axis, lifted from a literal when needed), from the program's current
+//! constants to each other candidate value. Candidates come from the spec's `params(..)`, from
+//! what earlier rewrites declared for the overrides they introduced ([`Params::extra`]), and
+//! otherwise from powers of two around the current value. So a rewrite that introduces
+//! `override WG: u32 = 256` is followed by this operator trying 64, 128, 512, … for it.
+//!
+//! It moves no behaviour dimension: parameters tune a structure, they do not change it.
+
+use super::{Moves, Operator, Rewrite, Skip, Subject};
+use crate::search::space::{self, limit};
+use kf_runtime::Program;
+use std::borrow::Cow;
+
+/// Neighbours of a program's constants, one axis at a time.
+#[derive(Clone, Debug, Default)]
+pub struct Params {
+    /// Candidate values declared by the rewrites that made the program, by override name.
+    pub extra: Vec<(String, Vec<f64>)>,
+    /// Leave the workgroup size alone: a rewrite on the program's chain maps work to exactly
+    /// the size it declared (see [`super::Operator::fixes_workgroup`]).
+    pub fixed_workgroup: bool,
+}
+
+impl Operator for Params {
+    fn name(&self) -> &'static str {
+        "param"
+    }
+
+    fn moves(&self) -> Moves {
+        &[]
+    }
+
+    fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip> {
+        let program = subject.program;
+        let reflected = kf_runtime::resolve::reflect(&program.wgsl, Some(&program.entry), "parent")
+            .map_err(|e| Skip(format!("the program does not reflect: {e}")))?;
+        let mut params = subject.kernel.params.clone();
+        for (name, values) in &self.extra {
+            match params.iter_mut().find(|(n, _)| n == name) {
+                Some((_, v)) => v.extend(values.iter().copied()),
+                None => params.push((name.clone(), values.clone())),
+            }
+        }
+        for (_, v) in &mut params {
+            v.sort_by(f64::total_cmp);
+            v.dedup();
+        }
+        let mut ax = space::axes(
+            &program.wgsl,
+            &reflected.interface,
+            &params,
+            &subject.target.limits,
+        );
+        if self.fixed_workgroup {
+            // Drop the workgroup axis (it is the first when present) and any lifting.
+            if ax.wg_names.iter().any(Option::is_some) && !ax.axes.is_empty() {
+                let wg: Vec<&String> = ax.wg_names.iter().flatten().collect();
+                ax.axes.retain(|axis| {
+                    !axis
+                        .iter()
+                        .any(|choice| choice.iter().any(|(k, _)| wg.contains(&k)))
+                });
+            }
+            if ax.lifted {
+                ax.wgsl = program.wgsl.to_string();
+                ax.lifted = false;
+            }
+        }
+        if ax.axes.is_empty() {
+            return Err(Skip("no override or workgroup size to tune".into()));
+        }
+        // The current value of every searched override: the program's constant, else its default.
+        let mut current: Vec<(String, f64)> = ax.defaults.clone().into_iter().collect();
+        for (k, v) in program.constants.iter() {
+            match current.iter_mut().find(|(n, _)| n == k) {
+                Some(c) => c.1 = *v,
+                None => current.push((k.to_string(), *v)),
+            }
+        }
+        let max_inv = limit(
+            &subject.target.limits,
+            "max_compute_invocations_per_workgroup",
+            256,
+        );
+        let mut out = Vec::new();
+        for axis in &ax.axes {
+            for choice in axis {
+                let unchanged = choice
+                    .iter()
+                    .all(|(k, v)| current.iter().any(|(n, c)| n == k && c == v));
+                if unchanged {
+                    continue;
+                }
+                let mut constants = current.clone();
+                for (k, v) in choice {
+                    match constants.iter_mut().find(|(n, _)| n == k) {
+                        Some(c) => c.1 = *v,
+                        None => constants.push((k.clone(), *v)),
+                    }
+                }
+                let wg = ax.workgroup(&constants);
+                if wg.iter().map(|&d| u64::from(d)).product::<u64>() > max_inv {
+                    continue;
+                }
+                // Keep only constants that differ from the defaults, so equal programs get equal ids.
+                constants.retain(|(k, v)| ax.defaults.get(k) != Some(v));
+                constants.sort_by(|a, b| a.0.cmp(&b.0));
+                let label = choice
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(",");
+                out.push(Rewrite {
+                    program: Program {
+                        wgsl: Cow::Owned(ax.wgsl.clone()),
+                        entry: program.entry.clone(),
+                        constants: Cow::Owned(
+                            constants
+                                .into_iter()
+                                .map(|(k, v)| (Cow::Owned(k), v))
+                                .collect(),
+                        ),
+                        workgroup_size: wg,
+                        workgroup_storage_bytes: 0,
+                        dispatch: program.dispatch.clone(),
+                    },
+                    step: format!("param({label})"),
+                    params: Vec::new(),
+                });
+            }
+        }
+        if out.is_empty() {
+            return Err(Skip("every neighbouring point exceeds the limits".into()));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operators::Target;
+
+    const SOFTMAX_LIKE: &str = r#"
+override WG: u32 = 256;
+override UNROLL: u32 = 4;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < arrayLength(&x)) { y[g.x] = f32(UNROLL) * x[g.x]; }
+}
+"#;
+
+    fn target() -> Target {
+        Target {
+            limits: [
+                ("max_compute_invocations_per_workgroup", 1024u64),
+                ("max_compute_workgroup_size_x", 1024),
+                ("max_compute_workgroup_size_y", 1024),
+                ("max_compute_workgroup_size_z", 64),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+            features: vec![],
+        }
+    }
+
+    fn kernel(wgsl: &str) -> kf_runtime::resolve::ResolvedKernel {
+        let (spec, _) = kf_runtime::syntax::parse_spec(
+            r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#
+                .parse()
+                .unwrap(),
+        )
+        .unwrap();
+        kf_runtime::resolve::resolve("K", &spec, wgsl, "k.wgsl").unwrap()
+    }
+
+    #[test]
+    fn moves_one_axis_from_the_current_constants() {
+        let k = kernel(SOFTMAX_LIKE);
+        let mut parent = k.baseline.clone();
+        parent.constants = Cow::Owned(vec![(Cow::Borrowed("UNROLL"), 8.0)]);
+        let t = target();
+        let subject = Subject {
+            kernel: &k,
+            program: &parent,
+            target: &t,
+        };
+        let rewrites = Params::default().apply(&subject).unwrap();
+        // Every rewrite changes exactly one axis relative to {WG: 256, UNROLL: 8}.
+        for r in &rewrites {
+            let c: Vec<(&str, f64)> = r.program.constants_pairs();
+            let wg = c.iter().find(|(k, _)| *k == "WG").map_or(256.0, |x| x.1);
+            let un = c.iter().find(|(k, _)| *k == "UNROLL").map_or(4.0, |x| x.1);
+            assert!((wg == 256.0) != (un == 8.0), "{:?}", r.step);
+        }
+        assert!(rewrites.iter().any(|r| r.step == "param(WG=512)"));
+        assert!(rewrites.iter().any(|r| r.step == "param(UNROLL=16)"));
+        // Back to the default drops the constant entirely, so ids match the default program.
+        let back = rewrites
+            .iter()
+            .find(|r| r.step == "param(UNROLL=4)")
+            .unwrap();
+        assert!(back.program.constants.is_empty());
+    }
+
+    #[test]
+    fn extra_candidates_from_rewrites_are_searched() {
+        let k = kernel(SOFTMAX_LIKE);
+        let t = target();
+        let subject = Subject {
+            kernel: &k,
+            program: &k.baseline,
+            target: &t,
+        };
+        let op = Params {
+            extra: vec![("UNROLL".into(), vec![3.0])],
+            fixed_workgroup: false,
+        };
+        let rewrites = op.apply(&subject).unwrap();
+        assert!(rewrites.iter().any(|r| r.step == "param(UNROLL=3)"));
+    }
+
+    #[test]
+    fn a_fixed_workgroup_size_is_left_alone() {
+        let k = kernel(SOFTMAX_LIKE);
+        let t = target();
+        let subject = Subject {
+            kernel: &k,
+            program: &k.baseline,
+            target: &t,
+        };
+        let op = Params {
+            extra: vec![],
+            fixed_workgroup: true,
+        };
+        let rewrites = op.apply(&subject).unwrap();
+        assert!(!rewrites.is_empty());
+        assert!(rewrites.iter().all(|r| r.step.starts_with("param(UNROLL")));
+    }
+
+    #[test]
+    fn a_literal_workgroup_size_is_lifted() {
+        let wgsl = SOFTMAX_LIKE
+            .replace("@workgroup_size(WG)", "@workgroup_size(64)")
+            .replace("override WG: u32 = 256;\noverride UNROLL: u32 = 4;\n", "");
+        let wgsl = wgsl.replace("f32(UNROLL)", "2.0");
+        let k = kernel(&wgsl);
+        let t = target();
+        let subject = Subject {
+            kernel: &k,
+            program: &k.baseline,
+            target: &t,
+        };
+        let rewrites = Params::default().apply(&subject).unwrap();
+        assert!(rewrites.iter().all(|r| r.program.wgsl.contains("KF_WG_X")));
+        assert!(
+            rewrites
+                .iter()
+                .any(|r| r.program.workgroup_size == [256, 1, 1])
+        );
+    }
+}

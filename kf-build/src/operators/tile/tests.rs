@@ -1,0 +1,242 @@
+//! Pure tests of the tiling operator: every kernel in `tests/data/kernels/tile/` is recognised or
+//! skipped as its header says, and every rewrite parses, validates and keeps the baseline's
+//! interface. Running the rewrites is the end-to-end test's job (`tests/it/tiling.rs`).
+
+use super::*;
+use crate::operators::Target;
+use kf_runtime::resolve::{ResolvedKernel, reflect, resolve};
+use std::path::PathBuf;
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/kernels/tile")
+}
+
+fn header(text: &str, key: &str) -> Option<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("// "))
+        .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_owned()))
+}
+
+/// The kernel a test file describes in its `// spec:` header.
+fn load(file: &str) -> (ResolvedKernel, String) {
+    let path = dir().join(file);
+    let wgsl = std::fs::read_to_string(&path).unwrap();
+    let spec = header(&wgsl, "spec:").unwrap_or_else(|| panic!("{file} has no `// spec:`"));
+    let tokens: proc_macro2::TokenStream = format!("path = \"{file}\", {spec}").parse().unwrap();
+    let (spec, _) = kf_runtime::syntax::parse_spec(tokens).unwrap();
+    let kernel = resolve("TEST", &spec, &wgsl, file).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let expect = header(&wgsl, "expect:").unwrap_or_else(|| panic!("{file} has no `// expect:`"));
+    (kernel, expect)
+}
+
+fn files() -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".wgsl"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn apply(op: &Tile, kernel: &ResolvedKernel, target: &Target) -> Result<Vec<Rewrite>, Skip> {
+    op.apply(&Subject {
+        kernel,
+        program: &kernel.baseline,
+        target,
+    })
+}
+
+#[test]
+fn every_rewrite_validates_and_keeps_the_interface() {
+    let target = Target::default();
+    let mut seen = 0;
+    for file in files() {
+        let (kernel, expect) = load(&file);
+        if expect != "tile" {
+            continue;
+        }
+        for op in [Tile::shared(), Tile::blocked()] {
+            let rewrites = apply(&op, &kernel, &target)
+                .unwrap_or_else(|s| panic!("{file}: {} skipped: {s}", op.name()));
+            assert_eq!(rewrites.len(), op.configs().len(), "{file}");
+            for rw in rewrites {
+                let r = reflect(&rw.program.wgsl, Some(&rw.program.entry), &file)
+                    .unwrap_or_else(|e| panic!("{file} {}: {e}\n{}", rw.step, rw.program.wgsl));
+                let mismatches = kernel.interface.mismatches(&r.interface);
+                assert!(mismatches.is_empty(), "{file} {}: {mismatches:?}", rw.step);
+                assert_eq!(r.interface.workgroup_size, rw.program.workgroup_size);
+                assert_eq!(rw.program.dispatch.mode, DispatchMode::Workgroups);
+                // Nothing tunable is introduced; the block fits the default limits.
+                assert!(rw.params.is_empty());
+                assert_eq!(rw.program.constants, kernel.baseline.constants);
+                assert!(u64::from(rw.program.workgroup_storage_bytes) <= 16384);
+                assert!(rw.program.invocations_per_workgroup() <= 256);
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 5 * 4, "only {seen} rewrites checked");
+}
+
+#[test]
+fn non_matmul_kernels_are_skipped_with_a_reason() {
+    let target = Target::default();
+    let mut seen = 0;
+    for file in files() {
+        let (kernel, expect) = load(&file);
+        if expect != "skip" {
+            continue;
+        }
+        for op in [Tile::shared(), Tile::blocked()] {
+            match apply(&op, &kernel, &target) {
+                Err(Skip(why)) => assert!(!why.is_empty()),
+                Ok(r) => panic!("{file}: expected a skip, got {} rewrites", r.len()),
+            }
+        }
+        seen += 1;
+    }
+    assert!(seen >= 4);
+}
+
+#[test]
+fn skip_reasons_name_the_broken_premise() {
+    let why = |file: &str| {
+        apply(&Tile::shared(), &load(file).0, &Target::default())
+            .unwrap_err()
+            .0
+    };
+    assert!(
+        why("skip_gather_conv.wgsl").contains("not affine"),
+        "{}",
+        why("skip_gather_conv.wgsl")
+    );
+    assert!(why("skip_row_sum.wgsl").contains("sum of products"));
+    assert!(why("skip_flat_id.wgsl").contains("not affine"));
+    assert!(why("skip_unguarded.wgsl").contains("guarded"));
+}
+
+#[test]
+fn the_launch_rule_covers_the_grid_in_blocks() {
+    let (kernel, _) = load("quickstart.wgsl");
+    let rw = apply(&Tile::blocked(), &kernel, &Target::default()).unwrap();
+    // 64x64: x counts column blocks (n), y row blocks (m).
+    assert_eq!(
+        rw[0].program.dispatch.to_string(),
+        "workgroups((n + 63) / 64, (m + 63) / 64, 1)"
+    );
+    // 64 rows x 128 columns per block: u is the row axis (y), v the output's unit stride (x).
+    assert_eq!(
+        rw[2].program.dispatch.to_string(),
+        "workgroups((n + 127) / 128, (m + 63) / 64, 1)"
+    );
+    let (kernel, _) = load("while_row_from_x.wgsl");
+    let rw = apply(&Tile::blocked(), &kernel, &Target::default()).unwrap();
+    // Rows are gid.x there, the output's unit stride is gid.y (columns): rows block along x.
+    assert_eq!(
+        rw[2].program.dispatch.to_string(),
+        "workgroups((rows + 63) / 64, (cols + 127) / 128, 1)"
+    );
+    let (kernel, _) = load("batched.wgsl");
+    let rw = apply(&Tile::shared(), &kernel, &Target::default()).unwrap();
+    assert_eq!(
+        rw[0].program.dispatch.to_string(),
+        "workgroups((n + 15) / 16, (m + 15) / 16, batch)"
+    );
+    // A baseline launched in workgroups: its extent is counts times its workgroup size.
+    let mut parent = kernel.baseline.clone();
+    parent.dispatch = Dispatch {
+        mode: DispatchMode::Workgroups,
+        size: [
+            SizeExpr::parse("(n + 7) / 8").unwrap(),
+            SizeExpr::parse("(m + 7) / 8").unwrap(),
+            SizeExpr::size("batch"),
+        ],
+    };
+    let rw = Tile::shared()
+        .apply(&Subject {
+            kernel: &kernel,
+            program: &parent,
+            target: &Target::default(),
+        })
+        .unwrap();
+    assert_eq!(
+        rw[0].program.dispatch.to_string(),
+        "workgroups(((n + 7) / 8 * 8 + 15) / 16, ((m + 7) / 8 * 8 + 15) / 16, batch * 1)"
+    );
+}
+
+#[test]
+fn configurations_respect_the_adapters_limits() {
+    let (kernel, _) = load("quickstart.wgsl");
+    let limited = |name: &str, value: u64| Target {
+        limits: [(name.to_owned(), value)].into(),
+        features: vec![],
+    };
+    let rw = apply(
+        &Tile::blocked(),
+        &kernel,
+        &limited("max_compute_workgroup_storage_size", 8500),
+    )
+    .unwrap();
+    assert!(!rw.is_empty() && rw.len() < Tile::blocked().configs().len());
+    for r in &rw {
+        assert!(r.program.workgroup_storage_bytes <= 8500, "{}", r.step);
+    }
+    let rw = apply(
+        &Tile::blocked(),
+        &kernel,
+        &limited("max_compute_invocations_per_workgroup", 64),
+    )
+    .unwrap();
+    assert_eq!(rw.len(), 1, "only the 64-invocation 8x8 blocking fits");
+    assert_eq!(rw[0].program.workgroup_size, [8, 8, 1]);
+    assert!(
+        apply(
+            &Tile::shared(),
+            &kernel,
+            &limited("max_compute_workgroup_size_x", 8)
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn every_configuration_splits_its_slices_evenly() {
+    for op in [Tile::shared(), Tile::blocked()] {
+        for c in op.configs() {
+            assert_eq!(c.bu % c.ru + c.bv % c.rv, 0, "{c:?}");
+            assert_eq!((c.bu * c.bk) % c.invocations(), 0, "{c:?}");
+            assert_eq!((c.bv * c.bk) % c.invocations(), 0, "{c:?}");
+            assert!(c.storage_bytes() <= 16384, "{c:?}");
+        }
+    }
+}
+
+#[test]
+fn a_tiled_program_is_not_tiled_again() {
+    let (kernel, _) = load("quickstart.wgsl");
+    let rw = apply(&Tile::blocked(), &kernel, &Target::default()).unwrap();
+    let again = Tile::shared().apply(&Subject {
+        kernel: &kernel,
+        program: &rw[0].program,
+        target: &Target::default(),
+    });
+    assert!(again.is_err());
+}
+
+#[test]
+fn the_rest_of_the_module_is_kept_byte_for_byte() {
+    let (kernel, _) = load("gemm_bias_relu.wgsl");
+    let src = kernel.baseline.wgsl.to_string();
+    let rw = apply(&Tile::shared(), &kernel, &Target::default()).unwrap();
+    let out = rw[0].program.wgsl.to_string();
+    let fn_at = src.find("@compute").unwrap();
+    assert!(out.starts_with(&src[..fn_at]));
+    assert!(!out.contains("global_invocation_id"));
+    // The epilogue is re-emitted from the IR: the bias, the scale and the max are all there.
+    assert!(
+        out.contains("bias[") && out.contains("p.alpha") && out.contains("max("),
+        "{out}"
+    );
+}

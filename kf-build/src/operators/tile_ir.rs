@@ -1,0 +1,765 @@
+//! IR queries the tiling operator needs beyond the shared analysis in `ir.rs`: what a
+//! function-local variable holds at each load, flow-sensitively through straight-line code
+//! (a local may be assigned several times) and through naga's lowering of `&&` / `||` (a local
+//! written in both arms of an `if`); which invocation-id components and loop-carried values an
+//! expression depends on; and a printer that turns an IR expression back into WGSL text *in a
+//! new context*, with the invocation id and the loop-carried values replaced by text the caller
+//! chooses.
+//!
+//! The printer is what lets a rewrite keep the user's arithmetic "as written" in a function it
+//! generates from scratch: an index, a guard or an epilogue is re-emitted from naga's IR for
+//! another invocation id and another loop counter, instead of being pattern-matched out of the
+//! source text. It prints every expression fully inlined and parenthesised, so its output never
+//! depends on the user's `let` names or their scopes (`ir::Analysis::expr_wgsl` prints the
+//! user's names, which is right for edits in place and wrong here).
+//!
+//! Invariant: every query refuses (returns `Err`) rather than guesses. An expression kind the
+//! printer does not know, a local read before it is written, or a local read through a pointer
+//! makes the caller skip the kernel.
+
+use super::Skip;
+use super::ir::Analysis;
+use naga::{Expression, Handle, LocalVariable};
+use std::collections::HashMap;
+
+/// The entry point under analysis.
+pub struct Entry<'a> {
+    /// The module.
+    pub module: &'a naga::Module,
+    /// The entry point's function.
+    pub func: &'a naga::Function,
+    /// naga's analysis of that function (expression types).
+    pub info: &'a naga::valid::FunctionInfo,
+    /// The argument that carries `@builtin(global_invocation_id)`, if any.
+    pub gid_arg: Option<u32>,
+}
+
+impl<'a> Entry<'a> {
+    /// The entry point `ir` analysed. Refuses entry points whose body uses a builtin other than
+    /// `global_invocation_id`, or reads it through a struct argument.
+    pub fn new(ir: &Analysis<'a>) -> Result<Self, Skip> {
+        let mut gid_arg = None;
+        for b in &ir.builtins {
+            if b.builtin == naga::BuiltIn::GlobalInvocationId && b.member.is_none() {
+                gid_arg = Some(b.arg as u32);
+            } else if b.used() {
+                return Err(Skip(format!(
+                    "the entry point uses {:?}{}; only global_invocation_id is understood",
+                    b.builtin,
+                    if b.member.is_some() {
+                        " (in a struct)"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+        }
+        if let Some(i) = gid_arg {
+            let ty = &ir.module.types[ir.function.arguments[i as usize].ty].inner;
+            if !matches!(
+                ty,
+                naga::TypeInner::Vector {
+                    size: naga::VectorSize::Tri,
+                    scalar: naga::Scalar::U32
+                }
+            ) {
+                return Err(Skip("global_invocation_id is not a vec3<u32>".into()));
+            }
+        }
+        Ok(Entry {
+            module: ir.module,
+            func: ir.function,
+            info: ir.info,
+            gid_arg,
+        })
+    }
+
+    /// The resolved type of `h`.
+    pub fn ty(&self, h: Handle<Expression>) -> &naga::TypeInner {
+        self.info[h].ty.inner_with(&self.module.types)
+    }
+
+    /// The WGSL spelling of `h`'s type.
+    pub fn ty_name(&self, h: Handle<Expression>) -> String {
+        use naga::common::wgsl::TypeContext;
+        self.module
+            .to_ctx()
+            .type_resolution_to_string(&self.info[h].ty)
+    }
+
+    /// The WGSL spelling of a type.
+    pub fn type_name(&self, ty: Handle<naga::Type>) -> String {
+        use naga::common::wgsl::TypeContext;
+        self.module.to_ctx().type_to_string(ty)
+    }
+
+    /// The global variable a pointer expression (a chain of `Access`/`AccessIndex`) is rooted at.
+    pub fn root_global(&self, pointer: Handle<Expression>) -> Option<Handle<naga::GlobalVariable>> {
+        match self.func.expressions[pointer] {
+            Expression::GlobalVariable(g) => Some(g),
+            Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => {
+                self.root_global(base)
+            }
+            _ => None,
+        }
+    }
+
+    /// The local variable a pointer expression is, when it is one directly.
+    pub fn as_local(&self, pointer: Handle<Expression>) -> Option<Handle<LocalVariable>> {
+        match self.func.expressions[pointer] {
+            Expression::LocalVariable(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// Whether `g` is a storage buffer the shader may write.
+    pub fn is_writable_storage(&self, g: Handle<naga::GlobalVariable>) -> bool {
+        matches!(
+            self.module.global_variables[g].space,
+            naga::AddressSpace::Storage { access } if access.contains(naga::StorageAccess::STORE)
+        )
+    }
+}
+
+/// What a function-local variable holds, as straight-line analysis knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// The value of an IR expression (its own loads of locals are bound where they were emitted).
+    Expr(Handle<Expression>),
+    /// `cond ? accept : reject`: a local written in both arms of an `if`, which is how naga lowers
+    /// `a && b` and `a || b`.
+    Select {
+        /// The condition.
+        cond: Handle<Expression>,
+        /// The value when it holds.
+        accept: Handle<Expression>,
+        /// The value otherwise.
+        reject: Handle<Expression>,
+    },
+    /// A value the caller names (a loop counter, an accumulator), printed as the caller says.
+    Symbol(usize),
+}
+
+/// One arm of a short-circuit `if`: its emitted ranges, the local it stores and the value.
+type Arm = (
+    Vec<naga::Range<Expression>>,
+    Handle<LocalVariable>,
+    Handle<Expression>,
+);
+
+/// Values of locals now, and the value each emitted load of a local read.
+#[derive(Clone, Debug, Default)]
+pub struct Locals {
+    /// Current values.
+    pub current: HashMap<Handle<LocalVariable>, Value>,
+    /// What each `Load` of a local read, bound when it was emitted.
+    pub loads: HashMap<Handle<Expression>, Value>,
+}
+
+impl Locals {
+    /// The state at function entry: locals with an initializer hold it.
+    pub fn new(func: &naga::Function) -> Self {
+        let mut current = HashMap::new();
+        for (h, l) in func.local_variables.iter() {
+            if let Some(init) = l.init {
+                current.insert(h, Value::Expr(init));
+            }
+        }
+        Locals {
+            current,
+            loads: HashMap::new(),
+        }
+    }
+
+    /// Binds the loads of locals in an `Emit` range to the locals' current values.
+    pub fn emit(&mut self, e: &Entry<'_>, range: &naga::Range<Expression>) -> Result<(), Skip> {
+        for h in range.clone() {
+            if let Expression::Load { pointer } = e.func.expressions[h] {
+                match e.func.expressions[pointer] {
+                    Expression::LocalVariable(l) => {
+                        let v = *self.current.get(&l).ok_or_else(|| {
+                            Skip(format!(
+                                "local `{}` is read before it is written",
+                                local_name(e, l)
+                            ))
+                        })?;
+                        self.loads.insert(h, v);
+                    }
+                    Expression::Access { .. } | Expression::AccessIndex { .. }
+                        if e.root_global(pointer).is_none() =>
+                    {
+                        return Err(Skip("reads an element of a local array or struct".into()));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Recognises naga's lowering of `a && b` / `a || b`: an `if` whose arms only emit
+    /// expressions and store one value each into the same local. Returns whether it did.
+    pub fn short_circuit(
+        &mut self,
+        e: &Entry<'_>,
+        cond: Handle<Expression>,
+        accept: &naga::Block,
+        reject: &naga::Block,
+    ) -> Result<bool, Skip> {
+        let arm = |block: &naga::Block| -> Option<Arm> {
+            let mut emits = Vec::new();
+            let mut store = None;
+            for s in block.iter() {
+                match s {
+                    naga::Statement::Emit(r) if store.is_none() => emits.push(r.clone()),
+                    naga::Statement::Store { pointer, value } if store.is_none() => {
+                        store = Some((e.as_local(*pointer)?, *value));
+                    }
+                    _ => return None,
+                }
+            }
+            let (l, v) = store?;
+            Some((emits, l, v))
+        };
+        let (Some((ea, la, va)), Some((er, lr, vr))) = (arm(accept), arm(reject)) else {
+            return Ok(false);
+        };
+        if la != lr {
+            return Ok(false);
+        }
+        for r in ea.iter().chain(&er) {
+            self.emit(e, r)?;
+        }
+        self.current.insert(
+            la,
+            Value::Select {
+                cond,
+                accept: va,
+                reject: vr,
+            },
+        );
+        Ok(true)
+    }
+}
+
+/// The name of a local, for messages.
+pub fn local_name(e: &Entry<'_>, l: Handle<LocalVariable>) -> String {
+    e.func.local_variables[l]
+        .name
+        .clone()
+        .unwrap_or_else(|| "<temporary>".into())
+}
+
+/// What an expression's value depends on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Deps {
+    /// Components of `global_invocation_id` read one at a time (x, y, z).
+    pub gid: [bool; 3],
+    /// The invocation id used as a whole vector (a swizzle, a comparison of vectors).
+    pub gid_whole: bool,
+    /// Symbols (by the caller's numbering) the value depends on.
+    pub symbols: u32,
+    /// A load from memory whose address varies between invocations or iterations, or from memory
+    /// the shader writes.
+    pub varying_load: bool,
+    /// Something the analysis does not model (a call result, an atomic, a texture).
+    pub unknown: bool,
+}
+
+impl Deps {
+    fn union(mut self, o: Deps) -> Deps {
+        for d in 0..3 {
+            self.gid[d] |= o.gid[d];
+        }
+        self.gid_whole |= o.gid_whole;
+        self.symbols |= o.symbols;
+        self.varying_load |= o.varying_load;
+        self.unknown |= o.unknown;
+        self
+    }
+
+    /// Whether the value is the same for every invocation and iteration.
+    pub fn is_invariant(&self) -> bool {
+        *self == Deps::default()
+    }
+
+    /// Whether it depends on symbol `s`.
+    pub fn has_symbol(&self, s: usize) -> bool {
+        self.symbols & (1 << s) != 0
+    }
+}
+
+/// Analyses and prints expressions of one entry point, given the locals' bindings.
+pub struct Exprs<'a> {
+    /// The entry point.
+    pub e: &'a Entry<'a>,
+    /// Bindings of loads of locals.
+    pub locals: &'a Locals,
+}
+
+impl<'a> Exprs<'a> {
+    /// The IR expressions `h` directly uses, or `None` for kinds the analysis does not model.
+    fn operands(&self, h: Handle<Expression>) -> Option<Vec<Handle<Expression>>> {
+        use Expression as E;
+        Some(match &self.e.func.expressions[h] {
+            E::Literal(_) | E::Constant(_) | E::Override(_) | E::ZeroValue(_) => vec![],
+            E::Compose { components, .. } => components.clone(),
+            E::Access { base, index } => vec![*base, *index],
+            E::AccessIndex { base, .. } => vec![*base],
+            E::Splat { value, .. } => vec![*value],
+            E::Swizzle { vector, .. } => vec![*vector],
+            E::Unary { expr, .. } => vec![*expr],
+            E::Binary { left, right, .. } => vec![*left, *right],
+            E::Select {
+                condition,
+                accept,
+                reject,
+            } => vec![*condition, *accept, *reject],
+            E::Relational { argument, .. } => vec![*argument],
+            E::Math {
+                arg,
+                arg1,
+                arg2,
+                arg3,
+                ..
+            } => [Some(*arg), *arg1, *arg2, *arg3]
+                .into_iter()
+                .flatten()
+                .collect(),
+            E::As { expr, .. } => vec![*expr],
+            _ => return None,
+        })
+    }
+
+    /// What the value of `h` depends on.
+    pub fn deps(&self, h: Handle<Expression>) -> Deps {
+        let mut memo = HashMap::new();
+        self.deps_memo(h, &mut memo)
+    }
+
+    fn value_deps(&self, v: Value, memo: &mut HashMap<Handle<Expression>, Deps>) -> Deps {
+        match v {
+            Value::Expr(x) => self.deps_memo(x, memo),
+            Value::Select {
+                cond,
+                accept,
+                reject,
+            } => self
+                .deps_memo(cond, memo)
+                .union(self.deps_memo(accept, memo))
+                .union(self.deps_memo(reject, memo)),
+            Value::Symbol(s) => Deps {
+                symbols: 1 << s,
+                ..Deps::default()
+            },
+        }
+    }
+
+    fn deps_memo(
+        &self,
+        h: Handle<Expression>,
+        memo: &mut HashMap<Handle<Expression>, Deps>,
+    ) -> Deps {
+        if let Some(d) = memo.get(&h) {
+            return *d;
+        }
+        use Expression as E;
+        let func = &self.e.func;
+        let d = match &func.expressions[h] {
+            E::FunctionArgument(_) => Deps {
+                gid_whole: true,
+                ..Deps::default()
+            },
+            E::AccessIndex { base, index }
+                if matches!(func.expressions[*base], E::FunctionArgument(_)) && *index < 3 =>
+            {
+                let mut d = Deps::default();
+                d.gid[*index as usize] = true;
+                d
+            }
+            E::GlobalVariable(_) | E::LocalVariable(_) => Deps::default(),
+            E::ArrayLength(_) => Deps::default(),
+            E::Load { pointer } => match func.expressions[*pointer] {
+                E::LocalVariable(_) => match self.locals.loads.get(&h) {
+                    Some(v) => self.value_deps(*v, memo),
+                    None => Deps {
+                        unknown: true,
+                        ..Deps::default()
+                    },
+                },
+                _ => {
+                    let index_deps = self.pointer_index_deps(*pointer, memo);
+                    let varying = match self.e.root_global(*pointer) {
+                        Some(g) => match self.e.module.global_variables[g].space {
+                            naga::AddressSpace::Uniform => false,
+                            naga::AddressSpace::Storage { access } => {
+                                access.contains(naga::StorageAccess::STORE)
+                            }
+                            _ => true,
+                        },
+                        None => true,
+                    };
+                    let mut d = index_deps;
+                    d.varying_load |= varying || !index_deps.is_invariant();
+                    d
+                }
+            },
+            _ => match self.operands(h) {
+                Some(ops) => ops
+                    .into_iter()
+                    .fold(Deps::default(), |acc, o| acc.union(self.deps_memo(o, memo))),
+                None => Deps {
+                    unknown: true,
+                    ..Deps::default()
+                },
+            },
+        };
+        memo.insert(h, d);
+        d
+    }
+
+    /// Dependencies of the indices along a pointer chain.
+    fn pointer_index_deps(
+        &self,
+        pointer: Handle<Expression>,
+        memo: &mut HashMap<Handle<Expression>, Deps>,
+    ) -> Deps {
+        match self.e.func.expressions[pointer] {
+            Expression::Access { base, index } => self
+                .pointer_index_deps(base, memo)
+                .union(self.deps_memo(index, memo)),
+            Expression::AccessIndex { base, .. } => self.pointer_index_deps(base, memo),
+            Expression::GlobalVariable(_) => Deps::default(),
+            _ => Deps {
+                unknown: true,
+                ..Deps::default()
+            },
+        }
+    }
+
+    /// Whether `h` is the literal zero of a float type.
+    pub fn is_float_zero(&self, v: Value) -> bool {
+        let Value::Expr(h) = v else { return false };
+        match &self.e.func.expressions[h] {
+            Expression::Literal(naga::Literal::F32(x)) => *x == 0.0,
+            Expression::Literal(naga::Literal::AbstractFloat(x)) => *x == 0.0,
+            Expression::ZeroValue(_) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Prints IR expressions as WGSL text in a new context.
+pub struct Printer<'a> {
+    /// The expressions and their bindings.
+    pub x: &'a Exprs<'a>,
+    /// Text standing for the `global_invocation_id` argument (a `vec3<u32>`).
+    pub gid: &'a str,
+    /// Text standing for each symbol; `None` where the symbol may not appear.
+    pub symbols: &'a [Option<String>],
+}
+
+impl Printer<'_> {
+    fn no(&self, what: &str) -> Skip {
+        Skip(format!("cannot re-emit {what}"))
+    }
+
+    /// A local's value.
+    pub fn value(&self, v: Value) -> Result<String, Skip> {
+        match v {
+            Value::Expr(h) => self.expr(h),
+            Value::Select {
+                cond,
+                accept,
+                reject,
+            } => Ok(format!(
+                "select({}, {}, {})",
+                self.expr(reject)?,
+                self.expr(accept)?,
+                self.expr(cond)?
+            )),
+            Value::Symbol(s) => self
+                .symbols
+                .get(s)
+                .cloned()
+                .flatten()
+                .map(|t| format!("({t})"))
+                .ok_or_else(|| self.no("a loop-carried value outside its loop")),
+        }
+    }
+
+    /// An expression's value.
+    pub fn expr(&self, h: Handle<Expression>) -> Result<String, Skip> {
+        use Expression as E;
+        let e = self.x.e;
+        let func = &e.func;
+        Ok(match &func.expressions[h] {
+            E::Literal(l) => literal(l).ok_or_else(|| self.no("a 64-bit literal"))?,
+            E::Constant(c) => e.module.constants[*c]
+                .name
+                .clone()
+                .ok_or_else(|| self.no("an unnamed constant"))?,
+            E::Override(o) => e.module.overrides[*o]
+                .name
+                .clone()
+                .ok_or_else(|| self.no("an unnamed override"))?,
+            E::ZeroValue(ty) => format!("{}()", e.type_name(*ty)),
+            E::Compose { ty, components } => {
+                let parts: Result<Vec<_>, _> = components.iter().map(|c| self.expr(*c)).collect();
+                format!("{}({})", e.type_name(*ty), parts?.join(", "))
+            }
+            E::Splat { value, .. } => format!("{}({})", e.ty_name(h), self.expr(*value)?),
+            E::Swizzle {
+                size,
+                vector,
+                pattern,
+            } => {
+                let comps: String = pattern[..*size as usize]
+                    .iter()
+                    .map(|c| ['x', 'y', 'z', 'w'][*c as usize])
+                    .collect();
+                format!("{}.{comps}", self.expr(*vector)?)
+            }
+            E::FunctionArgument(i) if Some(*i) == e.gid_arg => format!("({})", self.gid),
+            E::FunctionArgument(_) => return Err(self.no("an entry point argument")),
+            E::Access { base, index } => format!("{}[{}]", self.expr(*base)?, self.expr(*index)?),
+            E::AccessIndex { base, index } => self.access_index(*base, *index, false)?,
+            E::Load { pointer } => match func.expressions[*pointer] {
+                E::LocalVariable(_) => {
+                    let v = self
+                        .x
+                        .locals
+                        .loads
+                        .get(&h)
+                        .ok_or_else(|| self.no("a load of a local"))?;
+                    self.value(*v)?
+                }
+                _ => self.place(*pointer)?,
+            },
+            E::Unary { op, expr } => {
+                let o = match op {
+                    naga::UnaryOperator::Negate => "-",
+                    naga::UnaryOperator::LogicalNot => "!",
+                    naga::UnaryOperator::BitwiseNot => "~",
+                };
+                format!("({o}{})", self.expr(*expr)?)
+            }
+            E::Binary { op, left, right } => {
+                format!(
+                    "({} {} {})",
+                    self.expr(*left)?,
+                    binary_op(*op),
+                    self.expr(*right)?
+                )
+            }
+            E::Select {
+                condition,
+                accept,
+                reject,
+            } => format!(
+                "select({}, {}, {})",
+                self.expr(*reject)?,
+                self.expr(*accept)?,
+                self.expr(*condition)?
+            ),
+            E::Relational { fun, argument } => {
+                let f = match fun {
+                    naga::RelationalFunction::All => "all",
+                    naga::RelationalFunction::Any => "any",
+                    _ => return Err(self.no("isNan/isInf")),
+                };
+                format!("{f}({})", self.expr(*argument)?)
+            }
+            E::Math {
+                fun,
+                arg,
+                arg1,
+                arg2,
+                arg3,
+            } => {
+                use naga::common::wgsl::TryToWgsl;
+                let name = fun
+                    .try_to_wgsl()
+                    .ok_or_else(|| self.no("a math function"))?;
+                let args: Result<Vec<_>, _> = [Some(*arg), *arg1, *arg2, *arg3]
+                    .into_iter()
+                    .flatten()
+                    .map(|a| self.expr(a))
+                    .collect();
+                format!("{name}({})", args?.join(", "))
+            }
+            E::As {
+                expr,
+                convert: Some(_),
+                ..
+            } => format!("{}({})", e.ty_name(h), self.expr(*expr)?),
+            E::As {
+                expr,
+                convert: None,
+                ..
+            } => format!("bitcast<{}>({})", e.ty_name(h), self.expr(*expr)?),
+            E::ArrayLength(p) => format!("arrayLength(&{})", self.place(*p)?),
+            _ => return Err(self.no("this kind of expression")),
+        })
+    }
+
+    /// A reference to memory (the target of a store, or what a load reads).
+    pub fn place(&self, pointer: Handle<Expression>) -> Result<String, Skip> {
+        use Expression as E;
+        let e = self.x.e;
+        Ok(match &e.func.expressions[pointer] {
+            E::GlobalVariable(g) => e.module.global_variables[*g]
+                .name
+                .clone()
+                .ok_or_else(|| self.no("an unnamed global"))?,
+            E::Access { base, index } => format!("{}[{}]", self.place(*base)?, self.expr(*index)?),
+            E::AccessIndex { base, index } => self.access_index(*base, *index, true)?,
+            _ => return Err(self.no("a pointer into local memory")),
+        })
+    }
+
+    fn access_index(
+        &self,
+        base: Handle<Expression>,
+        index: u32,
+        pointer: bool,
+    ) -> Result<String, Skip> {
+        let e = self.x.e;
+        let mut inner = e.ty(base);
+        if let naga::TypeInner::Pointer { base: b, .. } = inner {
+            inner = &e.module.types[*b].inner;
+        }
+        let base_text = if pointer {
+            self.place(base)?
+        } else {
+            self.expr(base)?
+        };
+        Ok(match inner {
+            naga::TypeInner::Struct { members, .. } => {
+                let m = members
+                    .get(index as usize)
+                    .and_then(|m| m.name.clone())
+                    .ok_or_else(|| self.no("an unnamed struct member"))?;
+                format!("{base_text}.{m}")
+            }
+            _ => format!("{base_text}[{index}]"),
+        })
+    }
+}
+
+fn literal(l: &naga::Literal) -> Option<String> {
+    Some(match *l {
+        naga::Literal::F32(v) => format!("{v:?}f"),
+        naga::Literal::F16(v) => format!("{:?}h", f32::from(v)),
+        naga::Literal::U32(v) => format!("{v}u"),
+        naga::Literal::I32(v) if v == i32::MIN => "i32(-2147483648)".to_owned(),
+        naga::Literal::I32(v) if v < 0 => format!("({v}i)"),
+        naga::Literal::I32(v) => format!("{v}i"),
+        naga::Literal::Bool(v) => v.to_string(),
+        naga::Literal::AbstractInt(v) => format!("{v}"),
+        naga::Literal::AbstractFloat(v) => format!("{v:?}"),
+        _ => return None,
+    })
+}
+
+fn binary_op(op: naga::BinaryOperator) -> &'static str {
+    use naga::BinaryOperator as B;
+    match op {
+        B::Add => "+",
+        B::Subtract => "-",
+        B::Multiply => "*",
+        B::Divide => "/",
+        B::Modulo => "%",
+        B::Equal => "==",
+        B::NotEqual => "!=",
+        B::Less => "<",
+        B::LessEqual => "<=",
+        B::Greater => ">",
+        B::GreaterEqual => ">=",
+        B::And => "&",
+        B::ExclusiveOr => "^",
+        B::InclusiveOr => "|",
+        B::LogicalAnd => "&&",
+        B::LogicalOr => "||",
+        B::ShiftLeft => "<<",
+        B::ShiftRight => ">>",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Walks the top-level statements of `src`'s entry point (emits, stores to locals, `&&`/`||`
+    /// lowerings) and prints the condition of its first other `if` and the value of its last store,
+    /// with the invocation id printed as `g`.
+    fn check(src: &str, cond: &str, stored: &str, cond_gid: [bool; 3]) {
+        let parsed = super::super::ir::parse(src).unwrap();
+        let a = parsed.analyse("main").unwrap();
+        let e = Entry::new(&a).unwrap();
+        let mut locals = Locals::new(e.func);
+        let (mut guard, mut store) = (None, None);
+        for s in e.func.body.iter() {
+            match s {
+                naga::Statement::Emit(r) => locals.emit(&e, r).unwrap(),
+                naga::Statement::Store { pointer, value } => match e.as_local(*pointer) {
+                    Some(l) => {
+                        locals.current.insert(l, Value::Expr(*value));
+                    }
+                    None => store = Some(*value),
+                },
+                naga::Statement::If {
+                    condition,
+                    accept,
+                    reject,
+                } if !locals
+                    .short_circuit(&e, *condition, accept, reject)
+                    .unwrap() =>
+                {
+                    guard.get_or_insert(*condition);
+                }
+                _ => {}
+            }
+        }
+        let x = Exprs {
+            e: &e,
+            locals: &locals,
+        };
+        let p = Printer {
+            x: &x,
+            gid: "g",
+            symbols: &[],
+        };
+        assert_eq!(p.expr(guard.unwrap()).unwrap(), cond);
+        assert_eq!(p.expr(store.unwrap()).unwrap(), stored);
+        let d = x.deps(guard.unwrap());
+        assert_eq!(d.gid, cond_gid);
+        assert!(d.symbols == 0 && !d.varying_load && !d.unknown);
+    }
+
+    const HEAD: &str = "struct D { m: u32, n: u32 }\n@group(0) @binding(0) var<uniform> d: D;\n@group(0) @binding(1) var<storage, read_write> o: array<u32>;\n";
+
+    #[test]
+    fn short_circuits_become_selects_and_names_disappear() {
+        check(
+            &format!(
+                "{HEAD}@compute @workgroup_size(8, 8)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    let row = gid.y;\n    if (row >= d.m || gid.x >= d.n) {{ return; }}\n    o[row * d.n + gid.x] = row;\n}}\n"
+            ),
+            "select(true, ((g)[0] >= d.n), (!((g)[1] >= d.m)))",
+            "(g)[1]",
+            [true, true, false],
+        );
+    }
+
+    #[test]
+    fn a_reassigned_local_is_read_as_it_was_when_loaded() {
+        check(
+            &format!(
+                "{HEAD}@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    var x = gid.x;\n    let before = x + 1u;\n    x = x * 2u;\n    if (!(x < d.n && gid.z == 0u)) {{ return; }}\n    o[x] = before + x;\n}}\n"
+            ),
+            "(!select(false, ((g)[2] == 0u), (((g)[0] * 2u) < d.n)))",
+            "(((g)[0] + 1u) + ((g)[0] * 2u))",
+            [true, false, true],
+        );
+    }
+}

@@ -1,0 +1,263 @@
+//! Loop unrolling: counted `for` loops copied 2, 4 or 8 times per iteration with a remainder loop,
+//! or fully when the trip count is known and short.
+//!
+//! What it proves from the IR, per loop (see `loops_ir::for_loop`):
+//!
+//! - the loop is `for (var i = INIT; i < BOUND; i += STEP)` (or `<=`, `i++`, `i = i + STEP`,
+//!   `BOUND > i`), the counter declared in the header, STEP a positive constant;
+//! - BOUND has the same value in every iteration (constants, overrides, builtins, values computed
+//!   before the loop, loads from uniform or read-only storage, locals the loop never writes);
+//! - the body never writes the counter, takes its address, leaves the loop (`break`, `continue`,
+//!   `return`) or synchronises invocations (barriers, subgroup operations, also inside calls).
+//!
+//! The body is copied as text; each copy replaces the counter at the exact spans of its uses
+//! (`loops_ir::counter_uses`) with `(i + k·STEP)`, or with the literal value when the counter's
+//! values are known. Each copy sits in its own `{ }` so its declarations stay apart. A factor-F
+//! unroll runs `for (; COND[i := i + (F-1)·STEP]; i += F·STEP) { copies }` then the original loop
+//! as the remainder: the condition is monotone in the counter, so the main loop runs only whole
+//! groups, which is correct for any trip count, including a different one per invocation.
+//!
+//! A full unroll is offered when INIT, BOUND and STEP are known and the trip count is at most 16.
+//! When BOUND comes from an `override`, each copy is guarded by its condition (the pipeline
+//! compiler folds the guards) and the original loop follows for the iterations past the current
+//! value, so the rewrite stays right when the parameter search changes the override.
+//!
+//! Limits: other loop forms (`while`, `loop`, a counter declared before the loop, decreasing or
+//! multiplicative counters, non-constant steps) are not recognised; `i + (F-1)·STEP` must not
+//! overflow (BOUND within `(F-1)·STEP` of the type's maximum); bodies larger than 16 KiB of text
+//! after copying are not unrolled.
+//!
+//! Moves: none. Unrolling is a local optimisation: it keeps the algorithm, the memory technique,
+//! the cooperation and the outputs per invocation, so it keeps its parent's archive cell and
+//! competes there on speed alone.
+
+use super::loops_ir::{self, ForLoop, Known, LoopScope, Update};
+use super::text::{self, Edit};
+use super::{Moves, Operator, Rewrite, Skip, Subject};
+use naga::common::wgsl::TypeContext;
+
+/// The loop unrolling operator.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unroll;
+
+/// Unroll factors offered, each as its own rewrite.
+pub const FACTORS: [i64; 3] = [2, 4, 8];
+/// Longest trip count unrolled fully.
+pub const FULL_MAX: i64 = 16;
+/// Largest copied body text, in bytes.
+const MAX_TEXT: usize = 16 * 1024;
+
+impl Operator for Unroll {
+    fn name(&self) -> &'static str {
+        "unroll"
+    }
+
+    fn moves(&self) -> Moves {
+        &[]
+    }
+
+    fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip> {
+        let program = subject.program;
+        let wgsl = program.wgsl.as_ref();
+        let entry = program.entry.as_ref();
+        let r = kf_runtime::resolve::reflect(wgsl, Some(entry), "parent")
+            .map_err(|e| Skip(format!("the parent does not validate: {e}")))?;
+        let ep = loops_ir::entry_index(&r.module, entry)
+            .ok_or_else(|| Skip(format!("no compute entry point `{entry}`")))?;
+        let constants = program.constants_pairs();
+        let mut out = Vec::new();
+        let mut skips = Vec::new();
+        let mut n_loops = 0;
+        for fref in loops_ir::reachable(&r.module, ep) {
+            let f = loops_ir::function(&r.module, fref);
+            for lp in loops_ir::for_loops(&r.module, wgsl, fref, f) {
+                n_loops += 1;
+                match unroll_loop(subject, &r.module, f, &lp, &constants) {
+                    Ok(mut rws) => out.append(&mut rws),
+                    Err(e) => {
+                        skips.push(format!("line {}: {e}", text::line_of(wgsl, lp.span.start)))
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(Skip(if n_loops == 0 {
+                "no counted `for` loop".into()
+            } else {
+                skips.join("; ")
+            }));
+        }
+        Ok(out)
+    }
+}
+
+/// Every rewrite of one loop: a full unroll where the trip count allows, then each factor.
+fn unroll_loop(
+    subject: &Subject<'_>,
+    module: &naga::Module,
+    f: &naga::Function,
+    lp: &ForLoop<'_>,
+    constants: &[(&str, f64)],
+) -> Result<Vec<Rewrite>, Skip> {
+    let wgsl = subject.program.wgsl.as_ref();
+    let Update::Add(step) = lp.update else {
+        return Err(Skip("the counter does not grow by addition".into()));
+    };
+    let step = match loops_ir::known_int(module, &f.expressions, step, constants) {
+        Some(Known {
+            value,
+            from_override: false,
+        }) if value > 0 => value,
+        _ => return Err(Skip("the step is not a positive constant".into())),
+    };
+    let inclusive = match lp.cmp {
+        naga::BinaryOperator::Less => false,
+        naga::BinaryOperator::LessEqual => true,
+        _ => {
+            return Err(Skip(
+                "the condition is not `i < bound` or `i <= bound`".into(),
+            ));
+        }
+    };
+    if let Some(why) = loops_ir::body_blocker(module, f, lp.body, lp.counter) {
+        return Err(Skip(why));
+    }
+    let scope = LoopScope::new(f, lp.loop_body, lp.continuing);
+    if !scope.is_invariant(module, f, lp.bound) {
+        return Err(Skip("the bound changes inside the loop".into()));
+    }
+    let uses = loops_ir::counter_uses(module, wgsl, f, lp)?;
+    let name = f.local_variables[lp.counter]
+        .name
+        .clone()
+        .unwrap_or_default();
+    let ty = module
+        .to_ctx()
+        .type_to_string(f.local_variables[lp.counter].ty);
+    let lit = |v: i64| {
+        let l = text::int_literal(v, lp.signed);
+        if v < 0 { format!("({l})") } else { l }
+    };
+    let cond_range = text::range(f.expressions.get_span(lp.cond))
+        .ok_or_else(|| Skip("the condition has no span".into()))?;
+    let init_range = text::range(f.expressions.get_span(lp.init))
+        .ok_or_else(|| Skip("the initial value has no span".into()))?;
+    // A range of the text with every use of the counter replaced by `with`.
+    let subst = |range: std::ops::Range<usize>, with: &str| -> Result<String, Skip> {
+        let edits: Vec<Edit> = uses
+            .iter()
+            .map(|u| Edit::new(u.clone(), with.to_owned()))
+            .collect();
+        text::apply_within(wgsl, range, &edits).ok_or_else(|| Skip("overlapping edits".into()))
+    };
+    let body = |with: &str| subst(lp.body_text.clone(), with);
+    let cond = |with: &str| subst(cond_range.clone(), with);
+    let original = &wgsl[lp.span.clone()];
+    let line = text::line_of(wgsl, lp.span.start);
+    let body_len = lp.body_text.len();
+
+    // The loop with `factor` copies per iteration, then the original loop for the rest.
+    let by_factor = |factor: i64| -> Result<String, Skip> {
+        let at = |k: i64| {
+            if k == 0 {
+                name.clone()
+            } else {
+                format!("({name} + {})", lit(k * step))
+            }
+        };
+        let mut s = format!(
+            "{{ // KernelFoundry: `{name}` loop unrolled by {factor}\nvar {name}: {ty} = {};\nfor (; {}; {name} += {}) {{\n",
+            &wgsl[init_range.clone()],
+            cond(&at(factor - 1))?,
+            lit(factor * step)
+        );
+        for k in 0..factor {
+            s.push_str(&format!("{{{}}}\n", body(&at(k))?));
+        }
+        s.push_str(&format!(
+            "}}\nfor (; {}; {name} += {}) {{{}}}\n}}",
+            &wgsl[cond_range.clone()],
+            lit(step),
+            &wgsl[lp.body_text.clone()]
+        ));
+        Ok(s)
+    };
+    let mut texts: Vec<(String, String)> = Vec::new();
+    // Full unroll: known counter values.
+    let init = loops_ir::known_int(module, &f.expressions, lp.init, constants);
+    let bound = loops_ir::known_int(module, &f.expressions, lp.bound, constants);
+    if let (Some(init), Some(bound)) = (init, bound)
+        && !init.from_override
+    {
+        let end = bound.value + i64::from(inclusive);
+        let trips = if end > init.value {
+            (end - init.value + step - 1) / step
+        } else {
+            0
+        };
+        if trips == 0 && !bound.from_override {
+            return Err(Skip("the loop never runs".into()));
+        }
+        if (1..=FULL_MAX).contains(&trips) && trips as usize * body_len <= MAX_TEXT {
+            let mut s = format!("{{ // KernelFoundry: `{name}` loop unrolled fully\n");
+            for k in 0..trips {
+                let v = lit(init.value + k * step);
+                if bound.from_override {
+                    s.push_str(&format!("if ({}) {{{}}}\n", cond(&v)?, body(&v)?));
+                } else {
+                    s.push_str(&format!("{{{}}}\n", body(&v)?));
+                }
+            }
+            if bound.from_override {
+                // The iterations past the override's current value.
+                s.push_str(&format!(
+                    "for (var {name}: {ty} = {}; {}; {name} += {}) {{{}}}\n",
+                    lit(init.value + trips * step),
+                    &wgsl[cond_range.clone()],
+                    lit(step),
+                    &wgsl[lp.body_text.clone()]
+                ));
+            }
+            s.push('}');
+            texts.push((format!("unroll({name}@{line}, full)"), s));
+        }
+        for factor in FACTORS {
+            if factor >= trips {
+                continue;
+            }
+            texts.push((
+                format!("unroll({name}@{line}, x{factor})"),
+                by_factor(factor)?,
+            ));
+        }
+    } else {
+        for factor in FACTORS {
+            texts.push((
+                format!("unroll({name}@{line}, x{factor})"),
+                by_factor(factor)?,
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    let mut last = None;
+    for (step_name, replacement) in texts {
+        if replacement.len() > MAX_TEXT + original.len() {
+            continue;
+        }
+        let new = text::apply(wgsl, &[Edit::new(lp.span.clone(), replacement)])
+            .ok_or_else(|| Skip("edit".into()))?;
+        match text::finish(subject, new, &[], step_name, Vec::new()) {
+            Ok(rw) => out.push(rw),
+            Err(e) => last = Some(e),
+        }
+    }
+    if out.is_empty() {
+        return Err(
+            last.unwrap_or_else(|| Skip("no unroll fits the trip count and the size limit".into()))
+        );
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

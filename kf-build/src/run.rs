@@ -1,0 +1,168 @@
+//! Run directories: what one `tune` invocation leaves under the target directory, so that it can
+//! be resumed after a kill and inspected (or reported on) afterwards.
+//!
+//! `<target>/kernelfoundry/runs/<run-id>/run.json` records the options of the run and whether it
+//! finished; each kernel gets `<KERNEL>-<content-hash>/` with `journal.jsonl` (every evaluation,
+//! see [`crate::search::journal`]) and `archive.json` (the strategy's state after the last
+//! evaluation). `tune --resume` picks the newest unfinished run and continues it with its options.
+//!
+//! Invariant: run directories hold records of evaluations only; the cache entries a run produces
+//! are written by [`crate::store`] under the crate, never here.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The options a run was started with, enough to continue it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunOptions {
+    /// `qd`, `greedy`, `random`, `exhaustive` or `auto`.
+    pub strategy: String,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Candidate evaluations per kernel.
+    pub budget: u64,
+    /// Seconds per kernel, if limited.
+    pub time_s: Option<f64>,
+    /// Whether gradient steering was on.
+    pub gradients: bool,
+    /// Tune shapes given on the command line (`rows=4096,cols=4096`), replacing the attribute's.
+    pub tune_shapes: Vec<String>,
+    /// Whether entries already cached were retuned.
+    pub force: bool,
+    /// Only this kernel, if one was named.
+    pub kernel: Option<String>,
+    /// Seconds one candidate evaluation may take, if fixed.
+    pub timeout_s: Option<f64>,
+}
+
+/// `run.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// kf-build version.
+    pub tool_version: String,
+    /// Seconds since the Unix epoch at the start.
+    pub started: u64,
+    /// The adapter key the run tunes for.
+    pub adapter_key: String,
+    /// The options.
+    pub options: RunOptions,
+    /// Whether every kernel of the run reached its decision.
+    pub finished: bool,
+}
+
+/// A run directory.
+#[derive(Debug)]
+pub struct Run {
+    /// Its path.
+    pub dir: PathBuf,
+    /// Its record.
+    pub record: RunRecord,
+}
+
+fn runs_dir(target_dir: &Path) -> PathBuf {
+    target_dir.join("kernelfoundry").join("runs")
+}
+
+impl Run {
+    /// Creates a new run directory under `target_dir`.
+    pub fn create(
+        target_dir: &Path,
+        adapter_key: &str,
+        options: RunOptions,
+    ) -> std::io::Result<Run> {
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let base = runs_dir(target_dir);
+        let mut n = 0;
+        let dir = loop {
+            let dir = base.join(format!("{started}-{n}"));
+            if !dir.exists() {
+                break dir;
+            }
+            n += 1;
+        };
+        std::fs::create_dir_all(&dir)?;
+        let run = Run {
+            dir,
+            record: RunRecord {
+                tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+                started,
+                adapter_key: adapter_key.to_owned(),
+                options,
+                finished: false,
+            },
+        };
+        run.save()?;
+        Ok(run)
+    }
+
+    /// The newest run under `target_dir` that did not finish, if any.
+    pub fn latest_unfinished(target_dir: &Path) -> Option<Run> {
+        let mut runs: Vec<Run> = std::fs::read_dir(runs_dir(target_dir))
+            .ok()?
+            .flatten()
+            .filter_map(|e| {
+                let dir = e.path();
+                let text = std::fs::read_to_string(dir.join("run.json")).ok()?;
+                let record: RunRecord = serde_json::from_str(&text).ok()?;
+                Some(Run { dir, record })
+            })
+            .filter(|r| !r.record.finished)
+            .collect();
+        runs.sort_by_key(|r| (r.record.started, r.dir.clone()));
+        runs.pop()
+    }
+
+    /// The directory of one kernel's search.
+    pub fn kernel_dir(&self, kernel: &str, content_hash: &str) -> PathBuf {
+        self.dir.join(format!("{kernel}-{content_hash}"))
+    }
+
+    /// Marks the run finished.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        self.record.finished = true;
+        self.save()
+    }
+
+    fn save(&self) -> std::io::Result<()> {
+        let mut text = serde_json::to_string_pretty(&self.record).expect("run records serialize");
+        text.push('\n');
+        crate::store::write_atomic(&self.dir.join("run.json"), &text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> RunOptions {
+        RunOptions {
+            strategy: "qd".into(),
+            seed: 1,
+            budget: 60,
+            time_s: None,
+            gradients: true,
+            tune_shapes: vec![],
+            force: true,
+            kernel: Some("MATMUL".into()),
+            timeout_s: None,
+        }
+    }
+
+    #[test]
+    fn the_newest_unfinished_run_is_resumed() {
+        let t = tempfile::tempdir().unwrap();
+        let mut first = Run::create(t.path(), "k", options()).unwrap();
+        let second = Run::create(t.path(), "k", options()).unwrap();
+        assert_ne!(first.dir, second.dir);
+        let latest = Run::latest_unfinished(t.path()).unwrap();
+        assert_eq!(latest.dir, second.dir);
+        assert_eq!(latest.record.options, options());
+        first.finish().unwrap();
+        let mut s = Run::latest_unfinished(t.path()).unwrap();
+        s.finish().unwrap();
+        assert!(Run::latest_unfinished(t.path()).is_none());
+    }
+}

@@ -1,0 +1,221 @@
+//! Acceptance, shared by every strategy: the baseline measured against itself, the final
+//! verification of the best candidates, and the noise-aware decision.
+//!
+//! A search evaluation is a screening (one seed, the tune shapes, few samples); what enters the
+//! cache must pass the full final plan (new seeds, unseen shapes, re-verification after timing)
+//! and beat the baseline by more than the timing noise measured in the same run. When the best
+//! candidate of the search is not accepted, the [`Verdict`] says why, so the user is never left
+//! with "best 1.32x" on the progress bar and "baseline-best" in the result and no explanation.
+
+use super::plan::final_plan;
+use super::{Job, SearchError};
+use crate::harness::{Candidate, EvalPlan, EvalReport, EvalRequest, Evaluator};
+use serde::Serialize;
+
+/// Smallest speedup margin that counts, whatever the measured noise.
+pub const MIN_MARGIN: f64 = 0.02;
+
+/// How many of the best candidates get a final verification before giving up.
+pub const FINALISTS: usize = 3;
+
+/// Why the search ended where it did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// A finalist passed the final verification and beat the baseline by more than the noise.
+    Tuned {
+        /// Its final speedup.
+        speedup: f64,
+        /// The margin it had to clear.
+        margin: f64,
+    },
+    /// No candidate of the search was correct.
+    NoCorrectCandidate,
+    /// Correct candidates existed, but every finalist failed the final verification.
+    FinalVerificationFailed {
+        /// `(candidate id, reason: log)` of each finalist.
+        failures: Vec<(String, String)>,
+    },
+    /// The best finalist passed the final verification but did not beat the baseline by more
+    /// than the noise measured alongside.
+    WithinNoise {
+        /// Its final speedup.
+        speedup: f64,
+        /// The margin it had to clear.
+        margin: f64,
+        /// Its speedup during the search, for comparison.
+        search_speedup: Option<f64>,
+    },
+}
+
+impl Verdict {
+    /// One readable sentence.
+    pub fn describe(&self) -> String {
+        match self {
+            Verdict::Tuned { speedup, margin } => format!(
+                "{speedup:.2}x after the final verification, above the {:.1} % noise margin",
+                margin * 100.0
+            ),
+            Verdict::NoCorrectCandidate => {
+                "no candidate computed what the baseline computes".into()
+            }
+            Verdict::FinalVerificationFailed { failures } => format!(
+                "the best candidates failed the final verification (new seeds, unseen shapes, re-verification after timing): {}",
+                failures
+                    .iter()
+                    .map(|(id, why)| format!("{id}: {}", why.lines().next().unwrap_or("")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            Verdict::WithinNoise {
+                speedup,
+                margin,
+                search_speedup,
+            } => format!(
+                "the best candidate measured {speedup:.2}x in the final timing{}, not above the {:.1} % noise margin, so the baseline stays",
+                search_speedup
+                    .map(|s| format!(" ({s:.2}x while searching)"))
+                    .unwrap_or_default(),
+                margin * 100.0
+            ),
+        }
+    }
+}
+
+/// The outcome of acceptance.
+#[derive(Debug)]
+pub struct Decision {
+    /// The accepted candidate and its final report.
+    pub tuned: Option<(Candidate, EvalReport)>,
+    /// The best candidate that passed the final verification, accepted or not.
+    pub best: Option<(Candidate, EvalReport)>,
+    /// The margin a speedup had to clear.
+    pub noise: f64,
+    /// Why.
+    pub verdict: Verdict,
+    /// The final evaluations, in order.
+    pub finals: Vec<(Candidate, EvalReport)>,
+}
+
+/// A request for `candidate` with `plan`.
+pub(crate) fn request(
+    job: &Job<'_>,
+    candidate: Candidate,
+    plan: EvalPlan,
+    deadline_s: Option<f64>,
+) -> EvalRequest {
+    EvalRequest {
+        kernel: job.kernel.clone(),
+        candidate,
+        plan,
+        ceilings: job.ceilings.cloned(),
+        deadline_s,
+    }
+}
+
+/// Measures the baseline against itself with the final plan: it must be deterministic and
+/// judgeable here, and this measures the timing noise.
+pub fn measure_baseline(
+    job: &Job<'_>,
+    evaluator: &mut dyn Evaluator,
+) -> Result<EvalReport, SearchError> {
+    let deadline = job.config.timeout.map_or(600.0, |t| t.max(60.0));
+    let report = evaluator.evaluate(&request(
+        job,
+        Candidate::baseline(job.kernel),
+        final_plan(job.kernel, job.config.samples, job.config.seed),
+        Some(deadline),
+    ));
+    if !report.is_correct() {
+        let failure = report
+            .failure
+            .clone()
+            .expect("a failed report has a failure");
+        return Err(SearchError::Baseline {
+            reason: failure.reason.to_string(),
+            log: failure.log,
+        });
+    }
+    Ok(report)
+}
+
+/// Verifies the best of `ranking` (with their search reports in `history`) with the final plan,
+/// in order, until one passes; accepts it if it beats the baseline by more than the noise.
+pub fn accept(
+    job: &Job<'_>,
+    evaluator: &mut dyn Evaluator,
+    baseline: &EvalReport,
+    ranking: &[Candidate],
+    history: &[(Candidate, EvalReport)],
+    mut on_report: impl FnMut(&Candidate, &EvalReport),
+) -> Decision {
+    let config = job.config;
+    let deadline = config.candidate_deadline(baseline);
+    let mut finals = Vec::new();
+    let mut best = None;
+    for c in ranking.iter().take(FINALISTS) {
+        let report = evaluator.evaluate(&request(
+            job,
+            c.clone(),
+            final_plan(job.kernel, config.final_samples, config.seed ^ 0xF1A1),
+            Some(deadline),
+        ));
+        on_report(c, &report);
+        finals.push((c.clone(), report.clone()));
+        if report.is_correct() {
+            best = Some((c.clone(), report));
+            break;
+        }
+    }
+    let noise = best
+        .as_ref()
+        .and_then(|(_, r)| r.noise)
+        .unwrap_or(0.0)
+        .max(baseline.noise.unwrap_or(0.0))
+        .max(MIN_MARGIN);
+    let verdict = match &best {
+        None if ranking.is_empty() => Verdict::NoCorrectCandidate,
+        None => Verdict::FinalVerificationFailed {
+            failures: finals
+                .iter()
+                .map(|(c, r)| {
+                    let f = r.failure.as_ref();
+                    (
+                        c.id.clone(),
+                        f.map(|f| format!("{}: {}", f.reason, f.log))
+                            .unwrap_or_default(),
+                    )
+                })
+                .collect(),
+        },
+        Some((c, r)) => {
+            let speedup = r.fitness.speedup.unwrap_or(1.0);
+            if speedup > 1.0 + noise {
+                Verdict::Tuned {
+                    speedup,
+                    margin: noise,
+                }
+            } else {
+                Verdict::WithinNoise {
+                    speedup,
+                    margin: noise,
+                    search_speedup: history
+                        .iter()
+                        .filter(|(h, _)| h.id == c.id)
+                        .filter_map(|(_, r)| r.fitness.speedup)
+                        .reduce(f64::max),
+                }
+            }
+        }
+    };
+    let tuned = matches!(verdict, Verdict::Tuned { .. })
+        .then(|| best.clone())
+        .flatten();
+    Decision {
+        tuned,
+        best,
+        noise,
+        verdict,
+        finals,
+    }
+}

@@ -1,0 +1,373 @@
+//! The evolution strategies: quality-diversity search over code rewrites (the paper's MAP-Elites
+//! with islands and gradient steering), and the two baselines it is measured against (greedy and
+//! random).
+//!
+//! Each generation proposes one child per island: a parent from the archive (explore / exploit /
+//! random, blended with gradient weights), an operator (half the time a targeted mutation that
+//! raises one behaviour dimension of the parent's cell, otherwise weighted by how well the
+//! operator's declared move agrees with the gradient), and one of the operator's rewrites that was
+//! never evaluated. Children are described from naga's IR and compete for their cell; their
+//! transitions feed the gradient. Greedy always builds on the best candidate, random on a uniformly
+//! chosen correct one, both with uniformly chosen operators and no archive steering.
+//!
+//! Invariant: every choice draws from [`step_rng`] of the run's seed and a step counter, and the
+//! state changes only through observed reports, so the same reports give the same proposals: a
+//! resumed run replays its journal into exactly the state of the killed one.
+
+use super::strategy::{Proposal, Strategy, rank};
+use super::{Config, StrategyKind};
+use crate::evolve::{
+    Archive, ArchiveConfig, CandidateId, Descriptor, Dim, GradientConfig, GradientTracker,
+    Individual, describe_program, step_rng, targeted_dim,
+};
+use crate::harness::{Candidate, EvalReport};
+use crate::operators::{self, Operator, Rewrite, Skip, Subject, Target};
+use kf_runtime::resolve::ResolvedKernel;
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// What the archive keeps with each individual.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Payload {
+    /// The candidate (its program).
+    pub candidate: Candidate,
+    /// Candidate values of overrides the rewrites on its chain introduced.
+    pub params: Vec<(String, Vec<f64>)>,
+    /// A rewrite on its chain fixed the workgroup size (see `Operator::fixes_workgroup`).
+    #[serde(default)]
+    pub fixed_workgroup: bool,
+}
+
+/// What each operator achieved in a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OperatorStats {
+    /// Candidates it produced that were evaluated.
+    pub proposed: u64,
+    /// Of those, correct ones.
+    pub correct: u64,
+    /// Of those, ones that filled a new cell or replaced an elite.
+    pub improved: u64,
+}
+
+struct Pending {
+    id: CandidateId,
+    parent: CandidateId,
+    island: usize,
+    origin: Vec<String>,
+    operator: &'static str,
+    params: Vec<(String, Vec<f64>)>,
+    fixed_workgroup: bool,
+}
+
+/// Attempts to find a new candidate for one island before giving up on it this generation.
+const ATTEMPTS: usize = 16;
+/// Probability of a targeted mutation (raise one dimension of the parent's cell).
+const TARGETED: f64 = 0.5;
+
+/// The quality-diversity, greedy and random strategies.
+pub struct Evolution {
+    kind: StrategyKind,
+    kernel: ResolvedKernel,
+    target: Target,
+    operators: Vec<Box<dyn Operator>>,
+    seed: u64,
+    samples: u32,
+    gradients: bool,
+    archive: Archive<Payload>,
+    tracker: GradientTracker,
+    step: u64,
+    next_id: CandidateId,
+    seen: HashSet<String>,
+    pending: HashMap<String, Pending>,
+    history: Vec<(Candidate, EvalReport)>,
+    applied: HashMap<(String, &'static str), Result<Vec<Rewrite>, Skip>>,
+    stats: BTreeMap<String, OperatorStats>,
+}
+
+impl Evolution {
+    /// A strategy of `config.strategy` (`qd`, `greedy` or `random`) for `kernel` on `target`,
+    /// with every offline operator.
+    pub fn new(kernel: &ResolvedKernel, target: Target, config: &Config) -> Self {
+        let operators = operators::all();
+        Evolution {
+            kind: config.strategy,
+            kernel: kernel.clone(),
+            target,
+            operators,
+            seed: config.seed,
+            samples: config.samples,
+            gradients: config.gradients && config.strategy == StrategyKind::Qd,
+            archive: Archive::new(ArchiveConfig::default()),
+            tracker: GradientTracker::new(GradientConfig::default()),
+            step: 0,
+            next_id: 1,
+            seen: HashSet::new(),
+            pending: HashMap::new(),
+            history: Vec::new(),
+            applied: HashMap::new(),
+            stats: BTreeMap::new(),
+        }
+    }
+
+    /// What each operator achieved so far.
+    pub fn operator_stats(&self) -> &BTreeMap<String, OperatorStats> {
+        &self.stats
+    }
+
+    fn pick_parent(&self, island: usize, rng: &mut impl Rng) -> Option<Individual<Payload>> {
+        let tracker = self.gradients.then_some(&self.tracker);
+        match self.kind {
+            StrategyKind::Greedy => self.archive.best().cloned(),
+            StrategyKind::Random => {
+                let correct: Vec<&Individual<Payload>> = (0..self.archive.island_count())
+                    .flat_map(|i| self.archive.members(i))
+                    .filter(|m| m.fitness.level == 5)
+                    .collect();
+                (!correct.is_empty()).then(|| correct[rng.random_range(0..correct.len())].clone())
+            }
+            _ => self
+                .archive
+                .select_parent(island, tracker, rng)
+                .map(|s| s.individual.clone()),
+        }
+    }
+
+    /// Operator indices to try for `parent`, in the order to try them.
+    fn operator_order(&self, parent: &Individual<Payload>, rng: &mut impl Rng) -> Vec<usize> {
+        let n = self.operators.len();
+        let mut weights: Vec<f64> = vec![1.0; n];
+        if self.kind == StrategyKind::Qd
+            && let Some(cell) = parent.descriptor
+        {
+            let gradient = self.gradients.then(|| {
+                self.tracker
+                    .gradient(cell, &self.archive.cell_scores(), self.archive.generation())
+            });
+            if let Some(g) = &gradient {
+                for (w, op) in weights.iter_mut().zip(&self.operators) {
+                    *w *= g.operator_weight(op.moves());
+                }
+            }
+            // Targeted mutation: raise one dimension; operators that do so come first.
+            if rng.random::<f64>() < TARGETED
+                && let Some(dim) = targeted_dim(cell, gradient.as_ref(), rng)
+            {
+                for (w, op) in weights.iter_mut().zip(&self.operators) {
+                    if raises(op.moves(), dim) {
+                        *w *= 8.0;
+                    }
+                }
+            }
+        }
+        // Weighted order without replacement.
+        let mut order = Vec::with_capacity(n);
+        let mut left: Vec<usize> = (0..n).collect();
+        while !left.is_empty() {
+            let total: f64 = left.iter().map(|&i| weights[i]).sum();
+            let mut r = rng.random::<f64>() * total;
+            let mut pick = left.len() - 1;
+            for (k, &i) in left.iter().enumerate() {
+                if r < weights[i] {
+                    pick = k;
+                    break;
+                }
+                r -= weights[i];
+            }
+            order.push(left.remove(pick));
+        }
+        order
+    }
+
+    fn rewrites(&mut self, parent: &Individual<Payload>, op: usize) -> Vec<Rewrite> {
+        let name = self.operators[op].name();
+        let key = (parent.payload.candidate.id.clone(), name);
+        if !self.applied.contains_key(&key) {
+            let subject = Subject {
+                kernel: &self.kernel,
+                program: &parent.payload.candidate.program,
+                target: &self.target,
+            };
+            let result = if name == "param" {
+                operators::params::Params {
+                    extra: parent.payload.params.clone(),
+                    fixed_workgroup: parent.payload.fixed_workgroup,
+                }
+                .apply(&subject)
+            } else {
+                self.operators[op].apply(&subject)
+            };
+            if let Err(skip) = &result {
+                log::debug!(
+                    "{name} does not apply to {}: {skip}",
+                    parent.payload.candidate.id
+                );
+            }
+            self.applied.insert(key.clone(), result);
+        }
+        self.applied[&key].clone().unwrap_or_default()
+    }
+
+    fn propose_for(&mut self, island: usize) -> Option<Proposal> {
+        let mut rng = step_rng(self.seed, self.step);
+        self.step += 1;
+        for _ in 0..ATTEMPTS {
+            let parent = self.pick_parent(island, &mut rng)?;
+            for op in self.operator_order(&parent, &mut rng) {
+                let fresh: Vec<Rewrite> = self
+                    .rewrites(&parent, op)
+                    .into_iter()
+                    .filter(|r| {
+                        let id = Candidate::new(r.program.clone(), "").id;
+                        !self.seen.contains(&id)
+                    })
+                    .collect();
+                if fresh.is_empty() {
+                    continue;
+                }
+                let rewrite = fresh[rng.random_range(0..fresh.len())].clone();
+                let mut origin = parent.origin.clone();
+                origin.push(rewrite.step.clone());
+                let candidate = Candidate::new(rewrite.program, origin.join(" → "));
+                let mut params = parent.payload.params.clone();
+                params.extend(rewrite.params);
+                let fixed_workgroup =
+                    parent.payload.fixed_workgroup || self.operators[op].fixes_workgroup();
+                self.seen.insert(candidate.id.clone());
+                let id = self.next_id;
+                self.next_id += 1;
+                self.pending.insert(
+                    candidate.id.clone(),
+                    Pending {
+                        id,
+                        parent: parent.id,
+                        island,
+                        origin,
+                        operator: self.operators[op].name(),
+                        params,
+                        fixed_workgroup,
+                    },
+                );
+                return Some(Proposal {
+                    candidate,
+                    samples: self.samples,
+                });
+            }
+        }
+        None
+    }
+}
+
+fn raises(moves: &[(Dim, i8)], dim: Dim) -> bool {
+    moves.iter().any(|&(d, m)| d == dim && m > 0)
+}
+
+impl Strategy for Evolution {
+    fn name(&self) -> &str {
+        self.kind.as_str()
+    }
+
+    fn space_size(&self) -> Option<u64> {
+        None
+    }
+
+    fn start(&mut self, baseline: &EvalReport) {
+        let candidate = Candidate::baseline(&self.kernel);
+        self.seen
+            .insert(Candidate::new(self.kernel.baseline.clone(), "").id);
+        self.seen.insert(candidate.id.clone());
+        let individual = Individual {
+            id: 0,
+            parent: None,
+            island: 0,
+            descriptor: describe_program(&candidate.program).ok(),
+            fitness: baseline.fitness,
+            origin: Vec::new(),
+            generation: 0,
+            payload: Payload {
+                candidate,
+                params: self.kernel.params.clone(),
+                fixed_workgroup: false,
+            },
+        };
+        self.archive.seed(individual);
+    }
+
+    fn propose(&mut self, remaining: u64) -> Vec<Proposal> {
+        let islands = self.archive.island_count();
+        let mut out = Vec::new();
+        for island in 0..islands {
+            if out.len() as u64 >= remaining {
+                break;
+            }
+            if let Some(p) = self.propose_for(island) {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    fn observe(&mut self, candidate: &Candidate, report: &EvalReport) {
+        self.history.push((candidate.clone(), report.clone()));
+        let Some(p) = self.pending.remove(&candidate.id) else {
+            return;
+        };
+        let child = Individual {
+            id: p.id,
+            parent: Some(p.parent),
+            island: p.island,
+            descriptor: describe_program(&candidate.program).ok(),
+            fitness: report.fitness,
+            origin: p.origin,
+            generation: self.archive.generation(),
+            payload: Payload {
+                candidate: candidate.clone(),
+                params: p.params,
+                fixed_workgroup: p.fixed_workgroup,
+            },
+        };
+        let parent = self.archive.get(p.island, p.parent).cloned().or_else(|| {
+            (0..self.archive.island_count()).find_map(|i| self.archive.get(i, p.parent).cloned())
+        });
+        let placement = self.archive.insert(child.clone());
+        let improved = matches!(
+            placement,
+            crate::evolve::Placement::NewCell | crate::evolve::Placement::Replaced { .. }
+        );
+        if let Some(parent) = parent {
+            self.tracker.record_child(&parent, &child, placement);
+        }
+        let s = self.stats.entry(p.operator.to_owned()).or_default();
+        s.proposed += 1;
+        s.correct += u64::from(report.is_correct());
+        s.improved += u64::from(improved && report.is_correct());
+        if self.pending.is_empty() {
+            self.archive.end_generation();
+        }
+    }
+
+    fn ranking(&self) -> Vec<Candidate> {
+        rank(&self.history)
+    }
+
+    fn cells_filled(&self) -> Option<usize> {
+        Some(self.archive.stats().cells_filled)
+    }
+
+    fn checkpoint(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({
+            "strategy": self.kind.as_str(),
+            "seed": self.seed,
+            "gradients": self.gradients,
+            "stats": self.archive.stats(),
+            "operators": self.stats,
+            "archive": self.archive,
+            "transitions": self.tracker.transitions().collect::<Vec<_>>(),
+        }))
+    }
+}
+
+/// Descriptors of every correct candidate of a finished search, for reports.
+pub fn descriptor_of(candidate: &Candidate) -> Option<Descriptor> {
+    describe_program(&candidate.program).ok()
+}

@@ -1,0 +1,32 @@
+use kf_macros::kernelfoundry;
+use kf_runtime::Kernel;
+
+// The hand-written reference writes `y` as u32: it could not run on the kernel's bind groups.
+#[kernelfoundry(
+    source = r#"
+        @group(0) @binding(0) var<storage, read> x: array<f32>;
+        @group(0) @binding(1) var<storage, read_write> y: array<f32>;
+
+        @compute @workgroup_size(64)
+        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+            if (gid.x < arrayLength(&y)) { y[gid.x] = 2.0 * x[gid.x]; }
+        }
+    "#,
+    sizes(n = 1024),
+    bind(x = input(n), y = output(n)),
+    reference(
+        source = r#"
+            @group(0) @binding(0) var<storage, read> x: array<f32>;
+            @group(0) @binding(1) var<storage, read_write> y: array<u32>;
+
+            @compute @workgroup_size(256)
+            fn doubled(@builtin(global_invocation_id) gid: vec3<u32>) {
+                if (gid.x < arrayLength(&y)) { y[gid.x] = u32(2.0 * x[gid.x]); }
+            }
+        "#,
+        workgroups = ((n + 255) / 256),
+    ),
+)]
+static K: Kernel;
+
+fn main() {}

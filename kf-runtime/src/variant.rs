@@ -1,0 +1,182 @@
+//! The one check that a variant fits its kernel, shared by the macro (which embeds cache entries)
+//! and the tuner's evaluator (which compiles candidates).
+//!
+//! A variant fits when its WGSL is valid, its interface equals the baseline's (so the user's bind
+//! groups work with it), every constant it sets names one of its `override`s, the constants apply
+//! (naga's override processing), and its launch rule uses only sizes the spec declares. The check
+//! returns what it learned by applying the constants: the real workgroup size and workgroup memory.
+//!
+//! Invariant: there is exactly one such check. The macro turns its errors into warnings and falls
+//! back to the baseline; the evaluator turns them into fitness-ladder reasons. Every rewritten or
+//! generated kernel goes through it.
+
+use crate::program::Program;
+use crate::resolve::{self, ReflectError, ResolvedKernel};
+
+/// Why a variant does not fit its kernel.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum VariantError {
+    /// The variant has no WGSL.
+    #[error("the variant has no WGSL")]
+    Empty,
+    /// The WGSL does not parse, does not validate, or lacks the entry point.
+    #[error(transparent)]
+    Wgsl(#[from] ReflectError),
+    /// Bindings, types or access modes differ from the baseline's.
+    #[error("the variant's interface differs from the baseline's:\n  {}", .0.join("\n  "))]
+    Interface(Vec<String>),
+    /// A constant names no `override` of the variant.
+    #[error("constant `{0}` names no `override` of the variant")]
+    UnknownConstant(String),
+    /// naga could not apply the constants.
+    #[error("applying the constants failed: {0}")]
+    Constants(String),
+    /// The launch rule uses a size the spec does not declare.
+    #[error("the launch rule uses size `{0}`, which the spec does not declare")]
+    UndeclaredSize(String),
+}
+
+/// What applying the constants showed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checked {
+    /// The workgroup size with the constants applied.
+    pub workgroup_size: [u32; 3],
+    /// Bytes of `var<workgroup>` memory with the constants applied.
+    pub workgroup_storage_bytes: u32,
+}
+
+/// Checks that `program` fits `kernel` (see the module docs).
+pub fn check(kernel: &ResolvedKernel, program: &Program) -> Result<Checked, VariantError> {
+    if program.wgsl.trim().is_empty() {
+        return Err(VariantError::Empty);
+    }
+    let reflected = resolve::reflect(&program.wgsl, Some(&program.entry), "variant.wgsl")?;
+    let mismatches = kernel.interface.mismatches(&reflected.interface);
+    if !mismatches.is_empty() {
+        return Err(VariantError::Interface(mismatches));
+    }
+    let mut constants = naga::back::PipelineConstants::default();
+    for (name, value) in program.constants.iter() {
+        if !reflected
+            .interface
+            .overrides
+            .iter()
+            .any(|o| o.name == *name)
+        {
+            return Err(VariantError::UnknownConstant(name.to_string()));
+        }
+        constants.insert(name.to_string(), *value);
+    }
+    let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
+    for expr in &program.dispatch.size {
+        if let Some(n) = expr.names().find(|n| !declared.contains(n)) {
+            return Err(VariantError::UndeclaredSize(n.to_owned()));
+        }
+    }
+    let (module, _info) = naga::back::pipeline_constants::process_overrides(
+        &reflected.module,
+        &reflected.info,
+        Some((naga::ShaderStage::Compute, &program.entry)),
+        &constants,
+    )
+    .map_err(|e| VariantError::Constants(e.to_string()))?;
+    let ep = module
+        .entry_points
+        .iter()
+        .find(|e| e.name == program.entry)
+        .ok_or_else(|| {
+            VariantError::Constants(format!(
+                "entry point `{}` disappeared after applying the constants",
+                program.entry
+            ))
+        })?;
+    let mut layouter = naga::proc::Layouter::default();
+    layouter
+        .update(module.to_ctx())
+        .map_err(|e| VariantError::Constants(format!("cannot lay out types: {e}")))?;
+    let workgroup_storage_bytes = module
+        .global_variables
+        .iter()
+        .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
+        .map(|(_, v)| layouter[v.ty].size)
+        .sum();
+    Ok(Checked {
+        workgroup_size: ep.workgroup_size,
+        workgroup_storage_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    const BASE: &str = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(4)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < arrayLength(&x)) { y[g.x] = 2.0 * x[g.x]; } }
+"#;
+
+    fn kernel() -> ResolvedKernel {
+        let (spec, _) = crate::syntax::parse_spec(
+            r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#
+                .parse()
+                .unwrap(),
+        )
+        .unwrap();
+        resolve::resolve("K", &spec, BASE, "k.wgsl").unwrap()
+    }
+
+    fn with(wgsl: &str, constants: &[(&'static str, f64)]) -> Program {
+        let mut p = kernel().baseline;
+        p.wgsl = Cow::Owned(wgsl.to_owned());
+        p.constants = Cow::Owned(
+            constants
+                .iter()
+                .map(|(k, v)| (Cow::Borrowed(*k), *v))
+                .collect(),
+        );
+        p
+    }
+
+    #[test]
+    fn constants_give_the_real_workgroup_size_and_memory() {
+        let wgsl = BASE
+            .replace("@workgroup_size(4)", "@workgroup_size(WG)")
+            .replace(
+                "@group(0) @binding(0)",
+                "override WG: u32 = 4;\nvar<workgroup> t: array<f32, WG>;\n@group(0) @binding(0)",
+            )
+            .replace(
+                "y[g.x] = 2.0 * x[g.x];",
+                "t[0] = x[g.x]; y[g.x] = 2.0 * t[0];",
+            );
+        let c = check(&kernel(), &with(&wgsl, &[("WG", 64.0)])).unwrap();
+        assert_eq!(c.workgroup_size, [64, 1, 1]);
+        assert_eq!(c.workgroup_storage_bytes, 256);
+    }
+
+    #[test]
+    fn each_misfit_is_its_own_error() {
+        let k = kernel();
+        assert_eq!(check(&k, &with(" ", &[])), Err(VariantError::Empty));
+        assert!(matches!(
+            check(&k, &with("fn (", &[])),
+            Err(VariantError::Wgsl(ReflectError::Parse { .. }))
+        ));
+        let retyped = BASE.replace("var<storage, read> x", "var<storage, read_write> x");
+        assert!(matches!(
+            check(&k, &with(&retyped, &[])),
+            Err(VariantError::Interface(_))
+        ));
+        assert_eq!(
+            check(&k, &with(BASE, &[("TILE", 2.0)])),
+            Err(VariantError::UnknownConstant("TILE".into()))
+        );
+        let mut p = with(BASE, &[]);
+        p.dispatch.size[0] = crate::expr::SizeExpr::size("m");
+        assert_eq!(check(&k, &p), Err(VariantError::UndeclaredSize("m".into())));
+    }
+}

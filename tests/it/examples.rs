@@ -1,0 +1,160 @@
+//! The bundled example apps, end to end on this machine's adapter: the KernelBench suite and the
+//! Llama-3.2-1B layer build, run every kernel (and every hand-written reference) through
+//! `kf-runtime` at their small shapes, and match the CPU; `list` resolves every kernel with its
+//! reference. The real shapes run on a GPU (see README); lavapipe's loop limit forbids them here.
+
+use kf_tests::*;
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    crate::BUILD_AND_RUN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// Builds both example binaries in the workspace (shared target directory, built once).
+fn build_examples() {
+    run_ok(
+        cargo()
+            .args(["build", "-p", "kernelbench", "-p", "llama32-1b"])
+            .current_dir(root()),
+    );
+}
+
+/// The `<KERNEL>: <key>=...` lines of an app's output whose first field starts with `key=`.
+fn lines_with<'a>(stdout: &'a str, key: &str) -> Vec<(&'a str, &'a str)> {
+    stdout
+        .lines()
+        .filter_map(|l| l.split_once(": "))
+        .filter(|(_, rest)| rest.starts_with(key))
+        .collect()
+}
+
+#[test]
+fn kernelbench_runs_every_kernel_and_reference_and_matches_the_cpu() {
+    let _guard = lock();
+    build_examples();
+    let r = run(std::process::Command::new(built_bin("kernelbench")).arg("--small"));
+    assert_eq!(r.code, Some(0), "{}", r.dump());
+    let kernels = lines_with(&r.stdout, "variant=");
+    let names: Vec<&str> = kernels.iter().map(|(k, _)| *k).collect();
+    assert_eq!(
+        kernels.len(),
+        32,
+        "21 level-1 and 11 level-2 kernels:\n{}",
+        r.dump()
+    );
+    for expected in [
+        "GEMM",
+        "CONV2D",
+        "ARGMAX",
+        "EMBEDDING",
+        "ATTENTION_HEAD",
+        "SGEMM",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing:\n{}",
+            r.dump()
+        );
+    }
+    for (kernel, rest) in &kernels {
+        assert!(rest.ends_with(" ok"), "{kernel}: {rest}\n{}", r.dump());
+    }
+    let references = lines_with(&r.stdout, "reference=");
+    let with_reference: Vec<&str> = references.iter().map(|(k, _)| *k).collect();
+    assert_eq!(
+        with_reference,
+        ["GEMM", "SOFTMAX", "LAYERNORM"],
+        "{}",
+        r.dump()
+    );
+    for (kernel, rest) in &references {
+        // lavapipe has subgroups: a skipped reference here is a failure.
+        assert!(rest.ends_with(" ok"), "{kernel}: {rest}\n{}", r.dump());
+    }
+}
+
+#[test]
+fn kernelbench_rejects_an_unknown_kernel_name() {
+    let _guard = lock();
+    build_examples();
+    let r =
+        run(std::process::Command::new(built_bin("kernelbench"))
+            .args(["--small", "--kernel", "GEMMM"]));
+    assert_eq!(r.code, Some(2), "{}", r.dump());
+    assert!(r.stderr.contains("no kernel named `GEMMM`"), "{}", r.dump());
+}
+
+#[test]
+fn llama_decode_step_matches_the_cpu_layer() {
+    let _guard = lock();
+    build_examples();
+    let r = run(std::process::Command::new(built_bin("llama32-1b")).arg("--small"));
+    assert_eq!(r.code, Some(0), "{}", r.dump());
+    let kernels = lines_with(&r.stdout, "variant=");
+    let names: Vec<&str> = kernels.iter().map(|(k, _)| *k).collect();
+    assert_eq!(
+        names,
+        [
+            "EMBED",
+            "RMSNORM",
+            "QKV_GEMV",
+            "ROPE",
+            "ATTN_DECODE",
+            "O_PROJ",
+            "GATE_UP",
+            "DOWN_PROJ",
+            "LOGITS",
+            "QKV_GEMM"
+        ],
+        "{}",
+        r.dump()
+    );
+    for (kernel, rest) in &kernels {
+        assert!(rest.ends_with(" ok"), "{kernel}: {rest}\n{}", r.dump());
+    }
+    let step = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("DECODE_STEP: "))
+        .unwrap_or_else(|| panic!("no DECODE_STEP line:\n{}", r.dump()));
+    assert!(step.ends_with(" ok"), "{}", r.dump());
+}
+
+#[test]
+fn list_resolves_every_example_kernel_and_its_reference() {
+    let r = run_ok(
+        kf(&["list", "--json", "--manifest-path"])
+            .arg(root().join("Cargo.toml"))
+            .args(["-p", "kernelbench", "-p", "llama32-1b"]),
+    );
+    let json = r.json();
+    let kernels = json["kernels"].as_array().expect("kernels");
+    assert_eq!(kernels.len(), 32 + 10, "{}", r.dump());
+    for k in kernels {
+        assert!(k.get("error").is_none(), "{k}");
+    }
+    let with_reference: Vec<(&str, &str)> = kernels
+        .iter()
+        .filter_map(|k| Some((k["name"].as_str()?, k["reference"].as_str()?)))
+        .collect();
+    assert_eq!(
+        with_reference,
+        [
+            (
+                "GEMM",
+                "entry `main`, workgroup 16x16x1, workgroups((n + 63) / 64, (m + 63) / 64, 1)"
+            ),
+            (
+                "SOFTMAX",
+                "entry `main`, workgroup 256x1x1, workgroups(rows, 1, 1)"
+            ),
+            (
+                "LAYERNORM",
+                "entry `main`, workgroup 256x1x1, workgroups(rows, 1, 1)"
+            ),
+        ],
+        "{}",
+        r.dump()
+    );
+}

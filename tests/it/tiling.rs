@@ -1,0 +1,127 @@
+//! The tiling operator on real kernels through the real worker. Every rewrite of every matmul in
+//! `tests/data/kernels/tile/` is evaluated the way a search winner is (`search::final_plan`: new
+//! seeds, the spec's unseen odd verification shapes, a re-verification after timing) and must be
+//! correct (level 5); every other kernel there must be skipped. Speed is never asserted: on a CPU
+//! driver a tiled matmul is not reliably faster.
+//!
+//! Adding a case is adding a file whose header gives the spec and the expectation:
+//!
+//! ```text
+//! // spec: sizes(m = 40, ..), bind(..), grid = (n, m)     the #[kernelfoundry(..)] arguments
+//! // expect: tile                                          or `skip`
+//! ```
+
+use kf_build::gpu::AdapterSelector;
+use kf_build::harness::worker::WorkerProcess;
+use kf_build::harness::{Candidate, EvalRequest, Evaluator};
+use kf_build::operators::tile::Tile;
+use kf_build::operators::{Operator, Subject, Target};
+use kf_runtime::resolve::ResolvedKernel;
+use kf_tests::*;
+use std::time::Duration;
+
+fn header(text: &str, key: &str) -> Option<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("// "))
+        .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_owned()))
+}
+
+/// Every test kernel with its expectation, resolved from its `// spec:` header.
+fn kernels() -> Vec<(String, ResolvedKernel, String)> {
+    let dir = root().join("tests/data/kernels/tile");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let wgsl = std::fs::read_to_string(&path).unwrap();
+            let spec = header(&wgsl, "spec:").unwrap_or_else(|| panic!("{name}: no `// spec:`"));
+            let tokens: proc_macro2::TokenStream =
+                format!("path = \"{name}\", {spec}").parse().unwrap();
+            let (spec, _) = kf_runtime::syntax::parse_spec(tokens)
+                .unwrap_or_else(|e| panic!("{name}: bad spec: {e}"));
+            let kernel = kf_runtime::resolve::resolve("TILE_TEST", &spec, &wgsl, &name)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let expect =
+                header(&wgsl, "expect:").unwrap_or_else(|| panic!("{name}: no `// expect:`"));
+            (name, kernel, expect)
+        })
+        .collect()
+}
+
+#[test]
+fn every_tiling_of_every_matmul_is_correct_and_other_kernels_are_skipped() {
+    let mut worker =
+        WorkerProcess::start_with(bin(), AdapterSelector::default(), Duration::from_secs(120))
+            .expect("a worker on the default adapter (CI installs lavapipe)");
+    let adapter = worker.adapter().clone();
+    let target = Target {
+        limits: adapter.limits.clone(),
+        features: adapter.features.clone(),
+    };
+    let mut failures = Vec::new();
+    let (mut evaluated, mut skipped) = (0, 0);
+    for (name, kernel, expect) in kernels() {
+        for op in [Tile::shared(), Tile::blocked()] {
+            let subject = Subject {
+                kernel: &kernel,
+                program: &kernel.baseline,
+                target: &target,
+            };
+            let rewrites = match (op.apply(&subject), expect.as_str()) {
+                (Err(_), "skip") => {
+                    skipped += 1;
+                    continue;
+                }
+                (Ok(r), "tile") => r,
+                (Err(why), _) => {
+                    failures.push(format!("{name}: {} skipped: {why}", op.name()));
+                    continue;
+                }
+                (Ok(r), _) => {
+                    failures.push(format!("{name}: expected a skip, got {} rewrites", r.len()));
+                    continue;
+                }
+            };
+            for rewrite in rewrites {
+                let program = &rewrite.program;
+                let constants: Vec<(&str, f64)> = program.constants_pairs();
+                let request = EvalRequest {
+                    candidate: Candidate {
+                        id: kf_runtime::hash::variant_id(
+                            &program.wgsl,
+                            &constants,
+                            &program.dispatch.to_string(),
+                        ),
+                        origin: rewrite.step.clone(),
+                        program: program.clone(),
+                    },
+                    plan: kf_build::search::final_plan(&kernel, 3, 7),
+                    kernel: kernel.clone(),
+                    ceilings: None,
+                    deadline_s: None,
+                };
+                let report = worker.evaluate(&request);
+                evaluated += 1;
+                if report.fitness.level != 5 {
+                    failures.push(format!(
+                        "{name} {}: level {} {:?}\n{}",
+                        rewrite.step,
+                        report.fitness.level,
+                        report.failure.as_ref().map(|f| f.reason),
+                        report.failure.map(|f| f.log).unwrap_or_default()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // 5 matmuls x 5 configurations; 4 other kernels x 2 operators.
+    assert!(evaluated >= 25, "only {evaluated} evaluations");
+    assert!(skipped >= 8, "only {skipped} skips");
+}
