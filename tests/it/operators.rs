@@ -152,6 +152,7 @@ fn every_rewrite_of_the_corpus_is_correct_on_the_adapter() {
                     },
                     plan: verify_plan(&k.kernel),
                     ceilings: None,
+                    deadline_s: None,
                 };
                 let report = worker.evaluate(&request);
                 evaluated += 1;
