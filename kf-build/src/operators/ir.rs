@@ -544,6 +544,8 @@ pub struct Access {
     pub stmt: usize,
     /// The pointer's text (`input[base + c]`).
     pub span: Option<TextRange>,
+    /// For a load, the `Load` expression (its value).
+    pub load: Option<Handle<Expression>>,
 }
 
 /// How an accumulator combines values.
@@ -1461,6 +1463,22 @@ impl<'a> Analysis<'a> {
         }
     }
 
+    /// Whether `needle` is `h` or one of the expressions `h` depends on (through lets).
+    pub fn visit_contains(&self, h: Handle<Expression>, needle: Handle<Expression>) -> bool {
+        let mut stack = vec![h];
+        let mut seen = vec![false; self.function.expressions.len()];
+        while let Some(x) = stack.pop() {
+            if x == needle {
+                return true;
+            }
+            if std::mem::replace(&mut seen[x.index()], true) {
+                continue;
+            }
+            for_each_operand(&self.function.expressions[x], &mut |o| stack.push(o));
+        }
+        false
+    }
+
     /// Locals whose value `h` reads (through lets).
     pub fn locals_read(&self, h: Handle<Expression>) -> Vec<Handle<LocalVariable>> {
         let mut out = Vec::new();
@@ -1927,7 +1945,10 @@ impl<'a> Analysis<'a> {
     fn find_accesses(&self) -> Vec<Access> {
         let f = self.function;
         let mut out = Vec::new();
-        let mut push = |pointer: Handle<Expression>, write: bool, stmt: usize| {
+        let mut push = |pointer: Handle<Expression>,
+                        write: bool,
+                        stmt: usize,
+                        load: Option<Handle<Expression>>| {
             let Some(g) = self.root_global(pointer) else {
                 return;
             };
@@ -1949,19 +1970,20 @@ impl<'a> Analysis<'a> {
                 component,
                 stmt,
                 span: self.expr_range(pointer),
+                load,
             });
         };
         for (h, e) in f.expressions.iter() {
             if let Expression::Load { pointer } = *e
                 && let Some(stmt) = self.emitted_at[h.index()]
             {
-                push(pointer, false, stmt);
+                push(pointer, false, stmt, Some(h));
             }
         }
         for (s, st) in self.stmts.iter().enumerate() {
             match *st.stmt {
-                Statement::Store { pointer, .. } => push(pointer, true, s),
-                Statement::Atomic { pointer, .. } => push(pointer, true, s),
+                Statement::Store { pointer, .. } => push(pointer, true, s, None),
+                Statement::Atomic { pointer, .. } => push(pointer, true, s, None),
                 _ => {}
             }
         }

@@ -10,18 +10,23 @@
 //! Invariant: an operator never decides correctness. Its output is a candidate like any other: the
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.
 
+pub mod coarsen;
 pub mod hoist;
 pub mod ir;
 pub mod lift;
 pub mod loops_ir;
 pub mod params;
+pub mod reduce;
 pub mod reshape;
 #[cfg(test)]
 mod testing;
+#[cfg(test)]
+mod testkit;
 pub mod text;
 pub mod tile;
 pub mod tile_ir;
 pub mod unroll;
+pub mod vectorize;
 
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;

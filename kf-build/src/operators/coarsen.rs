@@ -1,0 +1,401 @@
+//! Thread coarsening: each invocation does the work of `k` invocations of the original kernel.
+//!
+//! Fewer, fatter invocations amortise per-invocation overhead (index arithmetic, bounds tests,
+//! uniform loads) and give the compiler independent work to overlap. The rewrite keeps the user's
+//! entry point intact as a plain function (`kf_coarse_<entry>(gid: vec3<u32>)`: its attributes
+//! removed, its parameter list reduced to the invocation id) and adds a new entry point of the
+//! original name that calls it `k` times with the ids the original launch would have used:
+//!
+//! - contiguous: invocation `i` does `i·k .. i·k + k − 1` (neighbouring outputs in one invocation);
+//! - strided: invocation `i` does `i, i + T, i + 2T, ..` where `T` is the number of invocations
+//!   launched along that dimension (each of the `k` steps is a fully coalesced wave).
+//!
+//! Calling the original body as a function keeps every `return` meaning "this invocation is
+//! done", so early-exit guards need no rewriting. The launch rule divides the coarsened dimension
+//! rounding up (`grid = (n)` → `grid = ((n + 3) / 4)`).
+//!
+//! What it proves first, from the IR: the kernel reads no builtin but `global_invocation_id`
+//! (a plain parameter), uses no workgroup memory, barriers or subgroup operations, launches with a
+//! `grid` rule, and the coarsened component is bounds-checked before any side effect (an
+//! `if (id >= bound) { return; }`, or the writes all inside `if (id < bound) { .. }`, with a
+//! uniform bound): the coarsened launch runs ids the original did not, and those must do nothing.
+//! The coarsened dimension is the id component with a unit coefficient in the stored indices
+//! (the contiguous one), else the first component used.
+//!
+//! Invariant: the user's function body is kept byte for byte.
+
+use super::ir::{self, Analysis, Edit, Var};
+use super::{Moves, Operator, Rewrite, Skip, Subject};
+use crate::evolve::descriptor::Dim;
+use kf_runtime::expr::{Op, SizeExpr};
+use kf_runtime::program::{Dispatch, DispatchMode};
+use naga::{BinaryOperator, BuiltIn, Expression, Handle, Statement};
+use std::borrow::Cow;
+
+/// Outputs per invocation the operator proposes.
+pub const FACTORS: [u32; 3] = [2, 4, 8];
+
+/// The thread-coarsening operator (see the module documentation).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Coarsen;
+
+/// Which original invocations one invocation takes over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mapping {
+    /// `i·k + j`.
+    Contiguous,
+    /// `i + j·T`, `T` the invocations launched along the dimension.
+    Strided,
+}
+
+impl Operator for Coarsen {
+    fn name(&self) -> &'static str {
+        "coarsen"
+    }
+
+    fn moves(&self) -> Moves {
+        &[(Dim::Work, 1)]
+    }
+
+    fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip> {
+        let parsed = ir::parse(&subject.program.wgsl).map_err(|e| Skip(e.to_string()))?;
+        let a = parsed
+            .analyse(&subject.program.entry)
+            .map_err(|e| Skip(e.to_string()))?;
+        let dim = plan(&a, subject)?;
+        let mut out = Vec::new();
+        for k in FACTORS {
+            for mapping in [Mapping::Contiguous, Mapping::Strided] {
+                let text = render(&a, dim, k, mapping)?;
+                let reflected =
+                    kf_runtime::resolve::reflect(&text, Some(&subject.program.entry), "coarsen")
+                        .map_err(|e| {
+                            Skip(format!("the coarsened kernel is not valid WGSL: {e}"))
+                        })?;
+                let mismatches = subject.kernel.interface.mismatches(&reflected.interface);
+                if !mismatches.is_empty() {
+                    return Err(Skip(format!(
+                        "coarsening changed the interface: {}",
+                        mismatches.join("; ")
+                    )));
+                }
+                let mut size = subject.program.dispatch.size.clone();
+                let mut ops = size[dim].ops().to_vec();
+                ops.extend([
+                    Op::Lit(u64::from(k - 1)),
+                    Op::Add,
+                    Op::Lit(u64::from(k)),
+                    Op::Div,
+                ]);
+                size[dim] = SizeExpr::from_ops(ops);
+                out.push(Rewrite {
+                    program: kf_runtime::Program {
+                        wgsl: Cow::Owned(text),
+                        entry: subject.program.entry.clone(),
+                        constants: subject.program.constants.clone(),
+                        workgroup_size: subject.program.workgroup_size,
+                        workgroup_storage_bytes: subject.program.workgroup_storage_bytes,
+                        dispatch: Dispatch {
+                            mode: DispatchMode::Grid,
+                            size,
+                        },
+                    },
+                    step: format!(
+                        "coarsen({k}, {}, {})",
+                        match mapping {
+                            Mapping::Contiguous => "contiguous",
+                            Mapping::Strided => "strided",
+                        },
+                        ["x", "y", "z"][dim]
+                    ),
+                    params: Vec::new(),
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The dimension to coarsen, after the checks.
+fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<usize, Skip> {
+    let skip = |why: &str| Err(Skip(why.to_owned()));
+    if subject.program.dispatch.mode != DispatchMode::Grid {
+        return skip("the launch rule counts workgroups; coarsening needs a `grid` rule");
+    }
+    if a.code().contains("kf_coarse")
+        || a.code().contains("kf_gid")
+        || a.code().contains("KF_COARSEN")
+    {
+        return skip("the kernel is already coarsened");
+    }
+    if a.module
+        .global_variables
+        .iter()
+        .any(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
+    {
+        return skip("the kernel uses workgroup memory");
+    }
+    for s in &a.stmts {
+        if matches!(
+            s.stmt,
+            Statement::ControlBarrier(_)
+                | Statement::MemoryBarrier(_)
+                | Statement::WorkGroupUniformLoad { .. }
+                | Statement::SubgroupBallot { .. }
+                | Statement::SubgroupCollectiveOperation { .. }
+                | Statement::SubgroupGather { .. }
+        ) {
+            return skip("the kernel uses barriers or subgroup operations");
+        }
+    }
+    for b in &a.builtins {
+        if b.used() && b.builtin != BuiltIn::GlobalInvocationId {
+            return Err(Skip(format!(
+                "the kernel reads {:?}, which coarsening would change",
+                b.builtin
+            )));
+        }
+    }
+    let gid = a
+        .builtin(BuiltIn::GlobalInvocationId)
+        .ok_or_else(|| Skip("the kernel has no `global_invocation_id`".into()))?;
+    if gid.member.is_some() {
+        return skip("the invocation id is passed in a struct parameter");
+    }
+    if gid.whole {
+        return skip("the invocation id is used as a whole vector");
+    }
+    let used: Vec<usize> = (0..3).filter(|&d| gid.components[d]).collect();
+    if used.is_empty() {
+        return skip("the invocation id is not used");
+    }
+    // The component with a unit coefficient in a stored index, else the first used.
+    let unit = used.iter().copied().find(|&d| {
+        a.accesses.iter().any(|x| {
+            x.write
+                && x.form.as_ref().is_some_and(|f| {
+                    f.coeff(Var::Builtin(BuiltIn::GlobalInvocationId, d as u32))
+                        .as_constant()
+                        == Some(1)
+                })
+        })
+    });
+    let dim = unit.unwrap_or(used[0]);
+    if !guarded(a, dim as u32) {
+        return Err(Skip(format!(
+            "no bounds test of the invocation id's {} before the kernel's stores",
+            ["x", "y", "z"][dim]
+        )));
+    }
+    Ok(dim)
+}
+
+/// Whether expression `h` is exactly the invocation id's component `d` (through lets, vars
+/// assigned once and integer casts).
+fn is_id(a: &Analysis<'_>, h: Handle<Expression>, d: u32) -> bool {
+    a.index_form(h).is_some_and(|f| {
+        f.offset.is_zero()
+            && f.terms.len() == 1
+            && f.terms[0].0 == Var::Builtin(BuiltIn::GlobalInvocationId, d)
+            && f.terms[0].1.as_constant() == Some(1)
+    })
+}
+
+/// Whether `cond` holds only when id component `d` is below a uniform bound (`want_below`), or
+/// holds whenever it is at or above one (`!want_below`): a conjunction (resp. disjunction)
+/// containing such a comparison.
+fn bounds(a: &Analysis<'_>, cond: Handle<Expression>, d: u32, want_below: bool) -> bool {
+    if let Some((op, left, right)) = a.short_circuit(cond) {
+        let wanted = if want_below {
+            BinaryOperator::LogicalAnd
+        } else {
+            BinaryOperator::LogicalOr
+        };
+        return op == wanted && (bounds(a, left, d, want_below) || bounds(a, right, d, want_below));
+    }
+    match a.function.expressions[cond] {
+        Expression::Binary {
+            op: BinaryOperator::LogicalAnd,
+            left,
+            right,
+        } if want_below => bounds(a, left, d, true) || bounds(a, right, d, true),
+        Expression::Binary {
+            op: BinaryOperator::LogicalOr,
+            left,
+            right,
+        } if !want_below => bounds(a, left, d, false) || bounds(a, right, d, false),
+        Expression::Binary { op, left, right } => {
+            let (id_left, other) = if is_id(a, left, d) {
+                (true, right)
+            } else if is_id(a, right, d) {
+                (false, left)
+            } else {
+                return false;
+            };
+            if !a.is_dispatch_uniform(other) {
+                return false;
+            }
+            use BinaryOperator as B;
+            // Normalise to `id op bound`.
+            let op = match (op, id_left) {
+                (o, true) => o,
+                (B::Less, false) => B::Greater,
+                (B::LessEqual, false) => B::GreaterEqual,
+                (B::Greater, false) => B::Less,
+                (B::GreaterEqual, false) => B::LessEqual,
+                (o, false) => o,
+            };
+            if want_below {
+                matches!(op, B::Less | B::LessEqual)
+            } else {
+                matches!(op, B::GreaterEqual | B::Greater)
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether every side effect of the body happens only for ids below a uniform bound in
+/// component `d`.
+fn guarded(a: &Analysis<'_>, d: u32) -> bool {
+    let effects: Vec<usize> = (0..a.stmts.len())
+        .filter(|&s| match *a.stmts[s].stmt {
+            Statement::Store { pointer, .. } | Statement::Atomic { pointer, .. } => {
+                a.root_global(pointer).is_some()
+            }
+            Statement::Call { function, .. } => a.function_is_effectful(function),
+            _ => false,
+        })
+        .collect();
+    for (s, st) in a.stmts.iter().enumerate() {
+        if st.parent.is_some() {
+            continue;
+        }
+        let Statement::If {
+            condition, accept, ..
+        } = st.stmt
+        else {
+            continue;
+        };
+        // `if (id >= n) { return; }` before any side effect.
+        let returns = accept.iter().any(|x| matches!(x, Statement::Return { .. }));
+        if returns && bounds(a, *condition, d, false) && effects.iter().all(|&e| e > s) {
+            return true;
+        }
+        // `if (id < n) { .. every side effect .. }`.
+        let inside = |e: usize| {
+            a.within(e, s) && {
+                let mut x = e;
+                while a.stmts[x].parent != Some(s) {
+                    x = a.stmts[x].parent.expect("within");
+                }
+                a.stmts[x].part == ir::Part::Accept
+            }
+        };
+        if bounds(a, *condition, d, true)
+            && !effects.is_empty()
+            && effects.iter().all(|&e| inside(e))
+        {
+            return true;
+        }
+    }
+    false
+}
+
+fn render(a: &Analysis<'_>, dim: usize, k: u32, mapping: Mapping) -> Result<String, Skip> {
+    let sig = a
+        .entry_signature()
+        .ok_or_else(|| Skip("the entry point's signature was not found in the text".into()))?;
+    let gid = a
+        .builtin(BuiltIn::GlobalInvocationId)
+        .expect("checked in plan");
+    let entry = &a.entry.name;
+    let body_fn = format!("kf_coarse_{entry}");
+    let mut wg_args = a.text(&sig.workgroup_size).trim().to_owned();
+    let mut decls = String::new();
+    let mut stride_wg = String::new();
+    if mapping == Mapping::Strided {
+        let mut args = split_args(&wg_args);
+        while args.len() <= dim {
+            args.push("1".to_owned());
+        }
+        // The stride counts invocations, so it must follow the workgroup size: a literal size
+        // becomes an override, which a later parameter search then changes in both places.
+        if let Ok(n) = args[dim].trim_end_matches(['u', 'i']).parse::<u32>() {
+            decls = format!(
+                "// The workgroup size along {}, an override so the stride below follows it.\noverride KF_COARSEN_WG: u32 = {n}u;\n",
+                ["x", "y", "z"][dim]
+            );
+            args[dim] = "KF_COARSEN_WG".to_owned();
+            wg_args = args.join(", ");
+            stride_wg = "KF_COARSEN_WG".to_owned();
+        } else {
+            stride_wg = format!("u32({})", args[dim]);
+        }
+    }
+    let edits = vec![
+        Edit::replace(sig.attributes.clone(), ""),
+        Edit::replace(sig.name.clone(), body_fn.clone()),
+        Edit::replace(sig.params.clone(), format!("{}: vec3<u32>", gid.name)),
+    ];
+    let mut text = ir::apply_edits(a.source, &edits)
+        .ok_or_else(|| Skip("the rewrite's edits overlap".into()))?;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let c = ["x", "y", "z"][dim];
+    let mut ids = ["kf_gid.x", "kf_gid.y", "kf_gid.z"].map(str::to_owned);
+    let (params, prologue, what) = match mapping {
+        Mapping::Contiguous => {
+            ids[dim] = format!("kf_gid.{c} * {k}u + kf_k");
+            (
+                String::new(),
+                String::new(),
+                format!("{k} consecutive invocations"),
+            )
+        }
+        Mapping::Strided => {
+            ids[dim] = format!("kf_gid.{c} + kf_k * kf_stride");
+            (
+                ", @builtin(num_workgroups) kf_groups: vec3<u32>".to_owned(),
+                format!(
+                    "    // Invocations launched along {c}: step k of every invocation is one coalesced wave.\n    let kf_stride = kf_groups.{c} * {stride_wg};\n"
+                ),
+                format!("{k} invocations a launch apart"),
+            )
+        }
+    };
+    text.push_str(&decls);
+    text.push_str(&format!(
+        "\n// KernelFoundry: thread coarsening, each invocation runs {what} of the original kernel (along {c}).\n@compute @workgroup_size({wg_args})\nfn {entry}(@builtin(global_invocation_id) kf_gid: vec3<u32>{params}) {{\n{prologue}    for (var kf_k = 0u; kf_k < {k}u; kf_k++) {{\n        {body_fn}(vec3<u32>({}, {}, {}));\n    }}\n}}\n",
+        ids[0], ids[1], ids[2]
+    ));
+    Ok(text)
+}
+
+/// Splits `@workgroup_size` arguments at top-level commas.
+fn split_args(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for ch in text.chars() {
+        match ch {
+            '(' | '<' => depth += 1,
+            ')' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(cur.trim().to_owned());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_owned());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

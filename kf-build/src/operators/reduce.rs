@@ -1,0 +1,1242 @@
+//! Parallel reduction: one workgroup per baseline invocation, its invocations splitting the loops.
+//!
+//! A kernel that gives each invocation a whole row (`for (var c = 0u; c < cols; c++) { s += x[..] }`)
+//! leaves a GPU nearly idle and reads memory with a stride of a row between neighbouring
+//! invocations. This rewrite makes every baseline invocation a workgroup: the entry point's
+//! `global_invocation_id` becomes `workgroup_id` (so every value the body computes from it,
+//! such as the row, is the same for the whole workgroup), the launch rule launches one workgroup
+//! per former invocation, and the workgroup's `KF_REDUCE_WG` invocations ("lanes") share the work:
+//!
+//! - every top-level counted loop whose iterations are independent becomes a strided loop
+//!   (`for (var c = kf_lane; c < cols; c += KF_REDUCE_WG)`), so neighbouring lanes touch
+//!   neighbouring addresses;
+//! - after a loop, each accumulator (`acc = acc ⊕ f`, ⊕ in `+ - * max min & | ^`) is combined
+//!   across the workgroup and every lane receives the total: through workgroup memory with a tree
+//!   of barriers, or, where the adapter has subgroups, with `subgroupAdd`/`Max`/.. and one
+//!   workgroup-memory step;
+//! - in the unrolled variants, each pass of a split `for`/`while` loop runs four iterations,
+//!   each a copy of the body in its own block with the loop variable shadowed by a `let`
+//!   (the later copies guarded by the loop's own condition), so a lane has several independent
+//!   loads in flight instead of one;
+//! - in the "passes written out" variants, the first 16 passes of each split loop are written as
+//!   blocks with constant pass indices, and a read-only element that several split loops load at
+//!   the same index form (a softmax's row) is loaded once, by the first, into a private array
+//!   that the later ones read (registers, since every index is a constant); a loop does any
+//!   passes after the sixteenth;
+//! - global stores outside loops (`y[row] = acc`) are made by lane 0 only;
+//! - everything else (guards, `let`s, loops that write only locals) runs on every lane, which
+//!   all compute the same values.
+//!
+//! What it proves first, from the IR ([`super::ir`]), and skips otherwise: the kernel reads no
+//! invocation builtin but `global_invocation_id`, uses no workgroup memory, barriers, atomics or
+//! subgroup operations; each split loop is a counted, increasing loop whose only loop-carried
+//! values are accumulators, whose global stores depend on the loop variable, and whose variable is
+//! not read after it; a buffer that is written is read only by the lane that writes the element
+//! (the same index form in loops with the same start and step) or not at all; loops that are not
+//! split write no global. Each workgroup then executes exactly what one baseline invocation did,
+//! so writes to other rows or to shared outputs keep the baseline's meaning.
+//!
+//! Limits: at most 65535 rows per dispatch dimension (the launch rule does not fold a long
+//! dimension into two); loops nested in other loops are not split (the outer one may be);
+//! builtins passed in a struct parameter are not rewritten; a guard that naga's uniformity
+//! analysis cannot prove uniform before a reduction makes naga reject the variant, and the
+//! operator skips.
+//!
+//! Invariant: the rewrite only inserts code and edits the header, step, parameter list,
+//! workgroup size and global stores of the user's text; every other byte is kept.
+
+use super::ir::{self, AccOp, Accumulator, Analysis, Edit, InitialValue, Naming, TextRange, Var};
+use super::{Moves, Operator, Rewrite, Skip, Subject, Target};
+use crate::evolve::descriptor::Dim;
+use kf_runtime::expr::{Op, SizeExpr};
+use kf_runtime::program::{Dispatch, DispatchMode};
+use naga::{BuiltIn, Expression, Handle, Statement, TypeInner};
+use std::borrow::Cow;
+
+/// The override that sets the workgroup size of a reduced kernel.
+pub const WG: &str = "KF_REDUCE_WG";
+/// The lane index parameter.
+const LANE: &str = "kf_lane";
+
+/// The parallel-reduction operator (see the module documentation).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ParallelReduction;
+
+/// How partial results are combined across the workgroup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Combine {
+    /// Workgroup memory and a tree of barriers.
+    Tree,
+    /// Subgroup operations, then one workgroup-memory step across subgroups.
+    Subgroup,
+}
+
+struct SplitLoop {
+    id: usize,
+    accumulators: Vec<(Accumulator, bool)>,
+}
+
+struct Plan {
+    gid_name: String,
+    split: Vec<SplitLoop>,
+    lane0: Vec<usize>,
+    /// Top-level `if`s before or around a reduction whose condition naga cannot prove uniform.
+    guards: Vec<usize>,
+    dispatch: Dispatch,
+}
+
+impl Operator for ParallelReduction {
+    fn name(&self) -> &'static str {
+        "reduce"
+    }
+
+    fn moves(&self) -> Moves {
+        &[(Dim::Parallelism, 1), (Dim::Work, -1)]
+    }
+
+    fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip> {
+        let parsed = ir::parse(&subject.program.wgsl).map_err(|e| Skip(e.to_string()))?;
+        let a = parsed
+            .analyse(&subject.program.entry)
+            .map_err(|e| Skip(e.to_string()))?;
+        let plan = plan(&a, subject)?;
+        let sizes = workgroup_sizes(subject.target);
+        let max_wg = *sizes
+            .last()
+            .ok_or_else(|| Skip("no workgroup size fits".into()))?;
+        let mut combines = vec![Combine::Tree];
+        if subject.target.has_subgroups() {
+            combines.insert(0, Combine::Subgroup);
+        }
+        let any_unrollable = plan.split.iter().any(|sl| unrollable(&a, sl.id));
+        let mut out = Vec::new();
+        let mut failures = Vec::new();
+        for combine in combines {
+            let mut modes = vec![Passes::Unroll(UNROLL), Passes::Plain];
+            if combine == Combine::Subgroup || !subject.target.has_subgroups() {
+                modes.insert(0, Passes::Registers(REGISTER_PASSES));
+            }
+            for passes in modes {
+                let useful = match passes {
+                    Passes::Plain => true,
+                    Passes::Unroll(_) => any_unrollable,
+                    Passes::Registers(_) => any_unrollable,
+                };
+                if !useful {
+                    continue;
+                }
+                let text = render(&a, &plan, combine, passes, max_wg, subject.target)?;
+                match finish(subject, &plan, &text, combine, passes, &sizes) {
+                    Ok(r) => out.push(r),
+                    Err(why) => failures.push(why),
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(Skip(format!(
+                "the reduced kernel is not valid WGSL: {}",
+                failures.join("; ")
+            )));
+        }
+        Ok(out)
+    }
+}
+
+/// Iterations of a split loop per pass in the unrolled variants.
+pub const UNROLL: u32 = 4;
+/// Passes written out (and values kept in registers) in the register variants.
+pub const REGISTER_PASSES: u32 = 16;
+
+/// How split loops are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Passes {
+    /// One iteration per pass.
+    Plain,
+    /// `n` iterations per pass, each a copy of the body.
+    Unroll(u32),
+    /// The first `n` passes written out with constant indices, the values of a buffer that later
+    /// loops read again kept in registers; a loop for the passes after them.
+    Registers(u32),
+}
+
+/// Loads of one read-only buffer element that several split loops repeat (`input[base + c]`
+/// in each pass of a softmax): in the register variants the first loop keeps the values.
+struct RowCache {
+    /// The element type's WGSL name.
+    ty: String,
+    /// The loads to replace, by split loop (in text order; the first loop fills the registers).
+    loads: Vec<(usize, TextRange)>,
+    /// The text of the load that fills them, in the first loop.
+    fill: TextRange,
+}
+
+/// Finds the buffers worth keeping in registers: read-only, loaded with the same index form in
+/// two or more split loops that give an iteration to the same lane under the same condition,
+/// loaded unconditionally in the first of them with an index computed outside its body.
+fn row_caches(a: &Analysis<'_>, plan: &Plan) -> Vec<RowCache> {
+    struct Candidate {
+        global: Handle<naga::GlobalVariable>,
+        first: usize,
+        coeff: ir::Poly,
+        rest: ir::IndexForm,
+        cache: RowCache,
+        fill: Option<TextRange>,
+    }
+    let split: Vec<usize> = plan
+        .split
+        .iter()
+        .map(|sl| sl.id)
+        .filter(|&id| unrollable(a, id))
+        .collect();
+    let bounds_text = |f: &ir::ForLoop| -> Option<Vec<String>> {
+        f.bounds
+            .iter()
+            .map(|b| {
+                Some(format!(
+                    "{} {}",
+                    b.cmp.wgsl(),
+                    a.expr_wgsl(b.bound, Naming::Inline)?
+                ))
+            })
+            .collect()
+    };
+    let mut found: Vec<Candidate> = Vec::new();
+    for x in &a.accesses {
+        let (false, Some(load), Some(range), Some(form)) =
+            (x.write, x.load, x.span.clone(), &x.form)
+        else {
+            continue;
+        };
+        let Some(&id) = a.stmts[x.stmt].loops.first() else {
+            continue;
+        };
+        if !split.contains(&id) || a.writes_global(x.global) {
+            continue;
+        }
+        let f = a.loops[id]
+            .for_loop
+            .as_ref()
+            .expect("split loops are counted");
+        let var = Var::Loop(f.var);
+        let coeff = form.coeff(var);
+        if coeff.is_zero() || form.vars().any(|v| matches!(v, Var::Loop(w) if w != f.var)) {
+            continue;
+        }
+        let rest = form.sub(&ir::IndexForm {
+            terms: vec![(var, coeff.clone())],
+            offset: Default::default(),
+        });
+        let same_block = |other: usize| {
+            let (p, q) = (&a.stmts[a.loops[id].stmt], &a.stmts[a.loops[other].stmt]);
+            p.parent == q.parent && p.part == q.part
+        };
+        let pos = found.iter().position(|c| {
+            let g = a.loops[c.first].for_loop.as_ref().expect("counted");
+            c.global == x.global
+                && c.coeff == coeff
+                && c.rest == rest
+                && same_block(c.first)
+                && same_mapping(a, g, f)
+                && bounds_text(g).is_some()
+                && bounds_text(g) == bounds_text(f)
+        });
+        let i = match pos {
+            Some(i) => i,
+            None => {
+                found.push(Candidate {
+                    global: x.global,
+                    first: id,
+                    coeff,
+                    rest,
+                    cache: RowCache {
+                        ty: a.type_name_of(load),
+                        loads: Vec::new(),
+                        fill: range.clone(),
+                    },
+                    fill: None,
+                });
+                found.len() - 1
+            }
+        };
+        let c = &mut found[i];
+        c.cache.loads.push((id, range.clone()));
+        // The fill: a load in the first loop, directly in its body, whose index needs nothing
+        // computed inside the body.
+        if id == c.first && c.fill.is_none() {
+            let direct = a.stmts[x.stmt]
+                .parent
+                .is_some_and(|b| a.stmts[b].parent == Some(a.loops[id].stmt));
+            let mut outside = true;
+            a.visit(x.pointer, &mut |e| match *e {
+                Expression::LocalVariable(v) if v != f.var && a.declared_in_loop(v, id) => {
+                    outside = false
+                }
+                Expression::CallResult(_) => outside = false,
+                _ => {}
+            });
+            let named_inside = a
+                .function
+                .named_expressions
+                .keys()
+                .any(|&h| a.expr_in_loop(h, id) && a.visit_contains(x.pointer, h));
+            if direct && outside && !named_inside {
+                c.fill = Some(range);
+            }
+        }
+    }
+    found
+        .into_iter()
+        .filter_map(|mut c| {
+            let loops: Vec<usize> = c.cache.loads.iter().map(|(l, _)| *l).collect();
+            let distinct = loops.iter().any(|&l| l != c.first);
+            c.cache.fill = c.fill?;
+            distinct.then_some(c.cache)
+        })
+        .collect()
+}
+
+/// Workgroup sizes worth trying within the adapter's limits, ascending.
+fn workgroup_sizes(target: &Target) -> Vec<u32> {
+    let max_inv = target.limit("max_compute_invocations_per_workgroup", 256);
+    let max_x = target.limit("max_compute_workgroup_size_x", 256);
+    [64u32, 128, 256, 512, 1024]
+        .into_iter()
+        .filter(|&w| u64::from(w) <= max_inv && u64::from(w) <= max_x)
+        .collect()
+}
+
+fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
+    let skip = |why: String| Err(Skip(why));
+    let module = a.module;
+    if module
+        .global_variables
+        .iter()
+        .any(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
+    {
+        return skip("the kernel already uses workgroup memory".into());
+    }
+    for name in [WG, LANE, "kf_red", "kf_sg", "kf_init_", "kf_guard"] {
+        if a.code().contains(name) {
+            return skip(format!("the kernel already uses the name `{name}`"));
+        }
+    }
+    // Builtins: only the global invocation id, as a plain parameter.
+    for b in &a.builtins {
+        if b.used() && b.builtin != BuiltIn::GlobalInvocationId {
+            return skip(format!(
+                "the kernel reads `{}`, which a workgroup per invocation would change",
+                builtin_name(b.builtin)
+            ));
+        }
+    }
+    let gid = a
+        .builtin(BuiltIn::GlobalInvocationId)
+        .ok_or_else(|| Skip("the kernel has no `global_invocation_id`".into()))?;
+    if gid.member.is_some() {
+        return skip("the invocation id is passed in a struct parameter".into());
+    }
+    // Statements no lane split can keep.
+    for s in &a.stmts {
+        let why = match s.stmt {
+            Statement::ControlBarrier(_) | Statement::MemoryBarrier(_) => "a barrier",
+            Statement::WorkGroupUniformLoad { .. } => "workgroupUniformLoad",
+            Statement::Atomic { .. } => "an atomic",
+            Statement::SubgroupBallot { .. }
+            | Statement::SubgroupCollectiveOperation { .. }
+            | Statement::SubgroupGather { .. } => "a subgroup operation",
+            _ => continue,
+        };
+        return skip(format!("the kernel uses {why}"));
+    }
+    for (h, g) in module.global_variables.iter() {
+        if g.space == naga::AddressSpace::Private && a.writes_global(h) {
+            return skip("the kernel writes a `var<private>`".into());
+        }
+    }
+
+    // Loops not nested in another loop: split, or run on every lane.
+    let mut split = Vec::new();
+    for (id, l) in a.loops.iter().enumerate() {
+        if l.depth != 0 {
+            continue;
+        }
+        match splittable(a, id) {
+            Ok(accumulators) => split.push(SplitLoop { id, accumulators }),
+            Err(why) => {
+                let fx = a.loop_effects(id);
+                if !fx.global_writes.is_empty()
+                    || !fx.effectful_calls.is_empty()
+                    || !fx.other.is_empty()
+                {
+                    return skip(format!("loop {}: {why}", loop_label(a, id)));
+                }
+            }
+        }
+    }
+    if split.is_empty() {
+        return skip("no loop whose iterations can be split across a workgroup".into());
+    }
+
+    // Global stores (and effectful calls) outside loops: lane 0 only.
+    let mut lane0 = Vec::new();
+    for (s, st) in a.stmts.iter().enumerate() {
+        if !st.loops.is_empty() {
+            continue;
+        }
+        match *st.stmt {
+            Statement::Store { pointer, .. } if a.root_global(pointer).is_some() => {
+                if st.span.is_none() {
+                    return skip("a store has no source text".into());
+                }
+                lane0.push(s);
+            }
+            Statement::Call {
+                function, result, ..
+            } => {
+                let f = &module.functions[function];
+                if a.function_is_effectful(function) {
+                    let shared = a
+                        .accesses
+                        .iter()
+                        .any(|x| a.function_writes_global(function, x.global));
+                    if shared {
+                        return skip(format!(
+                            "`{}` writes memory the kernel also accesses",
+                            f.name.clone().unwrap_or_default()
+                        ));
+                    }
+                    if result.is_some() {
+                        return skip(format!(
+                            "the result of `{}`, which writes memory, would exist on one lane only",
+                            f.name.clone().unwrap_or_default()
+                        ));
+                    }
+                    if st.span.is_none() {
+                        return skip("a call has no source text".into());
+                    }
+                    lane0.push(s);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    hazards(a, &split, &lane0)?;
+
+    // Conditions naga's uniformity analysis would call non-uniform (a local `var`, a read_write
+    // buffer) ahead of a barrier: evaluated once through `workgroupUniformLoad`.
+    let reduces = |s: usize| {
+        split
+            .iter()
+            .any(|sl| !sl.accumulators.is_empty() && a.within(a.loops[sl.id].stmt, s))
+    };
+    let mut guards = Vec::new();
+    for (s, st) in a.stmts.iter().enumerate() {
+        let Statement::If { condition, .. } = *st.stmt else {
+            continue;
+        };
+        if !st.loops.is_empty() || naga_uniform(a, condition) {
+            continue;
+        }
+        let returns = (s..a.stmts.len())
+            .take_while(|&o| a.within(o, s))
+            .any(|o| matches!(a.stmts[o].stmt, Statement::Return { .. }));
+        if returns || reduces(s) {
+            if st.span.is_none() {
+                return skip("a guard has no source text".into());
+            }
+            guards.push(s);
+        }
+    }
+
+    // One workgroup per former invocation.
+    let parent = subject.program;
+    let mut size = parent.dispatch.size.clone();
+    if parent.dispatch.mode == DispatchMode::Workgroups {
+        for (expr, &w) in size.iter_mut().zip(&parent.workgroup_size) {
+            if w != 1 {
+                let mut ops = expr.ops().to_vec();
+                ops.push(Op::Lit(u64::from(w)));
+                ops.push(Op::Mul);
+                *expr = SizeExpr::from_ops(ops);
+            }
+        }
+    }
+    Ok(Plan {
+        gid_name: gid.name.clone(),
+        split,
+        lane0,
+        guards,
+        dispatch: Dispatch {
+            mode: DispatchMode::Workgroups,
+            size,
+        },
+    })
+}
+
+fn loop_label(a: &Analysis<'_>, id: usize) -> String {
+    match a.loops[id]
+        .span
+        .as_ref()
+        .map(|r| a.source[..r.start].lines().count())
+    {
+        Some(line) => format!("at line {}", line.max(1)),
+        None => format!("#{id}"),
+    }
+}
+
+fn builtin_name(b: BuiltIn) -> String {
+    use naga::common::wgsl::TryToWgsl;
+    b.try_to_wgsl()
+        .map_or_else(|| format!("{b:?}"), str::to_owned)
+}
+
+/// Whether loop `id` can be split across lanes; its accumulators, each with whether its value on
+/// entry must be set aside (a sum that does not start at zero).
+fn splittable(a: &Analysis<'_>, id: usize) -> Result<Vec<(Accumulator, bool)>, String> {
+    let l = &a.loops[id];
+    let f = l
+        .for_loop
+        .as_ref()
+        .ok_or_else(|| l.not_counted.clone().unwrap_or_default())?;
+    if f.decreasing
+        || f.bounds
+            .iter()
+            .any(|b| !matches!(b.cmp, ir::Cmp::Lt | ir::Cmp::Le))
+    {
+        return Err("only increasing loops bounded by `<` or `<=` are split".into());
+    }
+    if f.init_value_span.is_none() || f.step_span.is_none() {
+        return Err("the loop's start or step has no source text to edit".into());
+    }
+    match &a.module.types[f.var_ty].inner {
+        TypeInner::Scalar(s)
+            if matches!(s.kind, naga::ScalarKind::Uint | naga::ScalarKind::Sint) => {}
+        _ => return Err("the loop variable is not an integer".into()),
+    }
+    if a.const_int(f.step).is_none() && a.evaluated_at(f.step).is_some_and(|s| a.in_loop(s, id)) {
+        return Err("the step is computed inside the loop".into());
+    }
+    if a.loads_of(f.var).iter().any(|&h| !a.expr_in_loop(h, id)) {
+        return Err(format!("`{}` is read after the loop", f.var_name));
+    }
+    let fx = a.loop_effects(id);
+    if let Some((_, why)) = fx.carried.first() {
+        return Err(why.clone());
+    }
+    if let Some(why) = fx.other.first() {
+        return Err(format!("the loop contains {why}"));
+    }
+    if !fx.effectful_calls.is_empty() {
+        return Err("the loop calls a function that writes memory".into());
+    }
+    for &w in &fx.global_writes {
+        let acc = &a.accesses[w];
+        if a.stmts[acc.stmt].loops != [id] {
+            return Err(format!("`{}` is written inside a nested loop", acc.name));
+        }
+        let coeff = acc
+            .form
+            .as_ref()
+            .map(|form| form.coeff(Var::Loop(f.var)))
+            .unwrap_or_default();
+        if coeff.is_zero() {
+            return Err(format!(
+                "a store to `{}` does not move with the loop variable",
+                acc.name
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    for acc in fx.accumulators {
+        if !reducible_type(a, acc.ty, acc.op) {
+            return Err(format!(
+                "`{}` has a type the reduction does not combine",
+                acc.name
+            ));
+        }
+        let fix = !acc.op.idempotent()
+            && !matches!(a.value_before(l.stmt, acc.var), Some(v) if is_identity(a, v, acc.op));
+        out.push((acc, fix));
+    }
+    Ok(out)
+}
+
+fn reducible_type(a: &Analysis<'_>, ty: Handle<naga::Type>, op: AccOp) -> bool {
+    let scalar = match &a.module.types[ty].inner {
+        TypeInner::Scalar(s) | TypeInner::Vector { scalar: s, .. } => *s,
+        _ => return false,
+    };
+    match scalar.kind {
+        naga::ScalarKind::Float => !matches!(op, AccOp::And | AccOp::Or | AccOp::Xor),
+        naga::ScalarKind::Sint | naga::ScalarKind::Uint => scalar.width == 4,
+        _ => false,
+    }
+}
+
+/// Whether `v` is the identity of `op` (0 for sums and xor, 1 for products).
+fn is_identity(a: &Analysis<'_>, v: InitialValue, op: AccOp) -> bool {
+    let want = match op {
+        AccOp::Add | AccOp::Xor | AccOp::Or => 0.0,
+        AccOp::Mul => 1.0,
+        _ => return false,
+    };
+    let h = match v {
+        InitialValue::Zero => return want == 0.0,
+        InitialValue::Expr(h) => h,
+    };
+    literal_is(a, h, want)
+}
+
+fn literal_is(a: &Analysis<'_>, h: Handle<Expression>, want: f64) -> bool {
+    match a.function.expressions[h] {
+        Expression::Literal(l) => {
+            let v = match l {
+                naga::Literal::F32(v) => f64::from(v),
+                naga::Literal::F16(v) => f64::from(f32::from(v)),
+                naga::Literal::F64(v) | naga::Literal::AbstractFloat(v) => v,
+                naga::Literal::U32(v) => f64::from(v),
+                naga::Literal::I32(v) => f64::from(v),
+                naga::Literal::AbstractInt(v) => v as f64,
+                _ => return false,
+            };
+            v == want
+        }
+        Expression::ZeroValue(_) => want == 0.0,
+        Expression::Splat { value, .. } => literal_is(a, value, want),
+        Expression::Compose { ref components, .. } => {
+            components.iter().all(|&c| literal_is(a, c, want))
+        }
+        Expression::As { expr, .. } => literal_is(a, expr, want),
+        _ => false,
+    }
+}
+
+/// Whether naga's uniformity analysis sees `h` as uniform in the rewritten kernel (where the
+/// invocation id has become `workgroup_id`): no local variables, no read_write or private memory,
+/// no call results.
+fn naga_uniform(a: &Analysis<'_>, h: Handle<Expression>) -> bool {
+    let mut ok = true;
+    a.visit(h, &mut |e| match *e {
+        Expression::LocalVariable(_)
+        | Expression::CallResult(_)
+        | Expression::AtomicResult { .. } => ok = false,
+        Expression::GlobalVariable(g) => match a.module.global_variables[g].space {
+            naga::AddressSpace::Uniform => {}
+            naga::AddressSpace::Storage { access }
+                if !access.contains(naga::StorageAccess::STORE) => {}
+            _ => ok = false,
+        },
+        Expression::FunctionArgument(i) => {
+            let arg = &a.function.arguments[i as usize];
+            if arg.binding != Some(naga::Binding::BuiltIn(BuiltIn::GlobalInvocationId)) {
+                ok = false;
+            }
+        }
+        _ => {}
+    });
+    ok
+}
+
+/// Rejects buffers that a lane could read after another lane wrote them.
+fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<(), Skip> {
+    let split_of = |stmt: usize| -> Option<&SplitLoop> {
+        let loops = &a.stmts[stmt].loops;
+        split.iter().find(|s| loops.first() == Some(&s.id))
+    };
+    let written: Vec<Handle<naga::GlobalVariable>> = {
+        let mut w: Vec<Handle<naga::GlobalVariable>> = Vec::new();
+        for x in a.accesses.iter().filter(|x| x.write) {
+            if !w.contains(&x.global) {
+                w.push(x.global);
+            }
+        }
+        w
+    };
+    for g in written {
+        let accesses: Vec<&ir::Access> = a.accesses.iter().filter(|x| x.global == g).collect();
+        let name = &accesses[0].name;
+        let in_lane0 = |x: &ir::Access| lane0.iter().any(|&s| a.within(x.stmt, s));
+        let lane0_writes = accesses.iter().any(|x| x.write && in_lane0(x));
+        let loop_writes: Vec<&&ir::Access> = accesses
+            .iter()
+            .filter(|x| x.write && split_of(x.stmt).is_some())
+            .collect();
+        if lane0_writes {
+            // Only the writing statements themselves may read it (`y[row] += s`).
+            if !loop_writes.is_empty() || accesses.iter().any(|x| !in_lane0(x)) {
+                return Err(Skip(format!(
+                    "`{name}` is written by one lane and accessed by others"
+                )));
+            }
+            continue;
+        }
+        // Written in split loops: every access must touch the element its own lane writes.
+        let reference = loop_writes[0];
+        let ref_loop = split_of(reference.stmt).expect("filtered");
+        let ref_for = a.loops[ref_loop.id]
+            .for_loop
+            .as_ref()
+            .expect("split loops are counted");
+        for x in &accesses {
+            let Some(sl) = split_of(x.stmt) else {
+                return Err(Skip(format!(
+                    "`{name}` is written in a split loop and accessed outside it"
+                )));
+            };
+            let fl = a.loops[sl.id]
+                .for_loop
+                .as_ref()
+                .expect("split loops are counted");
+            let same_lane = same_mapping(a, ref_for, fl)
+                && match (&reference.form, &x.form) {
+                    (Some(r), Some(f)) => {
+                        let r_rest = r.sub(&ir::IndexForm {
+                            terms: vec![(Var::Loop(ref_for.var), r.coeff(Var::Loop(ref_for.var)))],
+                            offset: Default::default(),
+                        });
+                        let f_rest = f.sub(&ir::IndexForm {
+                            terms: vec![(Var::Loop(fl.var), f.coeff(Var::Loop(fl.var)))],
+                            offset: Default::default(),
+                        });
+                        r.coeff(Var::Loop(ref_for.var)) == f.coeff(Var::Loop(fl.var))
+                            && r_rest == f_rest
+                    }
+                    _ => false,
+                };
+            if !same_lane {
+                return Err(Skip(format!(
+                    "`{name}` is written and read at indices another lane may own (a loop-carried dependency through memory)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether two split loops give iteration `k` to the same lane: same start and step.
+fn same_mapping(a: &Analysis<'_>, x: &ir::ForLoop, y: &ir::ForLoop) -> bool {
+    let value = |h: Option<Handle<Expression>>| match h {
+        None => Some("0".to_owned()),
+        Some(h) => match a.const_int(h) {
+            Some(k) => Some(k.to_string()),
+            None => a.expr_wgsl(h, Naming::Inline),
+        },
+    };
+    let (ix, iy) = (value(x.init), value(y.init));
+    let (sx, sy) = (value(Some(x.step)), value(Some(y.step)));
+    ix.is_some() && ix == iy && sx.is_some() && sx == sy
+}
+
+/// A WGSL identifier fragment for a type (`vec4<f32>` → `vec4f32`).
+fn type_ident(name: &str) -> String {
+    name.chars().filter(|c| c.is_ascii_alphanumeric()).collect()
+}
+
+fn combine_expr(op: AccOp, x: &str, y: &str) -> String {
+    match op {
+        AccOp::Add => format!("{x} + {y}"),
+        AccOp::Mul => format!("{x} * {y}"),
+        AccOp::Max => format!("max({x}, {y})"),
+        AccOp::Min => format!("min({x}, {y})"),
+        AccOp::And => format!("{x} & {y}"),
+        AccOp::Or => format!("{x} | {y}"),
+        AccOp::Xor => format!("{x} ^ {y}"),
+    }
+}
+
+fn op_name(op: AccOp) -> &'static str {
+    match op {
+        AccOp::Add => "add",
+        AccOp::Mul => "mul",
+        AccOp::Max => "max",
+        AccOp::Min => "min",
+        AccOp::And => "and",
+        AccOp::Or => "or",
+        AccOp::Xor => "xor",
+    }
+}
+
+fn subgroup_fn(op: AccOp) -> &'static str {
+    match op {
+        AccOp::Add => "subgroupAdd",
+        AccOp::Mul => "subgroupMul",
+        AccOp::Max => "subgroupMax",
+        AccOp::Min => "subgroupMin",
+        AccOp::And => "subgroupAnd",
+        AccOp::Or => "subgroupOr",
+        AccOp::Xor => "subgroupXor",
+    }
+}
+
+/// The identity of `op` for type `ty` (used when a sum's starting value is set aside).
+fn identity(op: AccOp, ty: &str) -> String {
+    match op {
+        AccOp::Mul => format!("{ty}(1)"),
+        _ => format!("{ty}()"),
+    }
+}
+
+fn render(
+    a: &Analysis<'_>,
+    plan: &Plan,
+    combine: Combine,
+    passes: Passes,
+    max_wg: u32,
+    target: &Target,
+) -> Result<String, Skip> {
+    let caches = match passes {
+        Passes::Registers(_) => row_caches(a, plan),
+        _ => Vec::new(),
+    };
+    let sig = a
+        .entry_signature()
+        .ok_or_else(|| Skip("the entry point's signature was not found in the text".into()))?;
+    let mut edits = Vec::new();
+    let mut new_params = format!(
+        "@builtin(workgroup_id) {}: vec3<u32>, @builtin(local_invocation_index) {LANE}: u32",
+        plan.gid_name
+    );
+    if combine == Combine::Subgroup {
+        new_params.push_str(
+            ", @builtin(subgroup_id) kf_sg: u32, @builtin(subgroup_invocation_id) kf_sg_lane: u32, @builtin(num_subgroups) kf_n_sg: u32",
+        );
+    }
+    edits.push(Edit::replace(sig.params, new_params));
+    edits.push(Edit::replace(sig.workgroup_size, WG));
+
+    // Reduction helpers needed: (op, type) → sites.
+    let mut helpers: Vec<(AccOp, String)> = Vec::new();
+    let mut types: Vec<String> = Vec::new();
+    let mut sites: Vec<usize> = Vec::new(); // per type, for the subgroup layout
+    for sl in &plan.split {
+        let f = a.loops[sl.id]
+            .for_loop
+            .as_ref()
+            .expect("split loops are counted");
+        let var_ty = a.type_name(f.var_ty);
+        let int = |text: &str| {
+            if var_ty == "u32" {
+                text.to_owned()
+            } else {
+                format!("{var_ty}({text})")
+            }
+        };
+        let step_text = match a.const_int(f.step) {
+            Some(1) => None,
+            Some(k) => Some(k.to_string()),
+            None => Some(format!(
+                "({})",
+                a.expr_range(f.step)
+                    .map(|r| a.text(&r).to_owned())
+                    .or_else(|| a.expr_wgsl(f.step, Naming::Names))
+                    .ok_or_else(|| Skip("the loop step cannot be restated".into()))?
+            )),
+        };
+        // The loop variable's start for a lane expression (`kf_lane`, `kf_lane + 3u * WG`).
+        let start_for = |lane: &str| -> String {
+            let lane = if lane == LANE {
+                int(LANE)
+            } else {
+                format!("({})", int(lane))
+            };
+            let lane_term = match &step_text {
+                None => lane,
+                Some(s) => format!("{lane} * {s}"),
+            };
+            let init_text = f.init_value_span.as_ref().map_or("", |r| a.text(r).trim());
+            if f.init.and_then(|h| a.const_int(h)) == Some(0) {
+                lane_term
+            } else if is_simple(init_text) {
+                format!("{init_text} + {lane_term}")
+            } else {
+                format!("({init_text}) + {lane_term}")
+            }
+        };
+        let stride = match &step_text {
+            None => int(WG),
+            Some(s) => format!("{} * {s}", int(WG)),
+        };
+        let init_range = f.init_value_span.clone().expect("checked in splittable");
+        let step_range = f.step_span.clone().expect("checked in splittable");
+        let v = &f.var_name;
+        let loop_span = a.loops[sl.id]
+            .span
+            .clone()
+            .ok_or_else(|| Skip("a loop has no source text".into()))?;
+        let indent = a.indent_at(loop_span.start);
+        let can_copy = unrollable(a, sl.id);
+        // The body without a `while`'s update, for copies.
+        let body_copy = |edits: &[Edit]| -> Result<String, Skip> {
+            let body = f.body_span.clone().expect("counted loops have a body");
+            let mut local: Vec<Edit> = edits
+                .iter()
+                .map(|e| Edit {
+                    range: e.range.start - body.start..e.range.end - body.start,
+                    text: e.text.clone(),
+                })
+                .collect();
+            if f.kind == ir::LoopKind::While {
+                let full = a.with_semicolon(&step_range);
+                local.push(Edit::replace(
+                    full.start - body.start..full.end - body.start,
+                    "",
+                ));
+            }
+            ir::apply_edits(a.text(&body), &local)
+                .ok_or_else(|| Skip("the loop body's edits overlap".into()))
+        };
+        let cond = f.cond_span.as_ref().map(|r| a.text(r).to_owned());
+        let mut copies = None;
+        match passes {
+            Passes::Unroll(n) if can_copy => {
+                // `n` iterations per pass, each in its own block with the loop variable shadowed
+                // by a `let`, the later ones guarded by the loop's own condition: independent
+                // loads the compiler can issue together.
+                let cond = cond.clone().expect("unrollable loops have a condition");
+                let inner = body_copy(&[])?;
+                let base = format!("kf_{v}_{}", sl.id);
+                let mut text = format!(
+                    "{{\n{indent}    // KernelFoundry: {n} iterations per pass, `{v}` shadowed in each.\n{indent}    let {base} = {v};\n"
+                );
+                for j in 0..n {
+                    let offset = match (j, &step_text) {
+                        (0, _) => String::new(),
+                        (j, None) => format!(" + {} * {}", int(&format!("{j}u")), int(WG)),
+                        (j, Some(st)) => {
+                            format!(" + {} * {} * {st}", int(&format!("{j}u")), int(WG))
+                        }
+                    };
+                    let guarded = if j == 0 {
+                        inner.clone()
+                    } else {
+                        format!("if ({cond}) {inner}")
+                    };
+                    text.push_str(&format!(
+                        "{indent}    {{ let {v} = {base}{offset}; {guarded} }}\n"
+                    ));
+                }
+                let new_step = format!("{v} += {} * {stride}", int(&format!("{n}u")));
+                if f.kind == ir::LoopKind::While {
+                    text.push_str(&format!("{indent}    {new_step};\n"));
+                } else {
+                    edits.push(Edit::replace(step_range, new_step));
+                }
+                text.push_str(&format!("{indent}}}"));
+                edits.push(Edit::replace(f.body_span.clone().expect("checked"), text));
+                edits.push(Edit::replace(init_range, start_for(LANE)));
+            }
+            Passes::Registers(k) if can_copy => {
+                // The first `k` passes written out, each a block with the loop variable shadowed
+                // and constant register indices; a loop does the passes after them.
+                let cond = cond.clone().expect("unrollable loops have a condition");
+                let mut text = format!(
+                    "// KernelFoundry: the first {k} passes written out (values read again later kept in registers), then a loop for the rest.\n"
+                );
+                for j in 0..k {
+                    let mut local = Vec::new();
+                    for (g, cache) in caches.iter().enumerate() {
+                        for (l, range) in &cache.loads {
+                            if *l == sl.id {
+                                local.push(Edit::replace(range.clone(), format!("kf_row{g}[{j}]")));
+                            }
+                        }
+                    }
+                    let mut inner = body_copy(&local)?;
+                    for (g, cache) in caches.iter().enumerate() {
+                        if cache.loads.first().map(|(l, _)| *l) == Some(sl.id) {
+                            inner.insert_str(
+                                1,
+                                &format!(" kf_row{g}[{j}] = {};", a.text(&cache.fill)),
+                            );
+                        }
+                    }
+                    text.push_str(&format!(
+                        "{indent}{{ let {v} = {}; if ({cond}) {inner} }}\n",
+                        start_for(&format!("{LANE} + {j}u * {WG}"))
+                    ));
+                }
+                text.push_str(indent);
+                copies = Some((loop_span.start, text));
+                edits.push(Edit::replace(
+                    init_range,
+                    start_for(&format!("{LANE} + {k}u * {WG}")),
+                ));
+                edits.push(Edit::replace(step_range, format!("{v} += {stride}")));
+            }
+            _ => {
+                edits.push(Edit::replace(init_range, start_for(LANE)));
+                edits.push(Edit::replace(step_range, format!("{v} += {stride}")));
+            }
+        }
+        // Accumulators: set aside non-identity starting values, combine after the loop.
+        let span = a.loops[sl.id]
+            .span
+            .clone()
+            .ok_or_else(|| Skip("a loop has no source text".into()))?;
+        let indent = a.indent_at(span.start);
+        let mut before = String::new();
+        let mut after = String::new();
+        for (acc, fix) in &sl.accumulators {
+            let ty = a.type_name(acc.ty);
+            let tid = type_ident(&ty);
+            if !helpers.iter().any(|(o, t)| *o == acc.op && *t == ty) {
+                helpers.push((acc.op, ty.clone()));
+            }
+            let type_index = match types.iter().position(|t| *t == ty) {
+                Some(i) => i,
+                None => {
+                    types.push(ty.clone());
+                    sites.push(0);
+                    types.len() - 1
+                }
+            };
+            let site = sites[type_index];
+            sites[type_index] += 1;
+            let call = match combine {
+                Combine::Tree => {
+                    format!("kf_reduce_{}_{tid}({}, {LANE})", op_name(acc.op), acc.name)
+                }
+                Combine::Subgroup => format!(
+                    "kf_reduce_{}_{tid}({}, {site}u, kf_sg, kf_sg_lane, kf_n_sg)",
+                    op_name(acc.op),
+                    acc.name
+                ),
+            };
+            let saved = format!("kf_init_{}_{}", acc.name, sl.id);
+            if *fix {
+                before.push_str(&format!(
+                    "let {saved} = {name};\n{indent}{name} = {};\n{indent}",
+                    identity(acc.op, &ty),
+                    name = acc.name
+                ));
+                after.push_str(&format!(
+                    "\n{indent}{} = {};",
+                    acc.name,
+                    combine_expr(acc.op, &saved, &call)
+                ));
+            } else {
+                after.push_str(&format!("\n{indent}{} = {call};", acc.name));
+            }
+        }
+        if let Passes::Registers(k) = passes {
+            // Register arrays are declared before the first loop that fills one.
+            for (g, c) in caches.iter().enumerate() {
+                if c.loads.first().map(|(l, _)| *l) == Some(sl.id) {
+                    before.insert_str(
+                        0,
+                        &format!("var kf_row{g}: array<{}, {k}>;\n{indent}", c.ty),
+                    );
+                }
+            }
+        }
+        if !before.is_empty() {
+            edits.push(Edit::insert(span.start, before));
+        }
+        if let Some((at, text)) = copies {
+            edits.push(Edit::insert(at, text));
+        }
+        if !after.is_empty() {
+            edits.push(Edit::insert(span.end, after));
+        }
+    }
+    for (n, &s) in plan.guards.iter().enumerate() {
+        let span = a.stmts[s].span.clone().expect("checked in plan");
+        let code = &a.code()[span.clone()];
+        let after_if = code
+            .strip_prefix("if")
+            .ok_or_else(|| Skip("a guard's text does not start with `if`".into()))?;
+        let open = code.len() - after_if.len()
+            + after_if
+                .find('{')
+                .ok_or_else(|| Skip("a guard's block was not found".into()))?;
+        let cond = span.start + 2..span.start + open;
+        let cond_text = a.text(&cond).trim();
+        let indent = a.indent_at(span.start);
+        edits.push(Edit::insert(
+            span.start,
+            format!(
+                "// The same on every lane; read through workgroup memory so that naga sees it is uniform.\n{indent}if ({LANE} == 0u) {{ kf_guard_{n} = u32({cond_text}); }}\n{indent}"
+            ),
+        ));
+        edits.push(Edit::replace(
+            cond,
+            format!(" (workgroupUniformLoad(&kf_guard_{n}) != 0u) "),
+        ));
+    }
+    for &s in &plan.lane0 {
+        let range = a.with_semicolon(&a.stmts[s].span.clone().expect("checked in plan"));
+        let text = a.text(&range).trim_end_matches(';');
+        edits.push(Edit::replace(
+            range,
+            format!("if ({LANE} == 0u) {{ {text}; }}"),
+        ));
+    }
+
+    // Module-scope declarations, appended.
+    let mut decls = String::new();
+    decls.push_str(&format!(
+        "\n// KernelFoundry: one workgroup per invocation of the original kernel; its lanes split\n// the loops and combine partial results ({}).\noverride {WG}: u32 = {}u;\n",
+        match combine {
+            Combine::Tree => "workgroup memory, tree of barriers",
+            Combine::Subgroup => "subgroup operations, then workgroup memory across subgroups",
+        },
+        default_wg(max_wg)
+    ));
+    let min_sg = target.limit("subgroup_min_size", 4).max(1);
+    let max_inv = target.limit("max_compute_invocations_per_workgroup", 256);
+    let subgroups = (u64::from(max_wg).min(max_inv) / min_sg).max(1);
+    if combine == Combine::Subgroup {
+        decls.push_str(&format!(
+            "// The most subgroups a workgroup can have on this adapter.\nconst KF_RED_SUBGROUPS: u32 = {subgroups}u;\n"
+        ));
+    }
+    for n in 0..plan.guards.len() {
+        decls.push_str(&format!("var<workgroup> kf_guard_{n}: u32;\n"));
+    }
+    for (i, ty) in types.iter().enumerate() {
+        let len = match combine {
+            Combine::Tree => u64::from(max_wg),
+            Combine::Subgroup => subgroups * sites[i] as u64,
+        };
+        decls.push_str(&format!(
+            "var<workgroup> kf_red_{}: array<{ty}, {len}>;\n",
+            type_ident(ty)
+        ));
+    }
+    for (op, ty) in &helpers {
+        let tid = type_ident(ty);
+        let mem = format!("kf_red_{tid}");
+        let name = format!("kf_reduce_{}_{tid}", op_name(*op));
+        decls.push('\n');
+        match combine {
+            Combine::Tree => decls.push_str(&format!(
+                "fn {name}(value: {ty}, lane: u32) -> {ty} {{
+    {mem}[lane] = value;
+    workgroupBarrier();
+    for (var stride = 1u << firstLeadingBit({WG} - 1u); stride > 0u; stride = stride / 2u) {{
+        if (lane < stride && lane + stride < {WG}) {{
+            {mem}[lane] = {};
+        }}
+        workgroupBarrier();
+    }}
+    let total = {mem}[0];
+    workgroupBarrier();
+    return total;
+}}
+",
+                combine_expr(
+                    *op,
+                    &format!("{mem}[lane]"),
+                    &format!("{mem}[lane + stride]")
+                )
+            )),
+            Combine::Subgroup => decls.push_str(&format!(
+                "fn {name}(value: {ty}, site: u32, sg: u32, sg_lane: u32, n_sg: u32) -> {ty} {{
+    let partial = {}(value);
+    if (sg_lane == 0u) {{
+        {mem}[site * KF_RED_SUBGROUPS + sg] = partial;
+    }}
+    workgroupBarrier();
+    var total = {mem}[site * KF_RED_SUBGROUPS];
+    for (var i = 1u; i < n_sg; i++) {{
+        total = {};
+    }}
+    return total;
+}}
+",
+                subgroup_fn(*op),
+                combine_expr(*op, "total", &format!("{mem}[site * KF_RED_SUBGROUPS + i]"))
+            )),
+        }
+    }
+    let mut text = ir::apply_edits(a.source, &edits)
+        .ok_or_else(|| Skip("the rewrite's edits overlap".into()))?;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&decls);
+    Ok(text)
+}
+
+/// Whether split loop `id` can be unrolled by copying its body: a `for` or `while` (not a
+/// `loop` with a continuing block), with no `continue` that a copy would turn into skipping the
+/// next copies.
+fn unrollable(a: &Analysis<'_>, id: usize) -> bool {
+    let Some(f) = a.loops[id].for_loop.as_ref() else {
+        return false;
+    };
+    matches!(f.kind, ir::LoopKind::For | ir::LoopKind::While)
+        && f.body_span.is_some()
+        && f.cond_span.is_some()
+        && !f.cond_negated
+        && !a.loop_stmts(id).any(|s| {
+            matches!(a.stmts[s].stmt, Statement::Continue) && a.stmts[s].loops.last() == Some(&id)
+        })
+}
+
+/// Whether `text` can be followed by `+ x` without parentheses.
+fn is_simple(text: &str) -> bool {
+    text.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+}
+
+fn default_wg(max_wg: u32) -> u32 {
+    max_wg.min(256)
+}
+
+/// Validates the rewrite and builds its program.
+fn finish(
+    subject: &Subject<'_>,
+    plan: &Plan,
+    text: &str,
+    combine: Combine,
+    passes: Passes,
+    sizes: &[u32],
+) -> Result<Rewrite, String> {
+    let entry = subject.program.entry.as_ref();
+    let reflected =
+        kf_runtime::resolve::reflect(text, Some(entry), "reduce").map_err(|e| e.to_string())?;
+    let mismatches = subject.kernel.interface.mismatches(&reflected.interface);
+    if !mismatches.is_empty() {
+        return Err(mismatches.join("; "));
+    }
+    let wg = default_wg(*sizes.last().expect("non-empty"));
+    let mut constants: Vec<(Cow<'static, str>, f64)> = subject.program.constants.to_vec();
+    constants.push((Cow::Borrowed(WG), f64::from(wg)));
+    let storage = reflected.interface.workgroup_storage_bytes.unwrap_or(0);
+    let limit = subject
+        .target
+        .limit("max_compute_workgroup_storage_size", 16384);
+    if u64::from(storage) > limit {
+        return Err(format!(
+            "{storage} bytes of workgroup memory, more than the adapter's {limit}"
+        ));
+    }
+    Ok(Rewrite {
+        program: kf_runtime::Program {
+            wgsl: Cow::Owned(text.to_owned()),
+            entry: subject.program.entry.clone(),
+            constants: Cow::Owned(constants),
+            workgroup_size: [wg, 1, 1],
+            workgroup_storage_bytes: storage,
+            dispatch: plan.dispatch.clone(),
+        },
+        step: format!(
+            "reduce({}{})",
+            match combine {
+                Combine::Tree => "workgroup",
+                Combine::Subgroup => "subgroup",
+            },
+            match passes {
+                Passes::Plain => String::new(),
+                Passes::Unroll(n) => format!(", unroll {n}"),
+                Passes::Registers(n) => format!(", {n} passes written out"),
+            }
+        ),
+        params: vec![(WG.to_owned(), sizes.iter().map(|&s| f64::from(s)).collect())],
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,254 @@
+//! Tests of the parallel reduction on the corpus and on the quickstart softmax.
+
+use super::*;
+use crate::operators::testkit::{self, apply, check_valid};
+
+const SOFTMAX: &str = include_str!("../../../../examples/quickstart/src/shaders/softmax.wgsl");
+
+fn softmax() -> kf_runtime::resolve::ResolvedKernel {
+    testkit::resolve(
+        "SOFTMAX",
+        "sizes(rows = 512, cols = 512), bind(input = input(rows * cols, range(-4.0, 4.0)), output = output(rows * cols), shape = uniform(rows, cols)), grid = (rows)",
+        SOFTMAX,
+    )
+}
+
+#[test]
+fn the_corpus_fires_and_skips_as_its_headers_say() {
+    let corpus = testkit::corpus();
+    assert!(
+        corpus
+            .iter()
+            .filter(|k| k.fires.iter().any(|f| f == "reduce"))
+            .count()
+            >= 8
+    );
+    assert!(
+        corpus
+            .iter()
+            .filter(|k| k.skips.iter().any(|f| f == "reduce"))
+            .count()
+            >= 5
+    );
+    for k in &corpus {
+        for target in [testkit::lavapipe(), testkit::h200(), testkit::plain()] {
+            let result = apply(&ParallelReduction, &k.kernel, &target);
+            if k.fires.iter().any(|f| f == "reduce") {
+                let rewrites = result.unwrap_or_else(|e| panic!("{}: skipped: {e}", k.name));
+                let steps: Vec<&str> = rewrites.iter().map(|r| r.step.as_str()).collect();
+                assert!(
+                    steps.contains(&"reduce(workgroup)"),
+                    "{}: {steps:?}",
+                    k.name
+                );
+                assert_eq!(
+                    steps.contains(&"reduce(subgroup)"),
+                    target.has_subgroups(),
+                    "{}: {steps:?}",
+                    k.name
+                );
+                for r in &rewrites {
+                    let wg = check_valid(&k.kernel, r);
+                    assert_eq!(wg, r.program.workgroup_size, "{}", k.name);
+                    assert_eq!(r.program.dispatch.mode, DispatchMode::Workgroups);
+                    assert_eq!(r.params[0].0, WG);
+                }
+            } else if k.skips.iter().any(|f| f == "reduce") {
+                assert!(
+                    result.is_err(),
+                    "{}: must skip, gave {:?}",
+                    k.name,
+                    result.map(|r| r.len())
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn softmax_becomes_a_workgroup_per_row_with_strided_loops() {
+    let kernel = softmax();
+    let rewrites = apply(&ParallelReduction, &kernel, &testkit::h200()).unwrap();
+    let steps: Vec<&str> = rewrites.iter().map(|r| r.step.as_str()).collect();
+    assert_eq!(
+        steps,
+        [
+            "reduce(subgroup, 16 passes written out)",
+            "reduce(subgroup, unroll 4)",
+            "reduce(subgroup)",
+            "reduce(workgroup, unroll 4)",
+            "reduce(workgroup)"
+        ]
+    );
+    let sub = &rewrites[2];
+    assert_eq!(sub.step, "reduce(subgroup)");
+    let text = &sub.program.wgsl;
+    for expected in [
+        "@compute @workgroup_size(KF_REDUCE_WG)",
+        "fn main(@builtin(workgroup_id) gid: vec3<u32>, @builtin(local_invocation_index) kf_lane: u32, @builtin(subgroup_id) kf_sg: u32",
+        "for (var c = kf_lane; c < shape.cols; c += KF_REDUCE_WG) {",
+        "m = kf_reduce_max_f32(m, 0u, kf_sg, kf_sg_lane, kf_n_sg);",
+        "s = kf_reduce_add_f32(s, 1u, kf_sg, kf_sg_lane, kf_n_sg);",
+        "let partial = subgroupMax(value);",
+        "const KF_RED_SUBGROUPS: u32 = 32u;",
+        "override KF_REDUCE_WG: u32 = 256u;",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
+    }
+    // The guard stays a plain `if`: `row` comes from the workgroup id, so naga sees it uniform.
+    assert!(!text.contains("kf_guard"), "{text}");
+    // The user's lines outside the edits are kept.
+    assert!(text.contains("// Row-wise softmax, one invocation per row"));
+    assert!(text.contains("output[base + c] = exp(input[base + c] - m) / s;"));
+    assert_eq!(sub.program.dispatch.to_string(), "workgroups(rows, 1, 1)");
+    assert_eq!(sub.program.workgroup_size, [256, 1, 1]);
+    assert_eq!(sub.params[0].1, vec![64.0, 128.0, 256.0, 512.0, 1024.0]);
+    let tree = &rewrites[4];
+    assert_eq!(tree.step, "reduce(workgroup)");
+    assert!(
+        tree.program
+            .wgsl
+            .contains("m = kf_reduce_max_f32(m, kf_lane);")
+    );
+    assert!(tree.program.wgsl.contains("workgroupBarrier();"));
+    check_valid(&kernel, sub);
+    check_valid(&kernel, tree);
+    // Unrolled: four shadowed copies of the body per pass, the later ones guarded.
+    let unrolled = &rewrites[1].program.wgsl;
+    for expected in [
+        "for (var c = kf_lane; c < shape.cols; c += 4u * KF_REDUCE_WG) {",
+        "let kf_c_0 = c;",
+        "{ let c = kf_c_0; {\n        m = max(m, input[base + c]);\n    } }",
+        "{ let c = kf_c_0 + 3u * KF_REDUCE_WG; if (c < shape.cols) {\n        m = max(m, input[base + c]);\n    } }",
+    ] {
+        assert!(
+            unrolled.contains(expected),
+            "missing `{expected}` in:\n{unrolled}"
+        );
+    }
+    check_valid(&kernel, &rewrites[1]);
+    let registers = &rewrites[0].program.wgsl;
+    for expected in [
+        "var kf_row0: array<f32, 16>;",
+        "{ let c = (kf_lane + 0u * KF_REDUCE_WG); if (c < shape.cols) { kf_row0[0] = input[base + c];",
+        "s += exp(kf_row0[15] - m);",
+        "output[base + c] = exp(kf_row0[15] - m) / s;",
+        "for (var c = (kf_lane + 16u * KF_REDUCE_WG); c < shape.cols; c += KF_REDUCE_WG) {\n        output[base + c] = exp(input[base + c] - m) / s;",
+    ] {
+        assert!(
+            registers.contains(expected),
+            "missing `{expected}` in:\n{registers}"
+        );
+    }
+    check_valid(&kernel, &rewrites[0]);
+}
+
+#[test]
+fn a_sum_that_starts_from_a_value_sets_it_aside() {
+    let k = testkit::corpus()
+        .into_iter()
+        .find(|k| k.name == "gemv_struct.wgsl")
+        .unwrap();
+    let rewrites = apply(&ParallelReduction, &k.kernel, &testkit::plain()).unwrap();
+    let r = rewrites
+        .iter()
+        .find(|r| r.step == "reduce(workgroup)")
+        .unwrap();
+    let text = &r.program.wgsl;
+    assert!(
+        text.contains("let kf_init_acc_0 = acc;\n    acc = f32();\n    for (var c = kf_lane;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("acc = kf_init_acc_0 + kf_reduce_add_f32(acc, kf_lane);"),
+        "{text}"
+    );
+    assert!(
+        text.contains("if (kf_lane == 0u) { y[row] = acc; }"),
+        "{text}"
+    );
+    // Limits of a plain adapter: at most 256 invocations.
+    assert_eq!(r.params[0].1, vec![64.0, 128.0, 256.0]);
+}
+
+#[test]
+fn a_guard_on_a_local_variable_is_made_uniform() {
+    let k = testkit::corpus()
+        .into_iter()
+        .find(|k| k.name == "rmsnorm_while_gid_y.wgsl")
+        .unwrap();
+    let rewrites = apply(&ParallelReduction, &k.kernel, &testkit::lavapipe()).unwrap();
+    let r = rewrites
+        .iter()
+        .find(|r| r.step == "reduce(workgroup)")
+        .unwrap();
+    let text = &r.program.wgsl;
+    assert!(
+        text.contains("if (kf_lane == 0u) { kf_guard_0 = u32(row >= shape.rows); }"),
+        "{text}"
+    );
+    assert!(
+        text.contains("if (workgroupUniformLoad(&kf_guard_0) != 0u) {"),
+        "{text}"
+    );
+    assert!(text.contains("var k = kf_lane;"), "{text}");
+    assert!(text.contains("k += KF_REDUCE_WG;"), "{text}");
+    assert_eq!(r.program.dispatch.to_string(), "workgroups(1, rows, 1)");
+    // Unrolled `while`: the update is taken out of the copies and done once per pass.
+    let unrolled = &rewrites[1];
+    assert_eq!(unrolled.step, "reduce(subgroup, unroll 4)");
+    assert!(
+        unrolled
+            .program
+            .wgsl
+            .contains("        k += 4u * KF_REDUCE_WG;\n    }")
+    );
+    assert_eq!(unrolled.program.wgsl.matches("ss += v * v;").count(), 4);
+}
+
+#[test]
+fn skips_say_why() {
+    let why = |name: &str| {
+        let k = testkit::corpus()
+            .into_iter()
+            .find(|k| k.name == name)
+            .unwrap();
+        apply(&ParallelReduction, &k.kernel, &testkit::lavapipe())
+            .unwrap_err()
+            .0
+    };
+    assert!(
+        why("prefix_sum.wgsl").contains("read in the loop"),
+        "{}",
+        why("prefix_sum.wgsl")
+    );
+    assert!(
+        why("ema_not_associative.wgsl").contains("no loop"),
+        "{}",
+        why("ema_not_associative.wgsl")
+    );
+    assert!(
+        why("shift_in_place.wgsl").contains("another lane"),
+        "{}",
+        why("shift_in_place.wgsl")
+    );
+    assert!(
+        why("local_id_tiles.wgsl").contains("local_invocation_id"),
+        "{}",
+        why("local_id_tiles.wgsl")
+    );
+    assert!(
+        why("saxpy.wgsl").contains("no loop"),
+        "{}",
+        why("saxpy.wgsl")
+    );
+    // Its own output has workgroup memory: applying it twice skips.
+    let kernel = softmax();
+    let once = apply(&ParallelReduction, &kernel, &testkit::lavapipe()).unwrap();
+    let twice = ParallelReduction.apply(&Subject {
+        kernel: &kernel,
+        program: &once[0].program,
+        target: &testkit::lavapipe(),
+    });
+    assert!(twice.unwrap_err().0.contains("workgroup memory"));
+}

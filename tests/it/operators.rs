@@ -1,0 +1,180 @@
+//! The rewrite operators on the real adapter: every rewrite of every kernel in
+//! `tests/data/kernels/` (and of the quickstart softmax) is evaluated through the worker process
+//! with the final verification plan and must be correct (level 5); the kernels an operator must
+//! not touch must make it skip. Speed is never asserted.
+
+use kf_build::harness::worker::WorkerProcess;
+use kf_build::harness::{Candidate, EvalRequest, Evaluator};
+use kf_build::operators::coarsen::Coarsen;
+use kf_build::operators::reduce::ParallelReduction;
+use kf_build::operators::vectorize::VectorizedAccess;
+use kf_build::operators::{Operator, Subject, Target};
+use kf_runtime::resolve::ResolvedKernel;
+use kf_tests::*;
+use std::time::Duration;
+
+struct CorpusKernel {
+    name: String,
+    kernel: ResolvedKernel,
+    fires: Vec<String>,
+    skips: Vec<String>,
+}
+
+fn header(text: &str, key: &str) -> Option<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("// "))
+        .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_owned()))
+}
+
+fn resolve(name: &str, attr: &str, wgsl: &str) -> ResolvedKernel {
+    let tokens: proc_macro2::TokenStream = attr.parse().expect("attribute tokens");
+    let (spec, _) =
+        kf_runtime::syntax::parse_spec(tokens).unwrap_or_else(|e| panic!("{name}: spec: {e}"));
+    kf_runtime::resolve::resolve(name, &spec, wgsl, name)
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+}
+
+fn corpus() -> Vec<CorpusKernel> {
+    let dir = root().join("tests/data/kernels");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
+        .collect();
+    files.sort();
+    let mut out: Vec<CorpusKernel> = files
+        .into_iter()
+        .map(|file| {
+            let name = file.file_name().unwrap().to_string_lossy().to_string();
+            let text = std::fs::read_to_string(&file).unwrap();
+            let spec = header(&text, "spec:").unwrap_or_else(|| panic!("{name}: no spec"));
+            let list = |key| {
+                header(&text, key)
+                    .map(|v| v.split_whitespace().map(str::to_owned).collect())
+                    .unwrap_or_default()
+            };
+            CorpusKernel {
+                kernel: resolve(&name, &format!("path = \"{name}\", {spec}"), &text),
+                fires: list("fires:"),
+                skips: list("skips:"),
+                name,
+            }
+        })
+        .collect();
+    // The quickstart softmax, with the spec the quickstart gives it.
+    let softmax =
+        std::fs::read_to_string(root().join("examples/quickstart/src/shaders/softmax.wgsl"))
+            .unwrap();
+    out.push(CorpusKernel {
+        kernel: resolve(
+            "SOFTMAX",
+            "path = \"softmax.wgsl\", sizes(rows = 512, cols = 512), bind(input = input(rows * cols, range(-4.0, 4.0)), output = output(rows * cols), shape = uniform(rows, cols)), grid = (rows)",
+            &softmax,
+        ),
+        name: "quickstart softmax".into(),
+        fires: vec!["reduce".into()],
+        skips: Vec::new(),
+    });
+    out
+}
+
+/// The final plan's verification (tune shapes with three seeds, unseen verification shapes, the
+/// rerun on reused buffers, the re-verification with new inputs) without its timing: these tests
+/// never assert speed.
+fn verify_plan(kernel: &ResolvedKernel) -> kf_build::harness::EvalPlan {
+    let mut plan = kf_build::search::final_plan(kernel, 1, 7);
+    plan.time_shapes.clear();
+    plan
+}
+
+fn operators() -> Vec<Box<dyn Operator>> {
+    vec![
+        Box::new(ParallelReduction),
+        Box::new(Coarsen),
+        Box::new(VectorizedAccess),
+    ]
+}
+
+#[test]
+fn every_rewrite_of_the_corpus_is_correct_on_the_adapter() {
+    let mut worker = WorkerProcess::start_with(
+        bin(),
+        kf_build::gpu::AdapterSelector::default(),
+        Duration::from_secs(120),
+    )
+    .expect("a worker on the default adapter (install mesa-vulkan-drivers for lavapipe)");
+    let adapter = worker.adapter().clone();
+    let target = Target {
+        limits: adapter.limits.clone(),
+        features: adapter.features.clone(),
+    };
+    let corpus = corpus();
+    let mut failures = Vec::new();
+    let mut evaluated = 0;
+    for op in operators() {
+        let name = op.name();
+        let mut fired = 0;
+        for k in &corpus {
+            let result = op.apply(&Subject {
+                kernel: &k.kernel,
+                program: &k.kernel.baseline,
+                target: &target,
+            });
+            let must_fire = k.fires.iter().any(|f| f == name);
+            let must_skip = k.skips.iter().any(|f| f == name);
+            let rewrites = match result {
+                Err(skip) => {
+                    if must_fire {
+                        failures.push(format!("{name} skipped {}: {skip}", k.name));
+                    }
+                    continue;
+                }
+                Ok(r) if must_skip => {
+                    failures.push(format!(
+                        "{name} must skip {} but gave {} rewrites",
+                        k.name,
+                        r.len()
+                    ));
+                    continue;
+                }
+                Ok(r) => r,
+            };
+            if must_fire {
+                fired += 1;
+            }
+            for (i, r) in rewrites.iter().enumerate() {
+                let request = EvalRequest {
+                    kernel: k.kernel.clone(),
+                    candidate: Candidate {
+                        id: format!("{name}-{i}"),
+                        origin: r.step.clone(),
+                        program: r.program.clone(),
+                    },
+                    plan: verify_plan(&k.kernel),
+                    ceilings: None,
+                    deadline_s: None,
+                };
+                let report = worker.evaluate(&request);
+                evaluated += 1;
+                if report.fitness.level != 5 {
+                    failures.push(format!(
+                        "{} {} ({}): level {} {:?}\n{}",
+                        k.name,
+                        r.step,
+                        r.program.dispatch,
+                        report.fitness.level,
+                        report.failure.map(|f| f.log),
+                        r.program.wgsl
+                    ));
+                }
+            }
+        }
+        assert!(fired > 0, "{name} fired on no kernel");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {evaluated} evaluations or expectations failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
