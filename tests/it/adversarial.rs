@@ -231,10 +231,13 @@ fn a_degenerate_baseline_is_refused_with_a_hint() {
 }
 
 #[test]
-fn a_speed_above_the_measured_ceiling_is_rejected() {
+fn a_speed_above_the_ceiling_measured_again_is_rejected() {
     let fixture = copy_crate("tests/fixtures/adversarial");
     let manifest = fixture.path().join("Cargo.toml");
-    // Measure the real ceilings, then pretend the adapter can copy only 1 kB/s.
+    // The test hook clamps every copy bandwidth the worker measures to 1 kB/s: the stored ceiling
+    // is that low, and measuring it again (what the evaluator does before any verdict) confirms
+    // it, so the candidate's speed is impossible and must be rejected at level 2.
+    let hook = (kf_build::harness::worker::FAULT_ENV, "ceiling:1e-6");
     let probe = run_ok(
         kf(&[
             "adapters",
@@ -244,14 +247,16 @@ fn a_speed_above_the_measured_ceiling_is_rejected() {
             "0",
             "--manifest-path",
         ])
-        .arg(&manifest),
+        .arg(&manifest)
+        .env(hook.0, hook.1),
     );
     let json = probe.json();
-    let file = std::path::PathBuf::from(json["adapters"][0]["ceilings_file"].as_str().unwrap());
-    let mut ceilings: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    ceilings["copy_gbps"] = serde_json::json!(1e-6);
-    std::fs::write(&file, ceilings.to_string()).unwrap();
+    assert_eq!(
+        json["adapters"][0]["ceilings"]["copy_gbps"].as_f64(),
+        Some(1e-6),
+        "{}",
+        probe.dump()
+    );
     let candidate = root().join("tests/data/adversarial/honest_wider_workgroup.wgsl");
     let r = run(kf(&[
         "eval",
@@ -266,7 +271,8 @@ fn a_speed_above_the_measured_ceiling_is_rejected() {
     ])
     .arg(&manifest)
     .arg("--candidate")
-    .arg(&candidate));
+    .arg(&candidate)
+    .env(hook.0, hook.1));
     let json = r.json();
     assert_eq!(
         (json["level"].as_u64(), json["reason"].as_str()),
@@ -274,8 +280,9 @@ fn a_speed_above_the_measured_ceiling_is_rejected() {
         "{}",
         r.dump()
     );
+    let log = json["log"].as_str().unwrap();
     assert!(
-        json["log"].as_str().unwrap().contains("copy ceiling"),
+        log.contains("copy ceiling, measured again") && log.contains("timed again"),
         "{}",
         r.dump()
     );

@@ -7,6 +7,7 @@ mod e2e;
 mod evolve;
 mod examples;
 mod rewrites;
+mod roofline;
 mod tidy;
 mod tiling;
 

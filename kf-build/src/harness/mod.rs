@@ -15,6 +15,7 @@ pub mod compare;
 pub mod inputs;
 pub mod probe;
 pub mod runner;
+pub mod traffic;
 pub mod wire;
 pub mod worker;
 
