@@ -348,6 +348,9 @@ fn expr_tokens(e: &SizeExpr) -> TokenStream {
         Op::Mul => quote!(::kf_runtime::__private::Op::Mul),
         Op::Div => quote!(::kf_runtime::__private::Op::Div),
         Op::Rem => quote!(::kf_runtime::__private::Op::Rem),
+        Op::Min => quote!(::kf_runtime::__private::Op::Min),
+        Op::Max => quote!(::kf_runtime::__private::Op::Max),
+        Op::CeilDiv => quote!(::kf_runtime::__private::Op::CeilDiv),
     });
     quote!(::kf_runtime::__private::SizeExpr::from_static(&[#(#ops),*]))
 }

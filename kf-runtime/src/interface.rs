@@ -156,6 +156,10 @@ pub struct OverrideInterface {
     pub ty: String,
     /// The default value, if it is a literal or constant expression.
     pub default: Option<f64>,
+    /// Whether the declaration has no initializer at all, so a pipeline needs a value for it
+    /// (the spec gives candidates with `params(..)`).
+    #[serde(default)]
+    pub required: bool,
 }
 
 /// What a kernel looks like from the outside.
@@ -163,7 +167,8 @@ pub struct OverrideInterface {
 pub struct Interface {
     /// The compute entry point.
     pub entry: String,
-    /// The workgroup size with every override at its default.
+    /// The workgroup size with every override at its default; 0 in a dimension set by an
+    /// override without a literal default (resolution fills in the baseline's value).
     pub workgroup_size: [u32; 3],
     /// For each dimension, the override that sets it, if one does.
     pub workgroup_size_overrides: [Option<String>; 3],

@@ -67,6 +67,7 @@ pub mod interface;
 mod kernel;
 #[cfg(feature = "wgpu")]
 mod load;
+pub mod params;
 pub mod program;
 #[cfg(feature = "spec")]
 pub mod resolve;

@@ -148,6 +148,7 @@ fn interface_of(
             id: o.id,
             ty: module.to_ctx().type_to_string(o.ty),
             default: o.init.and_then(|e| literal_value(module, e)),
+            required: o.init.is_none(),
         })
         .collect();
 
@@ -161,13 +162,11 @@ fn interface_of(
                     let o = &module.overrides[*h];
                     let name = o.name.clone().unwrap_or_default();
                     let default = o.init.and_then(|e| literal_value(module, e));
+                    // Without a literal default the size is unknown until the spec's candidates
+                    // give the override a value (0 here; `resolve` fills it in).
                     workgroup_size[dim] = match default {
                         Some(v) if v >= 1.0 => v as u32,
-                        _ => {
-                            return Err(ReflectError::Unsupported(format!(
-                                "the workgroup size uses override `{name}`, which needs a literal default (e.g. `override {name}: u32 = 64;`)"
-                            )));
-                        }
+                        _ => 0,
                     };
                     workgroup_size_overrides[dim] = Some(name);
                 }
@@ -492,6 +491,12 @@ pub struct ResolvedKernel {
     pub verify_shapes: Vec<Shape>,
     /// Candidate values for overrides given in the spec.
     pub params: Vec<(String, Vec<f64>)>,
+    /// Overrides whose value follows from others, in order.
+    #[serde(default)]
+    pub derived: Vec<(String, crate::params::ParamExpr)>,
+    /// Conditions every searched point must meet on every tune and verify shape.
+    #[serde(default)]
+    pub constraints: Vec<crate::params::ParamExpr>,
     /// Relative tolerance for float outputs.
     pub tolerance: f64,
     /// Floating-point operations per launch, if the spec gives them.
@@ -561,7 +566,7 @@ pub fn resolve(
         ReflectError::Entry(m) => ResolveError::Spec(vec![SpecError::new(Loc::Source, m)]),
         other => ResolveError::Wgsl(other),
     })?;
-    let interface = reflected.interface;
+    let mut interface = reflected.interface;
     let mut errors = Vec::new();
 
     // Sizes and shapes.
@@ -722,7 +727,33 @@ pub fn resolve(
             let values: Vec<&Value> = match init {
                 Init::Range(lo, hi) => vec![lo, hi],
                 Init::Constant(v) => vec![v],
+                Init::Values(values) => values.iter().collect(),
             };
+            if let Init::Values(values) = init {
+                let scalars = r.layout.scalars(0).count();
+                if r.layout.is_runtime_sized() || scalars != values.len() {
+                    errors.push(
+                        SpecError::new(
+                            Loc::BindingRole(i),
+                            if r.layout.is_runtime_sized() {
+                                format!(
+                                    "binding `{}` is a runtime-sized `{}`; `values(..)` gives the scalars of a fixed-size buffer",
+                                    r.name, r.ty
+                                )
+                            } else {
+                                format!(
+                                    "binding `{}` (`{}`) holds {scalars} scalar(s); {} value(s) given",
+                                    r.name,
+                                    r.ty,
+                                    values.len()
+                                )
+                            },
+                        )
+                        .hint("give one value per scalar, in address order, e.g. `dims = input(values(rows, cols))`; for a runtime-sized array use `range(lo, hi)` or `constant(v)`"),
+                    );
+                    continue;
+                }
+            }
             for v in values {
                 if let Value::Size(e) = v {
                     check_names(e.names().collect(), Loc::BindingRole(i), &mut errors);
@@ -846,40 +877,10 @@ pub fn resolve(
         }
     };
 
-    // Parameters.
-    for (i, (p, values)) in spec.params.iter().enumerate() {
-        match interface.overrides.iter().find(|o| o.name == *p) {
-            None => errors.push(
-                SpecError::new(Loc::Param(i), format!("the WGSL has no `override {p}`")).hint(
-                    if interface.overrides.is_empty() {
-                        "declare it in the WGSL, e.g. `override TILE: u32 = 16;`".to_string()
-                    } else {
-                        format!(
-                            "its overrides are {}",
-                            interface
-                                .overrides
-                                .iter()
-                                .map(|o| format!("`{}`", o.name))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    },
-                ),
-            ),
-            Some(o)
-                if o.ty != "f32" && o.ty != "f16" && values.iter().any(|v| v.fract() != 0.0) =>
-            {
-                errors.push(SpecError::new(
-                    Loc::Param(i),
-                    format!(
-                        "`override {p}` is `{}`; its candidates must be integers",
-                        o.ty
-                    ),
-                ))
-            }
-            Some(_) => {}
-        }
-    }
+    // Parameters: candidates, derived values, constraints, the baseline's configuration.
+    let shapes: Vec<&Shape> = tune_shapes.iter().chain(&verify_shapes).collect();
+    let params = params::resolve_params(spec, &interface, &shapes, &mut errors);
+    interface.workgroup_size = params.workgroup_size;
 
     if let Some(f) = &spec.flops {
         check_names(f.names().collect(), Loc::Flops, &mut errors);
@@ -932,7 +933,13 @@ pub fn resolve(
         baseline: Program {
             wgsl: Cow::Owned(wgsl.to_owned()),
             entry: Cow::Owned(interface.entry.clone()),
-            constants: Cow::Owned(Vec::new()),
+            constants: Cow::Owned(
+                params
+                    .constants
+                    .into_iter()
+                    .map(|(k, v)| (Cow::Owned(k), v))
+                    .collect(),
+            ),
             workgroup_size: interface.workgroup_size,
             workgroup_storage_bytes: interface.workgroup_storage_bytes.unwrap_or(0),
             dispatch,
@@ -943,6 +950,8 @@ pub fn resolve(
         tune_shapes,
         verify_shapes,
         params: spec.params.clone(),
+        derived: spec.derived.clone(),
+        constraints: spec.constraints.clone(),
         tolerance: spec.tolerance.unwrap_or(DEFAULT_TOLERANCE),
         flops: spec.flops.clone(),
         reference: None,
@@ -1067,5 +1076,6 @@ pub fn derive_verify_shape(shape: &Shape) -> Shape {
         .collect()
 }
 
+mod params;
 #[cfg(test)]
 mod tests;

@@ -115,6 +115,9 @@ pub enum Init {
     Range(Value, Value),
     /// Every scalar set to one value.
     Constant(Value),
+    /// One value per scalar, in address order, for a fixed-size buffer (e.g. a `vec2<u32>`
+    /// holding two different sizes): `input(values(rows, cols))`.
+    Values(Vec<Value>),
 }
 
 /// One `bind(..)` entry.
@@ -173,6 +176,13 @@ pub struct Spec {
     pub dispatch: Option<DispatchSpec>,
     /// Candidate values for `override` constants.
     pub params: Vec<(String, Vec<f64>)>,
+    /// `override`s whose value follows from others (`params(THREADS = X * Y)`), in order.
+    #[serde(default)]
+    pub derived: Vec<(String, crate::params::ParamExpr)>,
+    /// Conditions every searched point must meet, over overrides and sizes
+    /// (`constraints(pow2(TILE), n % TILE == 0)`).
+    #[serde(default)]
+    pub constraints: Vec<crate::params::ParamExpr>,
     /// Relative tolerance for float outputs (default 1e-4, scaled to the output's magnitude).
     pub tolerance: Option<f64>,
     /// Floating-point operations one launch performs, for GFLOP/s reports (e.g. `2 * m * n * k`).
@@ -205,8 +215,12 @@ pub enum Loc {
     BindingRole(usize),
     /// `grid = ..` / `workgroups = ..`.
     Dispatch,
-    /// The `i`-th `params(..)` entry.
+    /// The `i`-th `params(..)` entry with candidate values.
     Param(usize),
+    /// The `i`-th derived `params(..)` entry (`NAME = expression`).
+    Derived(usize),
+    /// The `i`-th `constraints(..)` entry.
+    Constraint(usize),
     /// `flops = ..`.
     Flops,
     /// The WGSL of `reference(..)`.

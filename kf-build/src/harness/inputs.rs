@@ -38,6 +38,17 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
             }
             Ok(bytes)
         }
+        Role::Input | Role::Inout if matches!(plan.init, Some(Init::Values(_))) => {
+            let Some(Init::Values(values)) = &plan.init else {
+                unreachable!("matched above")
+            };
+            let mut bytes = vec![0u8; size];
+            for ((offset, scalar), value) in plan.binding.layout.scalars(len).zip(values) {
+                let v = value.eval(shape).map_err(|e| e.to_string())?;
+                write_scalar(&mut bytes, offset as usize, scalar, v);
+            }
+            Ok(bytes)
+        }
         Role::Input | Role::Inout => {
             let mut bytes = vec![0u8; size];
             let mut rng = StdRng::seed_from_u64(stream_seed(seed, &plan.binding.name));
@@ -50,7 +61,7 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
                 Some(Init::Constant(v)) => {
                     (0.0, 0.0, Some(v.eval(shape).map_err(|e| e.to_string())?))
                 }
-                None => (f64::NAN, f64::NAN, None),
+                Some(Init::Values(_)) | None => (f64::NAN, f64::NAN, None),
             };
             for (offset, scalar) in plan.binding.layout.scalars(len) {
                 let v = match constant {
@@ -233,6 +244,42 @@ mod tests {
                 .iter()
                 .all(|x| *x == 0.5)
         );
+    }
+
+    #[test]
+    fn fixed_size_values_fill_each_scalar_in_order() {
+        let mut p = plan(
+            Role::Input,
+            Some(Init::Values(vec![
+                Value::Size(SizeExpr::size("rows")),
+                Value::Size(SizeExpr::parse("cols * 2").unwrap()),
+            ])),
+        );
+        p.len = None;
+        p.binding.ty = "vec2<u32>".into();
+        p.binding.layout = BufferLayout {
+            header: vec![
+                Field {
+                    offset: 0,
+                    scalar: Scalar::U32,
+                },
+                Field {
+                    offset: 4,
+                    scalar: Scalar::U32,
+                },
+            ],
+            header_size: 8,
+            array: None,
+        };
+        let shape: Shape = [("rows".to_string(), 3), ("cols".to_string(), 5)]
+            .into_iter()
+            .collect();
+        let bytes = contents(&p, &shape, 1).unwrap();
+        let words: Vec<u32> = bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(words, vec![3, 10]);
     }
 
     #[test]

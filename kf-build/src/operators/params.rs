@@ -7,6 +7,9 @@
 //! otherwise from powers of two around the current value. So a rewrite that introduces
 //! `override WG: u32 = 256` is followed by this operator trying 64, 128, 512, … for it.
 //!
+//! Derived parameters follow each move, and a move that breaks a constraint of the spec is not
+//! proposed (see `search::constraints`).
+//!
 //! It moves no behaviour dimension: parameters tune a structure, they do not change it.
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
@@ -69,6 +72,8 @@ impl Operator for Params {
                 ax.lifted = false;
             }
         }
+        crate::search::constraints::drop_derived_axes(subject.kernel, &mut ax.axes);
+        let base = crate::search::constraints::baseline_values(subject.kernel);
         if ax.axes.is_empty() {
             return Err(Skip("no override or workgroup size to tune".into()));
         }
@@ -100,6 +105,10 @@ impl Operator for Params {
                         Some(c) => c.1 = *v,
                         None => constants.push((k.clone(), *v)),
                     }
+                }
+                // Derived values follow the move; a move that breaks a constraint is no candidate.
+                if !crate::search::constraints::complete(subject.kernel, &base, &mut constants) {
+                    continue;
                 }
                 let wg = ax.workgroup(&constants);
                 if wg.iter().map(|&d| u64::from(d)).product::<u64>() > max_inv {

@@ -287,3 +287,96 @@ fn a_reference_must_fit_the_kernels_bindings() {
         "on shape",
     );
 }
+
+const TEMPLATE: &str = r#"
+override X: u32;
+override Y: u32;
+override THREADS: u32;
+override ITEMS: u32 = 2u;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(X, Y)
+fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<u32>) {
+    let base = w.x * THREADS * ITEMS;
+    for (var k = 0u; k < ITEMS; k++) {
+        let i = base + k * THREADS + l;
+        if (i < arrayLength(&y)) { y[i] = 2.0 * x[i]; }
+    }
+}
+"#;
+
+#[test]
+fn overrides_without_defaults_take_their_first_candidate_and_derived_values() {
+    let k = resolve_attr(
+        r#"source = "", sizes(n = 4096), bind(x = input(n), y = output(n)),
+           workgroups = (cdiv(n, 256)),
+           params(X = [16, 8, 32], Y = [4, 8], THREADS = X * Y, ITEMS = [1, 2, 4]),
+           constraints(THREADS * ITEMS <= 256, pow2(ITEMS))"#,
+        TEMPLATE,
+    )
+    .unwrap();
+    let constants: Vec<(&str, f64)> = k.baseline.constants_pairs();
+    assert_eq!(
+        constants,
+        vec![("X", 16.0), ("Y", 4.0), ("THREADS", 64.0)],
+        "first candidates, then derived; ITEMS keeps its WGSL default"
+    );
+    assert_eq!(k.baseline.workgroup_size, [16, 4, 1]);
+    assert_eq!(k.interface.workgroup_size, [16, 4, 1]);
+    assert!(k.interface.overrides[0].required);
+    assert_eq!(k.derived.len(), 1);
+    assert_eq!(k.constraints[0].to_string(), "THREADS * ITEMS <= 256");
+    assert_eq!(
+        k.baseline.dispatch.to_string(),
+        "workgroups(cdiv(n, 256), 1, 1)"
+    );
+}
+
+#[test]
+fn parameter_mistakes_are_located() {
+    let base =
+        r#"source = "", sizes(n = 4096), bind(x = input(n), y = output(n)), workgroups = (n), "#;
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8])"),
+        TEMPLATE,
+        Loc::Attr,
+        "`override THREADS` has no default value",
+    );
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8], THREADS = X * n)"),
+        TEMPLATE,
+        Loc::Derived(0),
+        "cannot use sizes",
+    );
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8], THREADS = X * Y, Z = X)"),
+        TEMPLATE,
+        Loc::Derived(1),
+        "no `override Z`",
+    );
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8], THREADS = [1], THREADS = X * Y)"),
+        TEMPLATE,
+        Loc::Derived(0),
+        "candidates and a derived value",
+    );
+    // The baseline (first candidates) must meet every constraint on every shape.
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8], THREADS = X * Y), constraints(THREADS <= 32)"),
+        TEMPLATE,
+        Loc::Constraint(0),
+        "the baseline (THREADS = 64) breaks `THREADS <= 32`",
+    );
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8], THREADS = X * Y), constraints(n % THREADS == 0)"),
+        TEMPLATE,
+        Loc::Constraint(0),
+        "on shape (n = 3583)",
+    );
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8], THREADS = X * Y), constraints(m > 1)"),
+        TEMPLATE,
+        Loc::Constraint(0),
+        "`m` is neither an `override` of the WGSL nor a size",
+    );
+}
