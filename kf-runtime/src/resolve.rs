@@ -15,7 +15,7 @@ use crate::expr::SizeExpr;
 use crate::hash::content_hash;
 use crate::interface::{
     ArrayLayout, BindingInterface, BindingKind, BufferLayout, Field, Interface, OverrideInterface,
-    Scalar,
+    Scalar, TexelFormat,
 };
 use crate::program::{Dispatch, DispatchMode, Program};
 use crate::spec::{BindingRef, Init, Loc, ReferenceSpec, Role, Shape, Spec, Value};
@@ -221,11 +221,25 @@ fn interface_of(
                     layout,
                 });
             }
-            naga::AddressSpace::Handle if var.binding.is_some() => {
-                return Err(ReflectError::Unsupported(format!(
-                    "binding `{}` is a texture or sampler; KernelFoundry tunes kernels over buffers only",
-                    var.name.clone().unwrap_or_default()
-                )));
+            naga::AddressSpace::Handle => {
+                let Some(binding) = &var.binding else {
+                    continue;
+                };
+                let name = var.name.clone().unwrap_or_default();
+                let kind = textures::handle_kind(&module.types[var.ty].inner)
+                    .map_err(|why| ReflectError::Unsupported(format!("binding `{name}`: {why}")))?;
+                bindings.push(BindingInterface {
+                    group: binding.group,
+                    binding: binding.binding,
+                    name,
+                    kind,
+                    ty: module.to_ctx().type_to_string(var.ty),
+                    layout: BufferLayout {
+                        header: Vec::new(),
+                        header_size: 0,
+                        array: None,
+                    },
+                });
             }
             _ => {}
         }
@@ -445,20 +459,55 @@ pub struct BufferPlan {
     pub init: Option<Init>,
     /// Uniform values, one per scalar of the layout.
     pub values: Vec<Value>,
+    /// A texture's extents: width, then height, then depth or layers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extent: Vec<SizeExpr>,
+    /// A texture's texel format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<TexelFormat>,
 }
 
 impl BufferPlan {
-    /// Element count on `shape` (0 for fixed-size layouts).
+    /// Element count on `shape`: texels of a texture, array elements of a runtime-sized buffer,
+    /// 0 for fixed-size layouts and samplers.
     pub fn len_on(&self, shape: &Shape) -> Result<u64, crate::expr::ExprError> {
+        if self.is_texture() {
+            return self.extent_on(shape).map(|e| e.iter().product());
+        }
         match &self.len {
             Some(e) => e.eval(|n| shape.get(n).copied()),
             None => Ok(0),
         }
     }
 
-    /// Byte size on `shape`, rounded up to 4 and at least 4 (wgpu rejects empty bindings).
+    /// A texture's width, height and depth or layers on `shape` (1 where the texture has fewer
+    /// dimensions).
+    pub fn extent_on(&self, shape: &Shape) -> Result<[u64; 3], crate::expr::ExprError> {
+        let mut out = [1u64; 3];
+        for (o, e) in out.iter_mut().zip(&self.extent) {
+            *o = e.eval(|n| shape.get(n).copied())?;
+        }
+        Ok(out)
+    }
+
+    /// Whether this binding is a texture.
+    pub fn is_texture(&self) -> bool {
+        self.binding.kind.is_texture()
+    }
+
+    /// The layout the harness fills and compares: the buffer's own, or for a texture its texels
+    /// tightly packed (see [`TexelFormat::texel_layout`]); empty for a sampler.
+    pub fn layout(&self) -> Cow<'_, BufferLayout> {
+        match (self.is_texture(), self.format) {
+            (true, Some(f)) => Cow::Owned(f.texel_layout()),
+            _ => Cow::Borrowed(&self.binding.layout),
+        }
+    }
+
+    /// Byte size on `shape`, rounded up to 4 and at least 4 (wgpu rejects empty bindings); for a
+    /// texture, its tightly packed texels.
     pub fn byte_size(&self, shape: &Shape) -> Result<u64, crate::expr::ExprError> {
-        let bytes = self.binding.layout.byte_size(self.len_on(shape)?);
+        let bytes = self.layout().byte_size(self.len_on(shape)?);
         Ok(bytes.div_ceil(4).max(1) * 4)
     }
 
@@ -666,6 +715,15 @@ pub fn resolve(
             continue;
         }
         described[idx] = true;
+        if r.kind.is_texture()
+            || matches!(r.kind, BindingKind::Sampler { .. })
+            || b.texture.is_some()
+        {
+            if let Some(plan) = textures::resolve_texture(i, b, r, &check_names, &mut errors) {
+                plans[idx] = Some(plan);
+            }
+            continue;
+        }
         let role_ok = matches!(
             (r.kind, b.role),
             (BindingKind::Uniform, Role::Uniform)
@@ -682,6 +740,7 @@ pub fn resolve(
                 BindingKind::StorageReadWrite => {
                     "a read_write buffer is `output(len)`, `inout(len)`, `scratch(len)` or `input(len)`"
                 }
+                _ => unreachable!("textures and samplers are resolved above"),
             };
             errors.push(
                 SpecError::new(
@@ -790,6 +849,8 @@ pub fn resolve(
             len: b.len.clone(),
             init: b.init.clone(),
             values: b.values.clone(),
+            extent: Vec::new(),
+            format: None,
         });
     }
     // Bindings the spec left out: defaults where possible.
@@ -801,6 +862,33 @@ pub fn resolve(
             BindingKind::Uniform => Role::Uniform,
             BindingKind::StorageRead => Role::Input,
             BindingKind::StorageReadWrite => Role::Output,
+            BindingKind::Sampler { .. } => {
+                plans[idx] = Some(BufferPlan {
+                    binding: r.clone(),
+                    role: Role::Sampler,
+                    len: None,
+                    init: None,
+                    values: Vec::new(),
+                    extent: Vec::new(),
+                    format: None,
+                });
+                continue;
+            }
+            BindingKind::SampledTexture { .. } | BindingKind::StorageTexture { .. } => {
+                let example = if matches!(r.kind, BindingKind::StorageTexture { .. }) {
+                    format!("bind({} = storage_texture(width, height))", r.name)
+                } else {
+                    format!("bind({} = texture(width, height))", r.name)
+                };
+                errors.push(
+                    SpecError::new(
+                        Loc::Attr,
+                        format!("texture `{}` (`{}`) is not described", r.name, r.ty),
+                    )
+                    .hint(format!("give its extents, e.g. `{example}`")),
+                );
+                continue;
+            }
         };
         let needs = (r.layout.is_runtime_sized() && role != Role::Uniform)
             || (role == Role::Uniform && r.layout.scalars(0).next().is_some());
@@ -825,7 +913,15 @@ pub fn resolve(
             len: None,
             init: None,
             values: Vec::new(),
+            extent: Vec::new(),
+            format: None,
         });
+    }
+    textures::settle_filtering(&mut plans);
+    for (idx, plan) in plans.iter().enumerate() {
+        if let Some(plan) = plan {
+            interface.bindings[idx].kind = plan.binding.kind;
+        }
     }
     let buffers: Vec<BufferPlan> = plans.into_iter().flatten().collect();
     if errors.is_empty() && !buffers.iter().any(BufferPlan::is_compared) {
@@ -891,7 +987,7 @@ pub fn resolve(
         for shape in tune_shapes.iter().chain(&verify_shapes) {
             for b in &buffers {
                 match b.len_on(shape) {
-                    Ok(0) if b.len.is_some() => errors.push(SpecError::new(
+                    Ok(0) if b.len.is_some() || b.is_texture() => errors.push(SpecError::new(
                         spec_binding_loc(spec, &b.binding),
                         format!(
                             "binding `{}` has length 0 on shape {}",
@@ -1079,3 +1175,4 @@ pub fn derive_verify_shape(shape: &Shape) -> Shape {
 mod params;
 #[cfg(test)]
 mod tests;
+mod textures;

@@ -64,6 +64,8 @@ pub enum Role {
     Scratch,
     /// A uniform buffer; filled with the spec's values.
     Uniform,
+    /// A sampler; needs no description (the harness binds a clamp-to-edge sampler).
+    Sampler,
 }
 
 impl fmt::Display for Role {
@@ -74,6 +76,7 @@ impl fmt::Display for Role {
             Role::Inout => "inout",
             Role::Scratch => "scratch",
             Role::Uniform => "uniform",
+            Role::Sampler => "sampler",
         })
     }
 }
@@ -133,6 +136,21 @@ pub struct BindingSpec {
     pub init: Option<Init>,
     /// Uniform member values, in declaration order.
     pub values: Vec<Value>,
+    /// For `texture(..)` and `storage_texture(..)`: the texture's extents and format.
+    #[serde(default)]
+    pub texture: Option<TextureSpec>,
+}
+
+/// `img = texture(w, h)` or `out = storage_texture(w, h)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TextureSpec {
+    /// `storage_texture(..)` rather than `texture(..)`.
+    pub storage: bool,
+    /// Width, then height, then depth or layers, as the texture's dimensionality needs.
+    pub extent: Vec<SizeExpr>,
+    /// The texel format (`format = rgba16float`); a sampled texture's default depends on what
+    /// it holds, a storage texture's format is the one its WGSL names.
+    pub format: Option<crate::interface::TexelFormat>,
 }
 
 /// `grid = (..)` or `workgroups = (..)`.

@@ -10,7 +10,9 @@
 //! tune_shapes = [(rows = 4096), (rows = 1, cols = 128256)]
 //! verify_shapes = [(rows = 33, cols = 1000)]
 //! bind(x = input(n), y = output(n), 2 = uniform(n, 1.5), idx = input(n, range(0, n)),
-//!      dims = input(values(rows, cols)))              one value per scalar of a fixed-size buffer
+//!      dims = input(values(rows, cols)),              one value per scalar of a fixed-size buffer
+//!      img = texture(w, h, format = rgba8unorm),      a sampled texture of random texels
+//!      out = storage_texture(w, h))                   a storage texture (format from the WGSL)
 //! grid = (cols, rows) | workgroups = (cdiv(n, 256)) the baseline's launch rule (min, max, cdiv)
 //! params(TILE = [8, 16, 32], X = [8, 16], Y = [1, 2], THREADS = X * Y)
 //!                                                    candidate values for `override`s, or a
@@ -26,9 +28,11 @@
 //! [`SpecSpans`], so an error found by reflection still points at the token that caused it.
 
 use crate::expr::{Op, SizeExpr};
+use crate::interface::TexelFormat;
 use crate::program::DispatchMode;
 use crate::spec::{
-    BindingRef, BindingSpec, DispatchSpec, Init, Loc, ReferenceSpec, Role, SourceRef, Spec, Value,
+    BindingRef, BindingSpec, DispatchSpec, Init, Loc, ReferenceSpec, Role, SourceRef, Spec,
+    TextureSpec, Value,
 };
 use proc_macro2::{Span, TokenStream};
 use std::borrow::Cow;
@@ -552,9 +556,11 @@ fn parse_binding(
     };
     input.parse::<Token![=]>()?;
     let role_ident: Ident = input.parse()?;
-    let role = match role_ident.to_string().as_str() {
-        "input" => Role::Input,
-        "output" => Role::Output,
+    let role_name = role_ident.to_string();
+    let role = match role_name.as_str() {
+        "input" | "texture" => Role::Input,
+        // A storage texture's role follows from its access (write, read_write, read).
+        "output" | "storage_texture" => Role::Output,
         "inout" => Role::Inout,
         "scratch" => Role::Scratch,
         "uniform" => Role::Uniform,
@@ -562,7 +568,7 @@ fn parse_binding(
             return Err(syn::Error::new(
                 role_ident.span(),
                 format!(
-                    "unknown binding role `{other}`\n  = help: expected input(len), output(len), inout(len), scratch(len) or uniform(values..)"
+                    "unknown binding role `{other}`\n  = help: expected input(len), output(len), inout(len), scratch(len), uniform(values..), texture(width, height) or storage_texture(width, height)"
                 ),
             ));
         }
@@ -573,7 +579,14 @@ fn parse_binding(
         len: None,
         init: None,
         values: Vec::new(),
+        texture: None,
     };
+    if role_name == "texture" || role_name == "storage_texture" {
+        let (texture, len_span, role_span) = parse_texture(input, index, spans, &role_ident)?;
+        binding.init = texture.1;
+        binding.texture = Some(texture.0);
+        return Ok((binding, target_span, len_span, role_span));
+    }
     let mut len_span = None;
     let mut role_span = role_ident.span();
     if input.peek(syn::token::Paren) {
@@ -638,6 +651,110 @@ fn parse_binding(
         }
     }
     Ok((binding, target_span, len_span, role_span))
+}
+
+/// The arguments of `texture(..)` / `storage_texture(..)`: one to three extents, then an optional
+/// input distribution and an optional `format = name`. Returns the texture, its distribution,
+/// and the spans of the extents and of the whole role.
+#[allow(clippy::type_complexity)]
+fn parse_texture(
+    input: ParseStream,
+    index: usize,
+    spans: &mut SpecSpans,
+    role_ident: &Ident,
+) -> syn::Result<((TextureSpec, Option<Init>), Option<Span>, Span)> {
+    let storage = role_ident == "storage_texture";
+    let example = if storage {
+        "`out = storage_texture(width, height)`"
+    } else {
+        "`img = texture(width, height)` or `img = texture(width, height, range(0.0, 1.0), format = rgba16float)`"
+    };
+    if !input.peek(syn::token::Paren) {
+        return Err(syn::Error::new(
+            role_ident.span(),
+            format!("give the texture's extents, e.g. {example}"),
+        ));
+    }
+    let content;
+    let paren = parenthesized!(content in input);
+    let role_span = role_ident
+        .span()
+        .join(paren.span.join())
+        .unwrap_or_else(|| role_ident.span());
+    let args = Punctuated::<Expr, Token![,]>::parse_terminated(&content)?;
+    let mut texture = TextureSpec {
+        storage,
+        extent: Vec::new(),
+        format: None,
+    };
+    let mut init_spec = None;
+    let mut extent_span: Option<Span> = None;
+    for a in &args {
+        match a {
+            Expr::Assign(assign) => {
+                let is_format = matches!(&*assign.left, Expr::Path(p) if p.path.is_ident("format"));
+                let name = match &*assign.right {
+                    Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+                    _ => None,
+                };
+                let formats = || {
+                    TexelFormat::ALL
+                        .iter()
+                        .map(|f| f.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                if !is_format {
+                    return Err(syn::Error::new(
+                        assign.left.span(),
+                        format!("the only named argument of a texture is `format`, e.g. {example}"),
+                    ));
+                }
+                let format = name
+                    .as_deref()
+                    .and_then(TexelFormat::parse)
+                    .ok_or_else(|| {
+                        syn::Error::new(
+                            assign.right.span(),
+                            format!(
+                                "unknown texel format\n  = help: expected one of {}",
+                                formats()
+                            ),
+                        )
+                    })?;
+                texture.format = Some(format);
+            }
+            call if is_init_call(call) => {
+                let Expr::Call(c) = call else {
+                    unreachable!("checked")
+                };
+                init_spec = Some(init(c)?);
+            }
+            extent => {
+                if init_spec.is_some() || texture.format.is_some() {
+                    return Err(syn::Error::new(
+                        extent.span(),
+                        format!("give the extents first, e.g. {example}"),
+                    ));
+                }
+                spans.names_in(Loc::BindingLen(index), extent);
+                extent_span = Some(match extent_span {
+                    Some(s) => s.join(extent.span()).unwrap_or(s),
+                    None => extent.span(),
+                });
+                texture.extent.push(size_expr(extent)?);
+            }
+        }
+    }
+    if texture.extent.is_empty() || texture.extent.len() > 3 {
+        return Err(syn::Error::new(
+            role_span,
+            format!(
+                "a texture has one to three extents (width, height, depth or layers), e.g. {example}"
+            ),
+        ));
+    }
+    Ok(((texture, init_spec), extent_span, role_span))
 }
 
 /// Whether `expr` is an input distribution (`range(..)`, `constant(..)`, `values(..)`) rather

@@ -5,6 +5,7 @@
 //! ```text
 //! // cheat: what it tries
 //! // kernel: ELEMWISE            the baseline it pretends to replace
+//! // fixture: kernels            optional: the baseline is in tests/fixtures/kernels instead
 //! // args: --workgroups=n/256     optional extra `eval` arguments
 //! // expect: level=4 reason=wrong-values      (or `level=5`, `level=5 faster`)
 //! ```
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 struct Case {
     file: std::path::PathBuf,
     kernel: String,
+    fixture: String,
     args: Vec<String>,
     level: u64,
     reason: Option<String>,
@@ -56,6 +58,7 @@ fn cases() -> Vec<Case> {
             Case {
                 kernel: header(&text, "kernel:")
                     .unwrap_or_else(|| panic!("{} has no `// kernel:`", file.display())),
+                fixture: header(&text, "fixture:").unwrap_or_else(|| "adversarial".into()),
                 args: header(&text, "args:")
                     .map(|a| a.split_whitespace().map(str::to_owned).collect())
                     .unwrap_or_default(),
@@ -71,8 +74,10 @@ fn cases() -> Vec<Case> {
 
 #[test]
 fn every_cheat_is_rejected_and_every_honest_variant_accepted() {
-    let fixture = copy_crate("tests/fixtures/adversarial");
-    let manifest = fixture.path().join("Cargo.toml");
+    let fixtures: std::collections::BTreeMap<&str, tempfile::TempDir> = ["adversarial", "kernels"]
+        .into_iter()
+        .map(|name| (name, copy_crate(&format!("tests/fixtures/{name}"))))
+        .collect();
     let cases = cases();
     assert!(
         cases.iter().filter(|c| c.level < 5).count() >= 12,
@@ -84,6 +89,17 @@ fn every_cheat_is_rejected_and_every_honest_variant_accepted() {
     );
     let mut failures = Vec::new();
     for case in &cases {
+        let manifest = fixtures
+            .get(case.fixture.as_str())
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}: unknown fixture `{}`",
+                    case.file.display(),
+                    case.fixture
+                )
+            })
+            .path()
+            .join("Cargo.toml");
         let start = Instant::now();
         let mut cmd = kf(&[
             "eval",

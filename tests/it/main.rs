@@ -6,6 +6,7 @@ mod cli;
 mod e2e;
 mod evolve;
 mod examples;
+mod kernels;
 mod rewrites;
 mod roofline;
 mod tidy;

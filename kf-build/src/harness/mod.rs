@@ -14,6 +14,7 @@
 pub mod compare;
 pub mod inputs;
 pub mod probe;
+mod resources;
 pub mod runner;
 pub mod traffic;
 pub mod wire;

@@ -16,6 +16,7 @@
 
 use super::compare::{Comparison, compare};
 use super::inputs;
+use super::resources::Resource;
 use super::{
     CHECKS, Candidate, Ceilings, EvalPlan, EvalReport, EvalRequest, Fitness, Reason, Roofline,
     ShapeTime, Trial, VerifyStats,
@@ -29,7 +30,6 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
-use wgpu::util::DeviceExt;
 
 /// A compiled program with the bind group layouts of the baseline's interface.
 struct Compiled {
@@ -37,9 +37,9 @@ struct Compiled {
     program: Program,
 }
 
-/// Buffers and bind groups for one run.
+/// Buffers, textures, samplers and bind groups for one run.
 struct Bound {
-    buffers: Vec<wgpu::Buffer>,
+    resources: Vec<Resource>,
     bind_groups: Vec<wgpu::BindGroup>,
 }
 
@@ -372,40 +372,13 @@ impl Runner {
             })
     }
 
-    /// Creates fresh buffers holding `contents` and bind groups for them.
-    fn bind(&self, kernel: &ResolvedKernel, contents: &[Vec<u8>]) -> Step<Bound> {
-        let limits = self.gpu.limits();
+    /// Creates fresh buffers, textures and samplers holding `contents` and bind groups for them.
+    fn bind(&self, kernel: &ResolvedKernel, shape: &Shape, contents: &[Vec<u8>]) -> Step<Bound> {
         let device = &self.gpu.device;
-        let mut buffers = Vec::with_capacity(contents.len());
+        let mut resources = Vec::with_capacity(contents.len());
         for (plan, data) in kernel.buffers.iter().zip(contents) {
-            let max = if plan.role == Role::Uniform {
-                limits.max_uniform_buffer_binding_size
-            } else {
-                limits.max_storage_buffer_binding_size
-            };
-            if data.len() as u64 > max {
-                return Err((
-                    Reason::Runtime,
-                    format!(
-                        "binding `{}` needs {} bytes, above the adapter's binding limit of {max}; use smaller shapes",
-                        plan.binding.name,
-                        data.len()
-                    ),
-                ));
-            }
-            let usage = if plan.role == Role::Uniform {
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
-            } else {
-                wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST
-            };
-            buffers.push(
-                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(&plan.binding.name),
-                    contents: data,
-                    usage,
-                }),
+            resources.push(
+                Resource::create(&self.gpu, plan, shape, data).map_err(|m| (Reason::Runtime, m))?,
             );
         }
         let (bgls, _) = &self.layouts[&kernel.content_hash];
@@ -416,11 +389,11 @@ impl Runner {
                 let entries: Vec<wgpu::BindGroupEntry> = kernel
                     .buffers
                     .iter()
-                    .zip(&buffers)
+                    .zip(&resources)
                     .filter(|(p, _)| p.binding.group == g as u32)
-                    .map(|(p, b)| wgpu::BindGroupEntry {
+                    .map(|(p, r)| wgpu::BindGroupEntry {
                         binding: p.binding.binding,
-                        resource: b.as_entire_binding(),
+                        resource: r.binding(),
                     })
                     .collect();
                 device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -431,7 +404,7 @@ impl Runner {
             })
             .collect();
         Ok(Bound {
-            buffers,
+            resources,
             bind_groups,
         })
     }
@@ -478,7 +451,7 @@ impl Runner {
             t.resolve(&mut encoder);
         }
         for (idx, staging) in read_back {
-            encoder.copy_buffer_to_buffer(&bound.buffers[*idx], 0, staging, 0, staging.size());
+            bound.resources[*idx].copy_to(&mut encoder, staging);
         }
         self.gpu.queue.submit([encoder.finish()]);
     }
@@ -507,7 +480,7 @@ impl Runner {
         shape: &Shape,
         contents: &[Vec<u8>],
     ) -> Step<Vec<Vec<u8>>> {
-        let bound = self.bind(kernel, contents)?;
+        let bound = self.bind(kernel, shape, contents)?;
         self.run_bound(kernel, compiled, shape, &bound)
     }
 
@@ -531,7 +504,7 @@ impl Runner {
                     i,
                     device.create_buffer(&wgpu::BufferDescriptor {
                         label: Some("read back"),
-                        size: bound.buffers[i].size(),
+                        size: bound.resources[i].staging_size(),
                         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                         mapped_at_creation: false,
                     }),
@@ -546,12 +519,12 @@ impl Runner {
         self.wait()?;
         staging
             .iter()
-            .map(|(_, b)| {
+            .map(|(i, b)| {
                 let view = b
                     .slice(..)
                     .get_mapped_range()
                     .map_err(|e| (Reason::Runtime, format!("reading results back failed: {e}")))?;
-                Ok(view.to_vec())
+                Ok(bound.resources[*i].unpack(&view))
             })
             .collect()
     }
@@ -606,7 +579,7 @@ impl Runner {
         let mut judged = 0;
         for ((plan, r), c) in compared.iter().zip(reference).zip(got) {
             let len = plan.len_on(&trial.shape).unwrap_or(0);
-            let cmp: Comparison = compare(&plan.binding.layout, len, r, c, kernel.tolerance);
+            let cmp: Comparison = compare(&plan.layout(), len, r, c, kernel.tolerance);
             if let Some(why) = &cmp.degenerate {
                 degenerate.push(format!("`{}`: {why}", plan.binding.name));
                 continue;
@@ -671,11 +644,11 @@ impl Runner {
         let a = Self::trial_contents(kernel, &first.shape, first.seed)?;
         let b = Self::trial_contents(kernel, &second.shape, second.seed)?;
         let reference = self.reference(kernel, &second, &b)?;
-        let bound = self.bind(kernel, &a)?;
+        let bound = self.bind(kernel, &first.shape, &a)?;
         self.run_bound(kernel, candidate, &first.shape, &bound)?;
-        for ((plan, buffer), data) in kernel.buffers.iter().zip(&bound.buffers).zip(&b) {
+        for ((plan, resource), data) in kernel.buffers.iter().zip(&bound.resources).zip(&b) {
             if matches!(plan.role, Role::Input | Role::Inout | Role::Uniform) {
-                self.gpu.queue.write_buffer(buffer, 0, data);
+                resource.write(&self.gpu.queue, data);
             }
         }
         let got = self.run_bound(kernel, candidate, &second.shape, &bound)?;
@@ -730,7 +703,7 @@ impl Runner {
         for _program in 0..2 {
             let mut program_sets = Vec::with_capacity(n_sets);
             for i in 0..n_sets {
-                program_sets.push(self.bind(kernel, &contents[i % 2])?);
+                program_sets.push(self.bind(kernel, shape, &contents[i % 2])?);
             }
             sets.push(program_sets);
         }
@@ -781,7 +754,7 @@ impl Runner {
                 match p.role {
                     Role::Input | Role::Output => size,
                     Role::Inout => 2 * size,
-                    Role::Scratch | Role::Uniform => 0,
+                    Role::Scratch | Role::Uniform | Role::Sampler => 0,
                 }
             })
             .sum();
@@ -836,7 +809,7 @@ impl Runner {
             let mut bytes = 0;
             for ((plan, before), after) in compared.zip(&reference) {
                 let len = plan.len_on(shape).unwrap_or(0);
-                bytes += super::traffic::written_bytes(&plan.binding.layout, len, before, after);
+                bytes += super::traffic::written_bytes(&plan.layout(), len, before, after);
             }
             least = Some(least.map_or(bytes, |l| l.min(bytes)));
         }
