@@ -1,6 +1,7 @@
 //! Resolution tests: real WGSL and real attributes in, interfaces and located spec errors out.
 
 use super::*;
+use crate::interface::{SampleType, TextureAccess, TextureDim};
 use crate::syntax::parse_spec;
 
 const SAXPY: &str = r#"
@@ -378,5 +379,170 @@ fn parameter_mistakes_are_located() {
         TEMPLATE,
         Loc::Constraint(0),
         "`m` is neither an `override` of the WGSL nor a size",
+    );
+}
+
+const BLUR: &str = r#"
+@group(0) @binding(0) var src: texture_2d<f32>;
+@group(0) @binding(1) var smp: sampler;
+@group(0) @binding(2) var dst: texture_storage_2d<rgba8unorm, write>;
+@group(0) @binding(3) var hist: texture_storage_2d_array<r32uint, read_write>;
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let s = textureSampleLevel(src, smp, vec2<f32>(g.xy) / 64.0, 0.0);
+    textureStore(dst, g.xy, s);
+    let h = textureLoad(hist, g.xy, 0);
+    textureStore(hist, g.xy, 0, h + vec4<u32>(1u));
+}
+"#;
+
+#[test]
+fn textures_and_samplers_reflect_and_resolve() {
+    let r = reflect(BLUR, None, "b.wgsl").unwrap().interface;
+    assert_eq!(
+        r.bindings.iter().map(|b| b.kind).collect::<Vec<_>>(),
+        vec![
+            BindingKind::SampledTexture {
+                dim: TextureDim::D2,
+                sample: SampleType::Float { filterable: true }
+            },
+            BindingKind::Sampler { filtering: true },
+            BindingKind::StorageTexture {
+                dim: TextureDim::D2,
+                format: TexelFormat::Rgba8unorm,
+                access: TextureAccess::Write
+            },
+            BindingKind::StorageTexture {
+                dim: TextureDim::D2Array,
+                format: TexelFormat::R32uint,
+                access: TextureAccess::ReadWrite
+            },
+        ]
+    );
+    let k = resolve_attr(
+        r#"source = "", sizes(w = 64, h = 32, layers = 3),
+           bind(src = texture(w, h, format = rgba32float), dst = storage_texture(w, h),
+                hist = storage_texture(w, h, layers, range(0, 8))),
+           grid = (w, h)"#,
+        BLUR,
+    )
+    .unwrap();
+    let roles: Vec<Role> = k.buffers.iter().map(|b| b.role).collect();
+    assert_eq!(
+        roles,
+        vec![Role::Input, Role::Sampler, Role::Output, Role::Inout]
+    );
+    // rgba32float cannot be filtered: the texture and every sampler are declared so.
+    assert_eq!(
+        k.interface.bindings[0].kind,
+        BindingKind::SampledTexture {
+            dim: TextureDim::D2,
+            sample: SampleType::Float { filterable: false }
+        }
+    );
+    assert_eq!(
+        k.interface.bindings[1].kind,
+        BindingKind::Sampler { filtering: false }
+    );
+    let shape = &k.tune_shapes[0];
+    assert_eq!(k.buffers[0].len_on(shape).unwrap(), 64 * 32);
+    assert_eq!(k.buffers[0].byte_size(shape).unwrap(), 64 * 32 * 16);
+    assert_eq!(k.buffers[3].extent_on(shape).unwrap(), [64, 32, 3]);
+    assert_eq!(
+        k.buffers[2].layout().scalars(2).count(),
+        8,
+        "4 channels x 2 texels"
+    );
+    // A variant's reflected interface (filterable by default) still fits the resolved one.
+    assert!(k.interface.mismatches(&r).is_empty());
+}
+
+#[test]
+fn texture_spec_mistakes_are_located() {
+    let base = r#"source = "", sizes(w = 64, h = 32), grid = (w, h), "#;
+    check_spec_err(
+        &format!("{base} bind(dst = storage_texture(w, h), hist = storage_texture(w, h, 2))"),
+        BLUR,
+        Loc::Attr,
+        "texture `src` (`texture_2d<f32>`) is not described",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(src = texture(w), dst = storage_texture(w, h), hist = storage_texture(w, h, 2))"
+        ),
+        BLUR,
+        Loc::BindingLen(0),
+        "takes 2 extent(s), 1 given",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(src = texture(w, h, format = r32uint), dst = storage_texture(w, h), hist = storage_texture(w, h, 2))"
+        ),
+        BLUR,
+        Loc::BindingRole(0),
+        "texels read as another type",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(src = input(w), dst = storage_texture(w, h), hist = storage_texture(w, h, 2))"
+        ),
+        BLUR,
+        Loc::BindingRole(0),
+        "describe it with its extents: `src = texture(width, height)`",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(src = texture(w, h), smp = input(w), dst = storage_texture(w, h), hist = storage_texture(w, h, 2))"
+        ),
+        BLUR,
+        Loc::BindingRole(1),
+        "samplers need no description",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(src = texture(w, h), dst = storage_texture(w, h, format = rgba16float), hist = storage_texture(w, h, 2))"
+        ),
+        BLUR,
+        Loc::BindingRole(1),
+        "its format is `rgba8unorm`, not `rgba16float`",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(src = texture(w, h), dst = storage_texture(w, h, range(0.0, 1.0)), hist = storage_texture(w, h, 2))"
+        ),
+        BLUR,
+        Loc::BindingRole(1),
+        "write-only",
+    );
+}
+
+#[test]
+fn fixed_size_values_must_match_the_scalars() {
+    let wgsl = r#"
+@group(0) @binding(0) var<storage, read> dims: vec2<u32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < dims.x * dims.y) { y[g.x] = f32(dims.x); }
+}
+"#;
+    let base = r#"source = "", sizes(rows = 4, cols = 6), grid = (rows * cols), "#;
+    let k = resolve_attr(
+        &format!("{base} bind(dims = input(values(rows, cols)), y = output(rows * cols))"),
+        wgsl,
+    )
+    .unwrap();
+    assert!(matches!(&k.buffers[0].init, Some(Init::Values(v)) if v.len() == 2));
+    check_spec_err(
+        &format!("{base} bind(dims = input(values(rows)), y = output(rows * cols))"),
+        wgsl,
+        Loc::BindingRole(0),
+        "holds 2 scalar(s); 1 value(s) given",
+    );
+    check_spec_err(
+        &format!("{base} bind(dims = input(values(rows, cols)), y = input(rows, values(rows)))"),
+        wgsl,
+        Loc::BindingRole(1),
+        "runtime-sized",
     );
 }
