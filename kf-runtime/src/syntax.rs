@@ -582,10 +582,10 @@ fn parse_binding(
         texture: None,
     };
     if role_name == "texture" || role_name == "storage_texture" {
-        let (texture, len_span, role_span) = parse_texture(input, index, spans, &role_ident)?;
-        binding.init = texture.1;
-        binding.texture = Some(texture.0);
-        return Ok((binding, target_span, len_span, role_span));
+        let parsed = parse_texture(input, index, spans, &role_ident)?;
+        binding.init = parsed.init;
+        binding.texture = Some(parsed.texture);
+        return Ok((binding, target_span, parsed.extent_span, parsed.role_span));
     }
     let mut len_span = None;
     let mut role_span = role_ident.span();
@@ -653,16 +653,24 @@ fn parse_binding(
     Ok((binding, target_span, len_span, role_span))
 }
 
+/// A parsed `texture(..)` / `storage_texture(..)`.
+struct ParsedTexture {
+    texture: TextureSpec,
+    init: Option<Init>,
+    /// The extents, for errors about them.
+    extent_span: Option<Span>,
+    /// The whole role with its arguments.
+    role_span: Span,
+}
+
 /// The arguments of `texture(..)` / `storage_texture(..)`: one to three extents, then an optional
-/// input distribution and an optional `format = name`. Returns the texture, its distribution,
-/// and the spans of the extents and of the whole role.
-#[allow(clippy::type_complexity)]
+/// input distribution and an optional `format = name`.
 fn parse_texture(
     input: ParseStream,
     index: usize,
     spans: &mut SpecSpans,
     role_ident: &Ident,
-) -> syn::Result<((TextureSpec, Option<Init>), Option<Span>, Span)> {
+) -> syn::Result<ParsedTexture> {
     let storage = role_ident == "storage_texture";
     let example = if storage {
         "`out = storage_texture(width, height)`"
@@ -754,7 +762,12 @@ fn parse_texture(
             ),
         ));
     }
-    Ok(((texture, init_spec), extent_span, role_span))
+    Ok(ParsedTexture {
+        texture,
+        init: init_spec,
+        extent_span,
+        role_span,
+    })
 }
 
 /// Whether `expr` is an input distribution (`range(..)`, `constant(..)`, `values(..)`) rather

@@ -223,6 +223,8 @@ mod tests {
             len: Some(SizeExpr::size("n")),
             init,
             values: vec![],
+            extent: vec![],
+            format: None,
         }
     }
 
@@ -304,6 +306,36 @@ mod tests {
             .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
             .collect();
         assert_eq!(words, vec![3, 10]);
+    }
+
+    #[test]
+    fn textures_fill_and_poison_every_channel_of_every_texel() {
+        use kf_runtime::interface::{TexelFormat, TextureAccess, TextureDim};
+        let mut p = plan(Role::Input, None);
+        p.len = None;
+        p.binding.kind = BindingKind::StorageTexture {
+            dim: TextureDim::D2,
+            format: TexelFormat::Rgba8unorm,
+            access: TextureAccess::Read,
+        };
+        p.extent = vec![SizeExpr::size("n"), SizeExpr::lit(3)];
+        p.format = Some(TexelFormat::Rgba8unorm);
+        let bytes = contents(&p, &shape(5), 7).unwrap();
+        assert_eq!(bytes.len(), 5 * 3 * 4, "tightly packed rgba8 texels");
+        assert!(bytes.iter().any(|b| *b != bytes[0]), "random texels");
+        let unorm = read_scalar(&bytes, 1, Scalar::Unorm8);
+        assert!(matches!(unorm, ScalarValue::Float(v) if (0.0..=1.0).contains(&v)));
+        p.role = Role::Output;
+        assert!(
+            contents(&p, &shape(5), 7)
+                .unwrap()
+                .iter()
+                .all(|b| *b == POISON_PAD)
+        );
+        p.format = Some(TexelFormat::Rg32float);
+        let poisoned = contents(&p, &shape(2), 7).unwrap();
+        assert_eq!(poisoned.len(), 2 * 3 * 8);
+        assert!(floats(&poisoned).iter().all(|v| v.is_nan()));
     }
 
     #[test]

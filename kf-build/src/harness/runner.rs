@@ -195,15 +195,15 @@ impl Runner {
 
         let mut ceilings = self.best_ceilings(req.ceilings.as_ref());
         let mut remeasured = false;
-        for k in 0..timings.len() {
+        for slot in timings.iter_mut() {
             let Some(known) = ceilings.clone() else { break };
-            if !exceeds(&known, &timings[k]) {
+            if !exceeds(&known, slot) {
                 continue;
             }
             // An apparent exceedance is first a measurement question: a ceiling measured on a
             // busy machine, or a lucky sample. Measure the ceiling again, time again, verify
             // again; only a candidate that still beats the best-known ceiling is rejected.
-            let first = timings[k].clone();
+            let first = slot.clone();
             if self.reprobes < MAX_REPROBES {
                 self.reprobes += 1;
                 match self.remeasure(&known) {
@@ -245,7 +245,7 @@ impl Runner {
                     ),
                 ));
             }
-            timings[k] = again;
+            *slot = again;
         }
         let roofline = match (&ceilings, timings.first()) {
             (Some(c), Some(t)) => Some(roofline(c, t)),

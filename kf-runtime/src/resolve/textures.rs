@@ -128,13 +128,16 @@ fn formats() -> String {
         .join(", ")
 }
 
+/// Reports size names that `sizes(..)` does not declare.
+pub(super) type NameCheck<'a> = dyn Fn(Vec<&str>, Loc, &mut Vec<SpecError>) + 'a;
+
 /// Resolves the `i`-th binding spec `b` against the texture or sampler binding `r` (or a texture
 /// spec against a buffer binding, which is an error); problems go to `errors`.
 pub(super) fn resolve_texture(
     i: usize,
     b: &BindingSpec,
     r: &BindingInterface,
-    check_names: &dyn Fn(Vec<&str>, Loc, &mut Vec<SpecError>),
+    check_names: &NameCheck<'_>,
     errors: &mut Vec<SpecError>,
 ) -> Option<BufferPlan> {
     let mismatch =
