@@ -430,6 +430,7 @@ fn a_resumed_run_replays_its_journal_and_evaluates_nothing_twice() {
     );
     // Everything is in the journal now, once each.
     assert_eq!(journal::read(&path).unwrap().len(), all_calls);
+}
 
 const TEMPLATE: &str = r#"
 override X: u32;
@@ -508,7 +509,11 @@ fn a_constrained_space_holds_only_points_that_meet_every_constraint() {
     };
     let out = search(&k, &mut ev, None, &config, |_| {}).unwrap();
     assert_eq!(out.space_size, (expected - 1) as u64);
-    assert_eq!(ev.calls.len(), out.history.len() + 1, "plus the baseline");
+    assert_eq!(
+        ev.calls.len(),
+        out.history.len() + out.finals.len() + 1,
+        "the search, the final checks and the baseline"
+    );
     for origin in ev.calls.iter().filter(|o| *o != "baseline") {
         let c: BTreeMap<String, i64> = origin
             .trim_start_matches("param ")
