@@ -176,6 +176,8 @@ fn a_hanging_candidate_costs_only_its_timeout_and_the_tune_finishes() {
         kf(&[
             "tune",
             "--json",
+            "--strategy",
+            "auto",
             "--kernel",
             "LOOPY",
             "--timeout",
@@ -209,9 +211,17 @@ fn a_crashing_worker_costs_one_candidate() {
     let fixture = copy_crate("tests/fixtures/adversarial");
     // The test hook makes the worker abort on candidates whose origin mentions STEP=0.
     let r = run_ok(
-        kf(&["tune", "--json", "--kernel", "LOOPY", "--manifest-path"])
-            .arg(fixture.path().join("Cargo.toml"))
-            .env(kf_build::harness::worker::FAULT_ENV, "crash:STEP=0"),
+        kf(&[
+            "tune",
+            "--json",
+            "--strategy",
+            "auto",
+            "--kernel",
+            "LOOPY",
+            "--manifest-path",
+        ])
+        .arg(fixture.path().join("Cargo.toml"))
+        .env(kf_build::harness::worker::FAULT_ENV, "crash:STEP=0"),
     );
     let json = r.json();
     let k = &json["kernels"][0];

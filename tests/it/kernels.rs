@@ -3,16 +3,19 @@
 
 use kf_tests::*;
 
-/// Tunes `kernel` of the kernels fixture at `manifest`; returns the kernel's report and its cache
-/// entry.
+/// Tunes `kernel` of the kernels fixture at `manifest` with `strategy`; returns the kernel's report
+/// and its cache entry.
 fn tune(
     manifest: &std::path::Path,
     kernel: &str,
     budget: &str,
+    strategy: &str,
 ) -> (serde_json::Value, serde_json::Value) {
     let r = run(kf(&[
         "tune",
         "--json",
+        "--strategy",
+        strategy,
         "--budget",
         budget,
         "--adapter",
@@ -40,7 +43,7 @@ fn texture_kernels_are_tuned_and_verified_texel_by_texel() {
     let fixture = copy_crate("tests/fixtures/kernels");
     let manifest = fixture.path().join("Cargo.toml");
     for kernel in ["BLUR", "HEIGHTS"] {
-        let (k, entry) = tune(&manifest, kernel, "4");
+        let (k, entry) = tune(&manifest, kernel, "4", "auto");
         // Every candidate is the same filter with another workgroup shape: none may be judged
         // wrong (the texel comparison agrees with itself across workgroup sizes), and the
         // search must have evaluated some.
@@ -73,7 +76,8 @@ fn texture_kernels_are_tuned_and_verified_texel_by_texel() {
 fn a_constrained_space_is_searched_without_a_point_that_breaks_it() {
     let fixture = copy_crate("tests/fixtures/kernels");
     let manifest = fixture.path().join("Cargo.toml");
-    let (k, entry) = tune(&manifest, "TEMPLATE", "32");
+    // The parameter space itself, searched exhaustively.
+    let (k, entry) = tune(&manifest, "TEMPLATE", "32", "exhaustive");
     // Count the points that meet the constraint independently: X * Y * ITEMS == 512.
     let mut valid = 0;
     for x in [64, 8, 16, 32] {
