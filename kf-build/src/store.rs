@@ -60,21 +60,45 @@ pub fn ceilings_path(root: &Path, key: &AdapterKey) -> PathBuf {
         .join(format!("{key}.json"))
 }
 
-/// Reads stored ceilings for `key`, if present and of a known format.
-pub fn read_ceilings(root: &Path, key: &AdapterKey) -> Option<Ceilings> {
+/// Reads stored ceilings for `key`, whatever their age or tool version, if the file is readable
+/// and belongs to that adapter.
+pub fn read_ceilings_any(root: &Path, key: &AdapterKey) -> Option<Ceilings> {
     let text = std::fs::read_to_string(ceilings_path(root, key)).ok()?;
     let c: Ceilings = serde_json::from_str(&text).ok()?;
-    (c.format_version == crate::harness::probe::FORMAT_VERSION && c.adapter.key == *key)
-        .then_some(c)
+    (c.adapter.key == *key).then_some(c)
 }
 
-/// Stores ceilings in the workspace at `root`; returns the path.
+/// Reads stored ceilings for `key` that can be used as they are: measured by this tool version,
+/// in this format, recently enough ([`Ceilings::is_current`]). Anything else is measured again.
+pub fn read_ceilings(root: &Path, key: &AdapterKey) -> Option<Ceilings> {
+    read_ceilings_any(root, key).filter(|c| c.is_current(crate::harness::probe::now_secs()))
+}
+
+/// Stores ceilings in the workspace at `root`, keeping the best of `c` and a current stored
+/// record for the same adapter ([`Ceilings::merge`]); a stale record is replaced. Returns the
+/// path.
 pub fn write_ceilings(root: &Path, c: &Ceilings) -> std::io::Result<PathBuf> {
     let path = ceilings_path(root, &c.adapter.key);
-    let mut text = serde_json::to_string_pretty(c).expect("ceilings serialize");
+    let mut best = c.clone();
+    if let Some(stored) = read_ceilings(root, &c.adapter.key)
+        && stored.method == c.method
+    {
+        best.merge(&stored);
+    }
+    let mut text = serde_json::to_string_pretty(&best).expect("ceilings serialize");
     text.push('\n');
     write_atomic(&path, &text)?;
     Ok(path)
+}
+
+/// Stores ceilings an evaluation measured again (see [`write_ceilings`]), if there are any;
+/// a failure to write is only logged, since the ceilings are an optimisation of later runs.
+pub fn remember_ceilings(root: &Path, measured: Option<&Ceilings>) {
+    if let Some(c) = measured
+        && let Err(e) = write_ceilings(root, c)
+    {
+        log::warn!("could not store the re-measured ceilings: {e}");
+    }
 }
 
 #[cfg(test)]
@@ -93,5 +117,32 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
             .collect();
         assert_eq!(names, vec!["c.json"]);
+    }
+
+    #[test]
+    fn ceilings_keep_the_best_known_and_stale_ones_are_replaced() {
+        use crate::harness::probe::{MAX_AGE, now_secs, tests::ceilings};
+        let dir = tempfile::tempdir().unwrap();
+        let now = now_secs();
+        let low = ceilings(&[(1 << 20, 1.0)], 2.0, now);
+        let key = low.adapter.key.clone();
+        write_ceilings(dir.path(), &low).unwrap();
+        assert_eq!(read_ceilings(dir.path(), &key).unwrap().copy_gbps, 1.0);
+        // A better measurement raises the stored ceiling; a worse one never lowers it.
+        write_ceilings(dir.path(), &ceilings(&[(1 << 20, 5.0)], 1.0, now)).unwrap();
+        write_ceilings(dir.path(), &ceilings(&[(1 << 20, 3.0)], 1.0, now)).unwrap();
+        let stored = read_ceilings(dir.path(), &key).unwrap();
+        assert_eq!((stored.copy_gbps, stored.fma_gflops), (5.0, 2.0));
+        // A stale record is not read as current and is replaced, not merged.
+        let old = ceilings(&[(1 << 20, 50.0)], 50.0, now - MAX_AGE.as_secs() - 10);
+        std::fs::write(
+            ceilings_path(dir.path(), &key),
+            serde_json::to_string(&old).unwrap(),
+        )
+        .unwrap();
+        assert!(read_ceilings(dir.path(), &key).is_none());
+        assert!(read_ceilings_any(dir.path(), &key).is_some());
+        write_ceilings(dir.path(), &low).unwrap();
+        assert_eq!(read_ceilings(dir.path(), &key).unwrap().copy_gbps, 1.0);
     }
 }

@@ -12,7 +12,7 @@
 use kf_runtime::AdapterKey;
 use kf_runtime::cache::{self, CacheEntry, Outcome};
 use kf_runtime::expr::{Op, SizeExpr};
-use kf_runtime::interface::BindingKind;
+use kf_runtime::interface::{BindingKind, SampleType, TextureAccess, TextureDim};
 use kf_runtime::program::{DispatchMode, Program};
 use kf_runtime::resolve::{self, ReflectError, ResolveError, ResolvedKernel};
 use kf_runtime::spec::{Loc, SourceRef};
@@ -155,12 +155,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let baseline = program_tokens(&kernel.baseline, baseline_wgsl);
     let bindings = kernel.interface.bindings.iter().map(|b| {
         let (group, binding, bname) = (b.group, b.binding, &b.name);
-        let kind = match b.kind {
-            BindingKind::Uniform => quote!(Uniform),
-            BindingKind::StorageRead => quote!(StorageRead),
-            BindingKind::StorageReadWrite => quote!(StorageReadWrite),
-        };
-        quote!(::kf_runtime::Binding { group: #group, binding: #binding, name: #bname, kind: ::kf_runtime::__private::BindingKind::#kind })
+        let kind = kind_tokens(b.kind);
+        quote!(::kf_runtime::Binding { group: #group, binding: #binding, name: #bname, kind: #kind })
     });
     let variants = found
         .variants
@@ -336,6 +332,56 @@ fn first_line(s: &str) -> String {
         .to_owned()
 }
 
+/// The tokens of a binding kind, textures and samplers included.
+fn kind_tokens(kind: BindingKind) -> TokenStream {
+    let p = quote!(::kf_runtime::__private);
+    let dim_tokens = |d: TextureDim| match d {
+        TextureDim::D1 => quote!(#p::TextureDim::D1),
+        TextureDim::D2 => quote!(#p::TextureDim::D2),
+        TextureDim::D2Array => quote!(#p::TextureDim::D2Array),
+        TextureDim::D3 => quote!(#p::TextureDim::D3),
+    };
+    match kind {
+        BindingKind::Uniform => quote!(#p::BindingKind::Uniform),
+        BindingKind::StorageRead => quote!(#p::BindingKind::StorageRead),
+        BindingKind::StorageReadWrite => quote!(#p::BindingKind::StorageReadWrite),
+        BindingKind::SampledTexture { dim, sample } => {
+            let dim = dim_tokens(dim);
+            let sample = match sample {
+                SampleType::Float { filterable } => {
+                    quote!(#p::SampleType::Float { filterable: #filterable })
+                }
+                SampleType::Uint => quote!(#p::SampleType::Uint),
+                SampleType::Sint => quote!(#p::SampleType::Sint),
+            };
+            quote!(#p::BindingKind::SampledTexture { dim: #dim, sample: #sample })
+        }
+        BindingKind::StorageTexture {
+            dim,
+            format,
+            access,
+        } => {
+            let dim = dim_tokens(dim);
+            // The variant's name is the format's WGSL name with a capital first letter.
+            let name = format.name();
+            let format = format_ident!("{}{}", name[..1].to_uppercase(), &name[1..]);
+            let access = match access {
+                TextureAccess::Read => quote!(Read),
+                TextureAccess::Write => quote!(Write),
+                TextureAccess::ReadWrite => quote!(ReadWrite),
+            };
+            quote!(#p::BindingKind::StorageTexture {
+                dim: #dim,
+                format: #p::TexelFormat::#format,
+                access: #p::TextureAccess::#access,
+            })
+        }
+        BindingKind::Sampler { filtering } => {
+            quote!(#p::BindingKind::Sampler { filtering: #filtering })
+        }
+    }
+}
+
 fn expr_tokens(e: &SizeExpr) -> TokenStream {
     let ops = e.ops().iter().map(|op| match op {
         Op::Lit(v) => quote!(::kf_runtime::__private::Op::Lit(#v)),
@@ -348,6 +394,9 @@ fn expr_tokens(e: &SizeExpr) -> TokenStream {
         Op::Mul => quote!(::kf_runtime::__private::Op::Mul),
         Op::Div => quote!(::kf_runtime::__private::Op::Div),
         Op::Rem => quote!(::kf_runtime::__private::Op::Rem),
+        Op::Min => quote!(::kf_runtime::__private::Op::Min),
+        Op::Max => quote!(::kf_runtime::__private::Op::Max),
+        Op::CeilDiv => quote!(::kf_runtime::__private::Op::CeilDiv),
     });
     quote!(::kf_runtime::__private::SizeExpr::from_static(&[#(#ops),*]))
 }

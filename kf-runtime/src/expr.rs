@@ -1,5 +1,5 @@
 //! Size expressions: the arithmetic over named sizes that a spec uses for buffer lengths, uniform
-//! values and dispatch grids (`rows * cols`, `(n + 3) / 4`).
+//! values and dispatch grids (`rows * cols`, `(n + 3) / 4`, `cdiv(n, 256)`, `min(n, 65535)`).
 //!
 //! One representation serves three places: the attribute (parsed from syn tokens), the cache file
 //! (written and read as an infix string, so a human can read a committed entry) and the embedded
@@ -29,6 +29,34 @@ pub enum Op {
     Div,
     /// Pop `b`, pop `a`, push `a % b`.
     Rem,
+    /// Pop `b`, pop `a`, push the smaller; written `min(a, b)`.
+    Min,
+    /// Pop `b`, pop `a`, push the larger; written `max(a, b)`.
+    Max,
+    /// Pop `b`, pop `a`, push `a / b` rounded up; written `cdiv(a, b)`.
+    CeilDiv,
+}
+
+impl Op {
+    /// The function name of an operator written as a call (`min`, `max`, `cdiv`).
+    pub fn function_name(&self) -> Option<&'static str> {
+        match self {
+            Op::Min => Some("min"),
+            Op::Max => Some("max"),
+            Op::CeilDiv => Some("cdiv"),
+            _ => None,
+        }
+    }
+
+    /// The operator a call to `name` stands for.
+    pub fn function(name: &str) -> Option<Op> {
+        match name {
+            "min" => Some(Op::Min),
+            "max" => Some(Op::Max),
+            "cdiv" => Some(Op::CeilDiv),
+            _ => None,
+        }
+    }
 }
 
 /// An arithmetic expression over named sizes, evaluated to an unsigned integer.
@@ -141,6 +169,14 @@ impl SizeExpr {
                         Op::Mul => a.checked_mul(b).ok_or_else(|| arith("overflow"))?,
                         Op::Div => a.checked_div(b).ok_or_else(|| arith("division by zero"))?,
                         Op::Rem => a.checked_rem(b).ok_or_else(|| arith("division by zero"))?,
+                        Op::Min => a.min(b),
+                        Op::Max => a.max(b),
+                        Op::CeilDiv => {
+                            if b == 0 {
+                                return Err(arith("division by zero"));
+                            }
+                            a.div_ceil(b)
+                        }
                         Op::Lit(_) | Op::Size(_) => unreachable!("handled above"),
                     };
                     stack.push(v);
@@ -159,7 +195,8 @@ impl SizeExpr {
     }
 
     /// Parses the infix form written by [`Display`](fmt::Display): integers, identifiers,
-    /// `+ - * / %` with the usual precedence, and parentheses.
+    /// `+ - * / %` with the usual precedence, parentheses, and the calls `min(a, b)`,
+    /// `max(a, b)` and `cdiv(a, b)` (division rounded up).
     pub fn parse(text: &str) -> Result<SizeExpr, ExprError> {
         let mut parser = Parser {
             text,
@@ -255,8 +292,25 @@ impl Parser<'_> {
                 while self.text[self.pos..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
                     self.pos += 1;
                 }
-                self.ops
-                    .push(Op::Size(Cow::Owned(self.text[start..self.pos].to_owned())));
+                let name = &self.text[start..self.pos];
+                if let Some(op) = Op::function(name)
+                    && self.peek() == Some('(')
+                {
+                    self.pos += 1;
+                    self.expr()?;
+                    if self.peek() != Some(',') {
+                        return Err(self.error("expected `,` between the two arguments"));
+                    }
+                    self.pos += 1;
+                    self.expr()?;
+                    if self.peek() != Some(')') {
+                        return Err(self.error("expected `)`"));
+                    }
+                    self.pos += 1;
+                    self.ops.push(op);
+                    return Ok(());
+                }
+                self.ops.push(Op::Size(Cow::Owned(name.to_owned())));
                 Ok(())
             }
             _ => Err(self.error("expected a number, a size name or `(`")),
@@ -267,7 +321,7 @@ impl Parser<'_> {
 /// Precedence of the node on top of a rendering stack: 3 for atoms, 2 for `* / %`, 1 for `+ -`.
 fn precedence(op: &Op) -> u8 {
     match op {
-        Op::Lit(_) | Op::Size(_) => 3,
+        Op::Lit(_) | Op::Size(_) | Op::Min | Op::Max | Op::CeilDiv => 3,
         Op::Mul | Op::Div | Op::Rem => 2,
         Op::Add | Op::Sub => 1,
     }
@@ -285,6 +339,10 @@ impl fmt::Display for SizeExpr {
                     let (Some((b, pb)), Some((a, pa))) = (stack.pop(), stack.pop()) else {
                         return f.write_str("<malformed>");
                     };
+                    if let Some(name) = op.function_name() {
+                        stack.push((format!("{name}({a}, {b})"), 3));
+                        continue;
+                    }
                     let p = precedence(op);
                     let sym = match op {
                         Op::Add => "+",
@@ -372,6 +430,36 @@ mod tests {
             "2 * (a + b) % 7",
         );
         check("1_024", &[], Ok(1024), "1024");
+        check("cdiv(n, 256)", &[("n", 1000)], Ok(4), "cdiv(n, 256)");
+        check("cdiv(n,4)*4", &[("n", 9)], Ok(12), "cdiv(n, 4) * 4");
+        check(
+            "min(cdiv(n, 64), 65535)",
+            &[("n", 1 << 30)],
+            Ok(65535),
+            "min(cdiv(n, 64), 65535)",
+        );
+        check(
+            "max(rows - 1, 1) + 2",
+            &[("rows", 0)],
+            Err("underflow"),
+            "max(rows - 1, 1) + 2",
+        );
+        check(
+            "max(rows, cols)",
+            &[("rows", 3), ("cols", 5)],
+            Ok(5),
+            "max(rows, cols)",
+        );
+        check(
+            "cdiv(n, m)",
+            &[("n", 3), ("m", 0)],
+            Err("division by zero"),
+            "cdiv(n, m)",
+        );
+        // A size may still be called `min` when it is not called as a function.
+        check("min + 1", &[("min", 2)], Ok(3), "min + 1");
+        assert!(SizeExpr::parse("min(n)").is_err());
+        assert!(SizeExpr::parse("cdiv(n, 4").is_err());
     }
 
     #[test]

@@ -67,6 +67,7 @@ pub mod interface;
 mod kernel;
 #[cfg(feature = "wgpu")]
 mod load;
+pub mod params;
 pub mod program;
 #[cfg(feature = "spec")]
 pub mod resolve;
@@ -81,6 +82,7 @@ pub use kernel::{Binding, EmbeddedVariant, Kernel, MatchKind, Selection, VARIANT
 #[cfg(feature = "wgpu")]
 pub use load::{
     LoadError, LoadedKernel, bind_group_layouts, build_pipeline, check_limits, layout_entry,
+    texture_format, view_dimension,
 };
 pub use program::{Dispatch, DispatchError, DispatchMode, Program};
 
@@ -89,6 +91,6 @@ pub mod __private {
     //! Paths the `#[kernelfoundry]` expansion uses. Not a public API.
     pub use crate::cache::Outcome;
     pub use crate::expr::{Op, SizeExpr};
-    pub use crate::interface::BindingKind;
+    pub use crate::interface::{BindingKind, SampleType, TexelFormat, TextureAccess, TextureDim};
     pub use std::borrow::Cow;
 }

@@ -9,7 +9,7 @@
 //! Invariant: [`Kernel::load`] returns `Err` only when the *baseline* cannot be built.
 
 use crate::adapter::AdapterIdentity;
-use crate::interface::BindingKind;
+use crate::interface::{BindingKind, SampleType, TexelFormat, TextureAccess, TextureDim};
 use crate::kernel::{Kernel, MatchKind};
 use crate::program::{DispatchError, Program};
 use std::future::Future;
@@ -154,7 +154,7 @@ impl Kernel {
     }
 }
 
-/// Bind group layouts for `(group, binding, kind)` buffer bindings: one per group index up to the
+/// Bind group layouts for `(group, binding, kind)` bindings: one per group index up to the
 /// highest used, empty for gaps. The tuner builds its layouts with this too, so what it measures
 /// is bound exactly as the app binds it.
 pub fn bind_group_layouts(
@@ -178,23 +178,94 @@ pub fn bind_group_layouts(
         .collect()
 }
 
-/// The bind group layout entry for a compute-visible buffer binding of `kind`.
+/// The bind group layout entry for a compute-visible binding of `kind`: a buffer, a texture or a
+/// sampler.
 pub fn layout_entry(binding: u32, kind: BindingKind) -> wgpu::BindGroupLayoutEntry {
+    let ty = match kind {
+        BindingKind::Uniform => buffer(wgpu::BufferBindingType::Uniform),
+        BindingKind::StorageRead => buffer(wgpu::BufferBindingType::Storage { read_only: true }),
+        BindingKind::StorageReadWrite => {
+            buffer(wgpu::BufferBindingType::Storage { read_only: false })
+        }
+        BindingKind::SampledTexture { dim, sample } => wgpu::BindingType::Texture {
+            sample_type: match sample {
+                SampleType::Float { filterable } => wgpu::TextureSampleType::Float { filterable },
+                SampleType::Uint => wgpu::TextureSampleType::Uint,
+                SampleType::Sint => wgpu::TextureSampleType::Sint,
+            },
+            view_dimension: view_dimension(dim),
+            multisampled: false,
+        },
+        BindingKind::StorageTexture {
+            dim,
+            format,
+            access,
+        } => wgpu::BindingType::StorageTexture {
+            access: match access {
+                TextureAccess::Read => wgpu::StorageTextureAccess::ReadOnly,
+                TextureAccess::Write => wgpu::StorageTextureAccess::WriteOnly,
+                TextureAccess::ReadWrite => wgpu::StorageTextureAccess::ReadWrite,
+            },
+            format: texture_format(format),
+            view_dimension: view_dimension(dim),
+        },
+        BindingKind::Sampler { filtering } => wgpu::BindingType::Sampler(if filtering {
+            wgpu::SamplerBindingType::Filtering
+        } else {
+            wgpu::SamplerBindingType::NonFiltering
+        }),
+    };
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: match kind {
-                BindingKind::Uniform => wgpu::BufferBindingType::Uniform,
-                BindingKind::StorageRead => wgpu::BufferBindingType::Storage { read_only: true },
-                BindingKind::StorageReadWrite => {
-                    wgpu::BufferBindingType::Storage { read_only: false }
-                }
-            },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
+        ty,
         count: None,
+    }
+}
+
+fn buffer(ty: wgpu::BufferBindingType) -> wgpu::BindingType {
+    wgpu::BindingType::Buffer {
+        ty,
+        has_dynamic_offset: false,
+        min_binding_size: None,
+    }
+}
+
+/// The texture view dimension of a texture binding of dimensionality `dim`.
+pub fn view_dimension(dim: TextureDim) -> wgpu::TextureViewDimension {
+    match dim {
+        TextureDim::D1 => wgpu::TextureViewDimension::D1,
+        TextureDim::D2 => wgpu::TextureViewDimension::D2,
+        TextureDim::D2Array => wgpu::TextureViewDimension::D2Array,
+        TextureDim::D3 => wgpu::TextureViewDimension::D3,
+    }
+}
+
+/// The wgpu texture format of a texel format.
+pub fn texture_format(format: TexelFormat) -> wgpu::TextureFormat {
+    use wgpu::TextureFormat as W;
+    match format {
+        TexelFormat::R8unorm => W::R8Unorm,
+        TexelFormat::Rg8unorm => W::Rg8Unorm,
+        TexelFormat::Rgba8unorm => W::Rgba8Unorm,
+        TexelFormat::Rgba8snorm => W::Rgba8Snorm,
+        TexelFormat::Bgra8unorm => W::Bgra8Unorm,
+        TexelFormat::Rgba8uint => W::Rgba8Uint,
+        TexelFormat::Rgba8sint => W::Rgba8Sint,
+        TexelFormat::R16float => W::R16Float,
+        TexelFormat::Rg16float => W::Rg16Float,
+        TexelFormat::Rgba16float => W::Rgba16Float,
+        TexelFormat::Rgba16uint => W::Rgba16Uint,
+        TexelFormat::Rgba16sint => W::Rgba16Sint,
+        TexelFormat::R32float => W::R32Float,
+        TexelFormat::Rg32float => W::Rg32Float,
+        TexelFormat::Rgba32float => W::Rgba32Float,
+        TexelFormat::R32uint => W::R32Uint,
+        TexelFormat::Rg32uint => W::Rg32Uint,
+        TexelFormat::Rgba32uint => W::Rgba32Uint,
+        TexelFormat::R32sint => W::R32Sint,
+        TexelFormat::Rg32sint => W::Rg32Sint,
+        TexelFormat::Rgba32sint => W::Rgba32Sint,
     }
 }
 

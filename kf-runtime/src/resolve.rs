@@ -15,7 +15,7 @@ use crate::expr::SizeExpr;
 use crate::hash::content_hash;
 use crate::interface::{
     ArrayLayout, BindingInterface, BindingKind, BufferLayout, Field, Interface, OverrideInterface,
-    Scalar,
+    Scalar, TexelFormat,
 };
 use crate::program::{Dispatch, DispatchMode, Program};
 use crate::spec::{BindingRef, Init, Loc, ReferenceSpec, Role, Shape, Spec, Value};
@@ -148,6 +148,7 @@ fn interface_of(
             id: o.id,
             ty: module.to_ctx().type_to_string(o.ty),
             default: o.init.and_then(|e| literal_value(module, e)),
+            required: o.init.is_none(),
         })
         .collect();
 
@@ -161,13 +162,11 @@ fn interface_of(
                     let o = &module.overrides[*h];
                     let name = o.name.clone().unwrap_or_default();
                     let default = o.init.and_then(|e| literal_value(module, e));
+                    // Without a literal default the size is unknown until the spec's candidates
+                    // give the override a value (0 here; `resolve` fills it in).
                     workgroup_size[dim] = match default {
                         Some(v) if v >= 1.0 => v as u32,
-                        _ => {
-                            return Err(ReflectError::Unsupported(format!(
-                                "the workgroup size uses override `{name}`, which needs a literal default (e.g. `override {name}: u32 = 64;`)"
-                            )));
-                        }
+                        _ => 0,
                     };
                     workgroup_size_overrides[dim] = Some(name);
                 }
@@ -222,11 +221,25 @@ fn interface_of(
                     layout,
                 });
             }
-            naga::AddressSpace::Handle if var.binding.is_some() => {
-                return Err(ReflectError::Unsupported(format!(
-                    "binding `{}` is a texture or sampler; KernelFoundry tunes kernels over buffers only",
-                    var.name.clone().unwrap_or_default()
-                )));
+            naga::AddressSpace::Handle => {
+                let Some(binding) = &var.binding else {
+                    continue;
+                };
+                let name = var.name.clone().unwrap_or_default();
+                let kind = textures::handle_kind(&module.types[var.ty].inner)
+                    .map_err(|why| ReflectError::Unsupported(format!("binding `{name}`: {why}")))?;
+                bindings.push(BindingInterface {
+                    group: binding.group,
+                    binding: binding.binding,
+                    name,
+                    kind,
+                    ty: module.to_ctx().type_to_string(var.ty),
+                    layout: BufferLayout {
+                        header: Vec::new(),
+                        header_size: 0,
+                        array: None,
+                    },
+                });
             }
             _ => {}
         }
@@ -446,20 +459,55 @@ pub struct BufferPlan {
     pub init: Option<Init>,
     /// Uniform values, one per scalar of the layout.
     pub values: Vec<Value>,
+    /// A texture's extents: width, then height, then depth or layers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extent: Vec<SizeExpr>,
+    /// A texture's texel format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<TexelFormat>,
 }
 
 impl BufferPlan {
-    /// Element count on `shape` (0 for fixed-size layouts).
+    /// Element count on `shape`: texels of a texture, array elements of a runtime-sized buffer,
+    /// 0 for fixed-size layouts and samplers.
     pub fn len_on(&self, shape: &Shape) -> Result<u64, crate::expr::ExprError> {
+        if self.is_texture() {
+            return self.extent_on(shape).map(|e| e.iter().product());
+        }
         match &self.len {
             Some(e) => e.eval(|n| shape.get(n).copied()),
             None => Ok(0),
         }
     }
 
-    /// Byte size on `shape`, rounded up to 4 and at least 4 (wgpu rejects empty bindings).
+    /// A texture's width, height and depth or layers on `shape` (1 where the texture has fewer
+    /// dimensions).
+    pub fn extent_on(&self, shape: &Shape) -> Result<[u64; 3], crate::expr::ExprError> {
+        let mut out = [1u64; 3];
+        for (o, e) in out.iter_mut().zip(&self.extent) {
+            *o = e.eval(|n| shape.get(n).copied())?;
+        }
+        Ok(out)
+    }
+
+    /// Whether this binding is a texture.
+    pub fn is_texture(&self) -> bool {
+        self.binding.kind.is_texture()
+    }
+
+    /// The layout the harness fills and compares: the buffer's own, or for a texture its texels
+    /// tightly packed (see [`TexelFormat::texel_layout`]); empty for a sampler.
+    pub fn layout(&self) -> Cow<'_, BufferLayout> {
+        match (self.is_texture(), self.format) {
+            (true, Some(f)) => Cow::Owned(f.texel_layout()),
+            _ => Cow::Borrowed(&self.binding.layout),
+        }
+    }
+
+    /// Byte size on `shape`, rounded up to 4 and at least 4 (wgpu rejects empty bindings); for a
+    /// texture, its tightly packed texels.
     pub fn byte_size(&self, shape: &Shape) -> Result<u64, crate::expr::ExprError> {
-        let bytes = self.binding.layout.byte_size(self.len_on(shape)?);
+        let bytes = self.layout().byte_size(self.len_on(shape)?);
         Ok(bytes.div_ceil(4).max(1) * 4)
     }
 
@@ -492,6 +540,12 @@ pub struct ResolvedKernel {
     pub verify_shapes: Vec<Shape>,
     /// Candidate values for overrides given in the spec.
     pub params: Vec<(String, Vec<f64>)>,
+    /// Overrides whose value follows from others, in order.
+    #[serde(default)]
+    pub derived: Vec<(String, crate::params::ParamExpr)>,
+    /// Conditions every searched point must meet on every tune and verify shape.
+    #[serde(default)]
+    pub constraints: Vec<crate::params::ParamExpr>,
     /// Relative tolerance for float outputs.
     pub tolerance: f64,
     /// Floating-point operations per launch, if the spec gives them.
@@ -561,7 +615,7 @@ pub fn resolve(
         ReflectError::Entry(m) => ResolveError::Spec(vec![SpecError::new(Loc::Source, m)]),
         other => ResolveError::Wgsl(other),
     })?;
-    let interface = reflected.interface;
+    let mut interface = reflected.interface;
     let mut errors = Vec::new();
 
     // Sizes and shapes.
@@ -661,6 +715,15 @@ pub fn resolve(
             continue;
         }
         described[idx] = true;
+        if r.kind.is_texture()
+            || matches!(r.kind, BindingKind::Sampler { .. })
+            || b.texture.is_some()
+        {
+            if let Some(plan) = textures::resolve_texture(i, b, r, &check_names, &mut errors) {
+                plans[idx] = Some(plan);
+            }
+            continue;
+        }
         let role_ok = matches!(
             (r.kind, b.role),
             (BindingKind::Uniform, Role::Uniform)
@@ -677,6 +740,7 @@ pub fn resolve(
                 BindingKind::StorageReadWrite => {
                     "a read_write buffer is `output(len)`, `inout(len)`, `scratch(len)` or `input(len)`"
                 }
+                _ => unreachable!("textures and samplers are resolved above"),
             };
             errors.push(
                 SpecError::new(
@@ -722,7 +786,33 @@ pub fn resolve(
             let values: Vec<&Value> = match init {
                 Init::Range(lo, hi) => vec![lo, hi],
                 Init::Constant(v) => vec![v],
+                Init::Values(values) => values.iter().collect(),
             };
+            if let Init::Values(values) = init {
+                let scalars = r.layout.scalars(0).count();
+                if r.layout.is_runtime_sized() || scalars != values.len() {
+                    errors.push(
+                        SpecError::new(
+                            Loc::BindingRole(i),
+                            if r.layout.is_runtime_sized() {
+                                format!(
+                                    "binding `{}` is a runtime-sized `{}`; `values(..)` gives the scalars of a fixed-size buffer",
+                                    r.name, r.ty
+                                )
+                            } else {
+                                format!(
+                                    "binding `{}` (`{}`) holds {scalars} scalar(s); {} value(s) given",
+                                    r.name,
+                                    r.ty,
+                                    values.len()
+                                )
+                            },
+                        )
+                        .hint("give one value per scalar, in address order, e.g. `dims = input(values(rows, cols))`; for a runtime-sized array use `range(lo, hi)` or `constant(v)`"),
+                    );
+                    continue;
+                }
+            }
             for v in values {
                 if let Value::Size(e) = v {
                     check_names(e.names().collect(), Loc::BindingRole(i), &mut errors);
@@ -759,6 +849,8 @@ pub fn resolve(
             len: b.len.clone(),
             init: b.init.clone(),
             values: b.values.clone(),
+            extent: Vec::new(),
+            format: None,
         });
     }
     // Bindings the spec left out: defaults where possible.
@@ -770,6 +862,33 @@ pub fn resolve(
             BindingKind::Uniform => Role::Uniform,
             BindingKind::StorageRead => Role::Input,
             BindingKind::StorageReadWrite => Role::Output,
+            BindingKind::Sampler { .. } => {
+                plans[idx] = Some(BufferPlan {
+                    binding: r.clone(),
+                    role: Role::Sampler,
+                    len: None,
+                    init: None,
+                    values: Vec::new(),
+                    extent: Vec::new(),
+                    format: None,
+                });
+                continue;
+            }
+            BindingKind::SampledTexture { .. } | BindingKind::StorageTexture { .. } => {
+                let example = if matches!(r.kind, BindingKind::StorageTexture { .. }) {
+                    format!("bind({} = storage_texture(width, height))", r.name)
+                } else {
+                    format!("bind({} = texture(width, height))", r.name)
+                };
+                errors.push(
+                    SpecError::new(
+                        Loc::Attr,
+                        format!("texture `{}` (`{}`) is not described", r.name, r.ty),
+                    )
+                    .hint(format!("give its extents, e.g. `{example}`")),
+                );
+                continue;
+            }
         };
         let needs = (r.layout.is_runtime_sized() && role != Role::Uniform)
             || (role == Role::Uniform && r.layout.scalars(0).next().is_some());
@@ -794,7 +913,15 @@ pub fn resolve(
             len: None,
             init: None,
             values: Vec::new(),
+            extent: Vec::new(),
+            format: None,
         });
+    }
+    textures::settle_filtering(&mut plans);
+    for (idx, plan) in plans.iter().enumerate() {
+        if let Some(plan) = plan {
+            interface.bindings[idx].kind = plan.binding.kind;
+        }
     }
     let buffers: Vec<BufferPlan> = plans.into_iter().flatten().collect();
     if errors.is_empty() && !buffers.iter().any(BufferPlan::is_compared) {
@@ -846,40 +973,10 @@ pub fn resolve(
         }
     };
 
-    // Parameters.
-    for (i, (p, values)) in spec.params.iter().enumerate() {
-        match interface.overrides.iter().find(|o| o.name == *p) {
-            None => errors.push(
-                SpecError::new(Loc::Param(i), format!("the WGSL has no `override {p}`")).hint(
-                    if interface.overrides.is_empty() {
-                        "declare it in the WGSL, e.g. `override TILE: u32 = 16;`".to_string()
-                    } else {
-                        format!(
-                            "its overrides are {}",
-                            interface
-                                .overrides
-                                .iter()
-                                .map(|o| format!("`{}`", o.name))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    },
-                ),
-            ),
-            Some(o)
-                if o.ty != "f32" && o.ty != "f16" && values.iter().any(|v| v.fract() != 0.0) =>
-            {
-                errors.push(SpecError::new(
-                    Loc::Param(i),
-                    format!(
-                        "`override {p}` is `{}`; its candidates must be integers",
-                        o.ty
-                    ),
-                ))
-            }
-            Some(_) => {}
-        }
-    }
+    // Parameters: candidates, derived values, constraints, the baseline's configuration.
+    let shapes: Vec<&Shape> = tune_shapes.iter().chain(&verify_shapes).collect();
+    let params = params::resolve_params(spec, &interface, &shapes, &mut errors);
+    interface.workgroup_size = params.workgroup_size;
 
     if let Some(f) = &spec.flops {
         check_names(f.names().collect(), Loc::Flops, &mut errors);
@@ -890,7 +987,7 @@ pub fn resolve(
         for shape in tune_shapes.iter().chain(&verify_shapes) {
             for b in &buffers {
                 match b.len_on(shape) {
-                    Ok(0) if b.len.is_some() => errors.push(SpecError::new(
+                    Ok(0) if b.len.is_some() || b.is_texture() => errors.push(SpecError::new(
                         spec_binding_loc(spec, &b.binding),
                         format!(
                             "binding `{}` has length 0 on shape {}",
@@ -932,7 +1029,13 @@ pub fn resolve(
         baseline: Program {
             wgsl: Cow::Owned(wgsl.to_owned()),
             entry: Cow::Owned(interface.entry.clone()),
-            constants: Cow::Owned(Vec::new()),
+            constants: Cow::Owned(
+                params
+                    .constants
+                    .into_iter()
+                    .map(|(k, v)| (Cow::Owned(k), v))
+                    .collect(),
+            ),
             workgroup_size: interface.workgroup_size,
             workgroup_storage_bytes: interface.workgroup_storage_bytes.unwrap_or(0),
             dispatch,
@@ -943,6 +1046,8 @@ pub fn resolve(
         tune_shapes,
         verify_shapes,
         params: spec.params.clone(),
+        derived: spec.derived.clone(),
+        constraints: spec.constraints.clone(),
         tolerance: spec.tolerance.unwrap_or(DEFAULT_TOLERANCE),
         flops: spec.flops.clone(),
         reference: None,
@@ -1067,5 +1172,7 @@ pub fn derive_verify_shape(shape: &Shape) -> Shape {
         .collect()
 }
 
+mod params;
 #[cfg(test)]
 mod tests;
+mod textures;

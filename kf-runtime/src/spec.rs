@@ -64,6 +64,8 @@ pub enum Role {
     Scratch,
     /// A uniform buffer; filled with the spec's values.
     Uniform,
+    /// A sampler; needs no description (the harness binds a clamp-to-edge sampler).
+    Sampler,
 }
 
 impl fmt::Display for Role {
@@ -74,6 +76,7 @@ impl fmt::Display for Role {
             Role::Inout => "inout",
             Role::Scratch => "scratch",
             Role::Uniform => "uniform",
+            Role::Sampler => "sampler",
         })
     }
 }
@@ -115,6 +118,9 @@ pub enum Init {
     Range(Value, Value),
     /// Every scalar set to one value.
     Constant(Value),
+    /// One value per scalar, in address order, for a fixed-size buffer (e.g. a `vec2<u32>`
+    /// holding two different sizes): `input(values(rows, cols))`.
+    Values(Vec<Value>),
 }
 
 /// One `bind(..)` entry.
@@ -130,6 +136,21 @@ pub struct BindingSpec {
     pub init: Option<Init>,
     /// Uniform member values, in declaration order.
     pub values: Vec<Value>,
+    /// For `texture(..)` and `storage_texture(..)`: the texture's extents and format.
+    #[serde(default)]
+    pub texture: Option<TextureSpec>,
+}
+
+/// `img = texture(w, h)` or `out = storage_texture(w, h)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TextureSpec {
+    /// `storage_texture(..)` rather than `texture(..)`.
+    pub storage: bool,
+    /// Width, then height, then depth or layers, as the texture's dimensionality needs.
+    pub extent: Vec<SizeExpr>,
+    /// The texel format (`format = rgba16float`); a sampled texture's default depends on what
+    /// it holds, a storage texture's format is the one its WGSL names.
+    pub format: Option<crate::interface::TexelFormat>,
 }
 
 /// `grid = (..)` or `workgroups = (..)`.
@@ -173,6 +194,13 @@ pub struct Spec {
     pub dispatch: Option<DispatchSpec>,
     /// Candidate values for `override` constants.
     pub params: Vec<(String, Vec<f64>)>,
+    /// `override`s whose value follows from others (`params(THREADS = X * Y)`), in order.
+    #[serde(default)]
+    pub derived: Vec<(String, crate::params::ParamExpr)>,
+    /// Conditions every searched point must meet, over overrides and sizes
+    /// (`constraints(pow2(TILE), n % TILE == 0)`).
+    #[serde(default)]
+    pub constraints: Vec<crate::params::ParamExpr>,
     /// Relative tolerance for float outputs (default 1e-4, scaled to the output's magnitude).
     pub tolerance: Option<f64>,
     /// Floating-point operations one launch performs, for GFLOP/s reports (e.g. `2 * m * n * k`).
@@ -205,8 +233,12 @@ pub enum Loc {
     BindingRole(usize),
     /// `grid = ..` / `workgroups = ..`.
     Dispatch,
-    /// The `i`-th `params(..)` entry.
+    /// The `i`-th `params(..)` entry with candidate values.
     Param(usize),
+    /// The `i`-th derived `params(..)` entry (`NAME = expression`).
+    Derived(usize),
+    /// The `i`-th `constraints(..)` entry.
+    Constraint(usize),
     /// `flops = ..`.
     Flops,
     /// The WGSL of `reference(..)`.

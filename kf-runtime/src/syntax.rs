@@ -9,9 +9,16 @@
 //! sizes(rows = 4096, cols = 4096)                   named sizes and their default values
 //! tune_shapes = [(rows = 4096), (rows = 1, cols = 128256)]
 //! verify_shapes = [(rows = 33, cols = 1000)]
-//! bind(x = input(n), y = output(n), 2 = uniform(n, 1.5), idx = input(n, range(0, n)))
-//! grid = (cols, rows) | workgroups = (rows)         the baseline's launch rule
-//! params(TILE = [8, 16, 32])                        candidate values for `override`s
+//! bind(x = input(n), y = output(n), 2 = uniform(n, 1.5), idx = input(n, range(0, n)),
+//!      dims = input(values(rows, cols)),              one value per scalar of a fixed-size buffer
+//!      img = texture(w, h, format = rgba8unorm),      a sampled texture of random texels
+//!      out = storage_texture(w, h))                   a storage texture (format from the WGSL)
+//! grid = (cols, rows) | workgroups = (cdiv(n, 256)) the baseline's launch rule (min, max, cdiv)
+//! params(TILE = [8, 16, 32], X = [8, 16], Y = [1, 2], THREADS = X * Y)
+//!                                                    candidate values for `override`s, or a
+//!                                                    value derived from others
+//! constraints(THREADS <= 256, pow2(TILE), n % TILE == 0)
+//!                                                    what every searched point must meet
 //! tolerance = 1e-3                                   relative, for float outputs
 //! flops = 2 * m * n * k                              for GFLOP/s reports
 //! reference(path = "src/k_ref.wgsl", workgroups = (rows))   a hand-written yardstick (reports only)
@@ -21,9 +28,11 @@
 //! [`SpecSpans`], so an error found by reflection still points at the token that caused it.
 
 use crate::expr::{Op, SizeExpr};
+use crate::interface::TexelFormat;
 use crate::program::DispatchMode;
 use crate::spec::{
-    BindingRef, BindingSpec, DispatchSpec, Init, Loc, ReferenceSpec, Role, SourceRef, Spec, Value,
+    BindingRef, BindingSpec, DispatchSpec, Init, Loc, ReferenceSpec, Role, SourceRef, Spec,
+    TextureSpec, Value,
 };
 use proc_macro2::{Span, TokenStream};
 use std::borrow::Cow;
@@ -33,7 +42,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Ident, LitFloat, LitInt, LitStr, Token, bracketed, parenthesized};
 
 /// The keys the attribute accepts, for error hints.
-pub const KEYS: &str = "path, source, entry, sizes, tune_shapes, verify_shapes, bind, grid, workgroups, params, tolerance, flops, reference";
+pub const KEYS: &str = "path, source, entry, sizes, tune_shapes, verify_shapes, bind, grid, workgroups, params, constraints, tolerance, flops, reference";
 
 /// Spans of the parts of a parsed spec.
 #[derive(Clone, Debug, Default)]
@@ -114,6 +123,8 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
         bindings: Vec::new(),
         dispatch: None,
         params: Vec::new(),
+        derived: Vec::new(),
+        constraints: Vec::new(),
         tolerance: None,
         flops: None,
         reference: None,
@@ -273,24 +284,51 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
                 while !content.is_empty() {
                     let name: Ident = content.parse()?;
                     content.parse::<Token![=]>()?;
-                    let values;
-                    bracketed!(values in content);
-                    let list: Vec<f64> = Punctuated::<Expr, Token![,]>::parse_terminated(&values)?
-                        .iter()
-                        .map(number)
-                        .collect::<syn::Result<_>>()?;
-                    if list.is_empty() {
-                        return Err(syn::Error::new(
-                            name.span(),
-                            "give at least one candidate value",
-                        ));
+                    if content.peek(syn::token::Bracket) {
+                        let values;
+                        bracketed!(values in content);
+                        let list: Vec<f64> =
+                            Punctuated::<Expr, Token![,]>::parse_terminated(&values)?
+                                .iter()
+                                .map(number)
+                                .collect::<syn::Result<_>>()?;
+                        if list.is_empty() {
+                            return Err(syn::Error::new(
+                                name.span(),
+                                "give at least one candidate value",
+                            ));
+                        }
+                        spans.set(Loc::Param(spec.params.len()), name.span());
+                        spec.params.push((name.to_string(), list));
+                    } else {
+                        // `THREADS = X * Y`: a value that follows from other parameters.
+                        let e: Expr = content.parse()?;
+                        let loc = Loc::Derived(spec.derived.len());
+                        spans.set(loc, name.span());
+                        spans.names_in(loc, &e);
+                        spec.derived.push((name.to_string(), param_expr(&e)?));
                     }
-                    spans.set(Loc::Param(spec.params.len()), name.span());
-                    spec.params.push((name.to_string(), list));
                     if content.is_empty() {
                         break;
                     }
                     content.parse::<Token![,]>()?;
+                }
+            }
+            "constraints" => {
+                let content;
+                parenthesized!(content in input);
+                let exprs = Punctuated::<Expr, Token![,]>::parse_terminated(&content)?;
+                if exprs.is_empty() {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        "give at least one condition, e.g. `constraints(pow2(TILE), n % TILE == 0)`",
+                    ));
+                }
+                for e in &exprs {
+                    let loc = Loc::Constraint(spec.constraints.len());
+                    spans.set(loc, e.span());
+                    spans.names_in(loc, e);
+                    spec.constraints.push(param_expr(e)?);
                 }
             }
             "tolerance" => {
@@ -518,9 +556,11 @@ fn parse_binding(
     };
     input.parse::<Token![=]>()?;
     let role_ident: Ident = input.parse()?;
-    let role = match role_ident.to_string().as_str() {
-        "input" => Role::Input,
-        "output" => Role::Output,
+    let role_name = role_ident.to_string();
+    let role = match role_name.as_str() {
+        "input" | "texture" => Role::Input,
+        // A storage texture's role follows from its access (write, read_write, read).
+        "output" | "storage_texture" => Role::Output,
         "inout" => Role::Inout,
         "scratch" => Role::Scratch,
         "uniform" => Role::Uniform,
@@ -528,7 +568,7 @@ fn parse_binding(
             return Err(syn::Error::new(
                 role_ident.span(),
                 format!(
-                    "unknown binding role `{other}`\n  = help: expected input(len), output(len), inout(len), scratch(len) or uniform(values..)"
+                    "unknown binding role `{other}`\n  = help: expected input(len), output(len), inout(len), scratch(len), uniform(values..), texture(width, height) or storage_texture(width, height)"
                 ),
             ));
         }
@@ -539,7 +579,14 @@ fn parse_binding(
         len: None,
         init: None,
         values: Vec::new(),
+        texture: None,
     };
+    if role_name == "texture" || role_name == "storage_texture" {
+        let parsed = parse_texture(input, index, spans, &role_ident)?;
+        binding.init = parsed.init;
+        binding.texture = Some(parsed.texture);
+        return Ok((binding, target_span, parsed.extent_span, parsed.role_span));
+    }
     let mut len_span = None;
     let mut role_span = role_ident.span();
     if input.peek(syn::token::Paren) {
@@ -553,7 +600,7 @@ fn parse_binding(
             .into_iter()
             .collect();
         for (k, a) in args.iter().enumerate() {
-            let is_len = k == 0 && role != Role::Uniform && !matches!(a, Expr::Call(_));
+            let is_len = k == 0 && role != Role::Uniform && !is_init_call(a);
             let loc = if is_len {
                 Loc::BindingLen(index)
             } else {
@@ -566,7 +613,9 @@ fn parse_binding(
         } else {
             let mut args = args.into_iter();
             if let Some(first) = args.next() {
-                if let Expr::Call(call) = &first {
+                if let Expr::Call(call) = &first
+                    && is_init_call(&first)
+                {
                     // `input(range(0, 10))` without a length: a fixed-size array.
                     binding.init = Some(init(call)?);
                 } else {
@@ -580,7 +629,7 @@ fn parse_binding(
                     other => {
                         return Err(syn::Error::new(
                             other.span(),
-                            "expected an input distribution: `range(lo, hi)` or `constant(v)`",
+                            "expected an input distribution: `range(lo, hi)`, `constant(v)` or `values(a, b, ..)`",
                         ));
                     }
                 }
@@ -604,11 +653,135 @@ fn parse_binding(
     Ok((binding, target_span, len_span, role_span))
 }
 
+/// A parsed `texture(..)` / `storage_texture(..)`.
+struct ParsedTexture {
+    texture: TextureSpec,
+    init: Option<Init>,
+    /// The extents, for errors about them.
+    extent_span: Option<Span>,
+    /// The whole role with its arguments.
+    role_span: Span,
+}
+
+/// The arguments of `texture(..)` / `storage_texture(..)`: one to three extents, then an optional
+/// input distribution and an optional `format = name`.
+fn parse_texture(
+    input: ParseStream,
+    index: usize,
+    spans: &mut SpecSpans,
+    role_ident: &Ident,
+) -> syn::Result<ParsedTexture> {
+    let storage = role_ident == "storage_texture";
+    let example = if storage {
+        "`out = storage_texture(width, height)`"
+    } else {
+        "`img = texture(width, height)` or `img = texture(width, height, range(0.0, 1.0), format = rgba16float)`"
+    };
+    if !input.peek(syn::token::Paren) {
+        return Err(syn::Error::new(
+            role_ident.span(),
+            format!("give the texture's extents, e.g. {example}"),
+        ));
+    }
+    let content;
+    let paren = parenthesized!(content in input);
+    let role_span = role_ident
+        .span()
+        .join(paren.span.join())
+        .unwrap_or_else(|| role_ident.span());
+    let args = Punctuated::<Expr, Token![,]>::parse_terminated(&content)?;
+    let mut texture = TextureSpec {
+        storage,
+        extent: Vec::new(),
+        format: None,
+    };
+    let mut init_spec = None;
+    let mut extent_span: Option<Span> = None;
+    for a in &args {
+        match a {
+            Expr::Assign(assign) => {
+                let is_format = matches!(&*assign.left, Expr::Path(p) if p.path.is_ident("format"));
+                let name = match &*assign.right {
+                    Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+                    _ => None,
+                };
+                let formats = || {
+                    TexelFormat::ALL
+                        .iter()
+                        .map(|f| f.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                if !is_format {
+                    return Err(syn::Error::new(
+                        assign.left.span(),
+                        format!("the only named argument of a texture is `format`, e.g. {example}"),
+                    ));
+                }
+                let format = name
+                    .as_deref()
+                    .and_then(TexelFormat::parse)
+                    .ok_or_else(|| {
+                        syn::Error::new(
+                            assign.right.span(),
+                            format!(
+                                "unknown texel format\n  = help: expected one of {}",
+                                formats()
+                            ),
+                        )
+                    })?;
+                texture.format = Some(format);
+            }
+            call if is_init_call(call) => {
+                let Expr::Call(c) = call else {
+                    unreachable!("checked")
+                };
+                init_spec = Some(init(c)?);
+            }
+            extent => {
+                if init_spec.is_some() || texture.format.is_some() {
+                    return Err(syn::Error::new(
+                        extent.span(),
+                        format!("give the extents first, e.g. {example}"),
+                    ));
+                }
+                spans.names_in(Loc::BindingLen(index), extent);
+                extent_span = Some(match extent_span {
+                    Some(s) => s.join(extent.span()).unwrap_or(s),
+                    None => extent.span(),
+                });
+                texture.extent.push(size_expr(extent)?);
+            }
+        }
+    }
+    if texture.extent.is_empty() || texture.extent.len() > 3 {
+        return Err(syn::Error::new(
+            role_span,
+            format!(
+                "a texture has one to three extents (width, height, depth or layers), e.g. {example}"
+            ),
+        ));
+    }
+    Ok(ParsedTexture {
+        texture,
+        init: init_spec,
+        extent_span,
+        role_span,
+    })
+}
+
+/// Whether `expr` is an input distribution (`range(..)`, `constant(..)`, `values(..)`) rather
+/// than a size expression (which may call `min`, `max` or `cdiv`).
+fn is_init_call(expr: &Expr) -> bool {
+    matches!(expr, Expr::Call(c) if matches!(&*c.func, Expr::Path(p)
+        if p.path.get_ident().is_some_and(|i| i == "range" || i == "constant" || i == "values")))
+}
+
 fn init(call: &syn::ExprCall) -> syn::Result<Init> {
     let Expr::Path(p) = &*call.func else {
         return Err(syn::Error::new(
             call.func.span(),
-            "expected `range` or `constant`",
+            "expected `range`, `constant` or `values`",
         ));
     };
     let name = p
@@ -620,9 +793,15 @@ fn init(call: &syn::ExprCall) -> syn::Result<Init> {
     match (name.as_str(), args.as_slice()) {
         ("range", [lo, hi]) => Ok(Init::Range(value(lo)?, value(hi)?)),
         ("constant", [v]) => Ok(Init::Constant(value(v)?)),
+        ("values", values) if !values.is_empty() => Ok(Init::Values(
+            values
+                .iter()
+                .map(|v| value(v))
+                .collect::<syn::Result<_>>()?,
+        )),
         _ => Err(syn::Error::new(
             call.span(),
-            "expected an input distribution: `range(lo, hi)` (uniform in [lo, hi)) or `constant(v)`",
+            "expected an input distribution: `range(lo, hi)` (uniform in [lo, hi)), `constant(v)` or `values(a, b, ..)` (one per scalar of a fixed-size buffer)",
         )),
     }
 }
@@ -695,6 +874,94 @@ fn const_int(expr: &Expr) -> syn::Result<u64> {
     }
 }
 
+/// Converts a Rust expression into a parameter expression: integers, `true`/`false`, names,
+/// `+ - * / % <<`, comparisons, `&& || !`, and `min`, `max`, `cdiv`, `pow2`.
+pub fn param_expr(expr: &Expr) -> syn::Result<crate::params::ParamExpr> {
+    use crate::params::{BinOp, Func, ParamExpr, UnOp};
+    let boxed = |e: &Expr| param_expr(e).map(Box::new);
+    Ok(match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => ParamExpr::Int(i.base10_parse()?),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) => ParamExpr::Int(i64::from(b.value)),
+        Expr::Path(p) if p.path.get_ident().is_some() => {
+            ParamExpr::Name(p.path.get_ident().expect("checked").to_string())
+        }
+        Expr::Paren(p) => param_expr(&p.expr)?,
+        Expr::Group(g) => param_expr(&g.expr)?,
+        Expr::Unary(u) => match u.op {
+            syn::UnOp::Neg(_) => ParamExpr::Unary(UnOp::Neg, boxed(&u.expr)?),
+            syn::UnOp::Not(_) => ParamExpr::Unary(UnOp::Not, boxed(&u.expr)?),
+            _ => {
+                return Err(syn::Error::new(
+                    u.op.span(),
+                    "only `-` and `!` apply to a single value here",
+                ));
+            }
+        },
+        Expr::Binary(b) => {
+            let op = match b.op {
+                syn::BinOp::Add(_) => BinOp::Add,
+                syn::BinOp::Sub(_) => BinOp::Sub,
+                syn::BinOp::Mul(_) => BinOp::Mul,
+                syn::BinOp::Div(_) => BinOp::Div,
+                syn::BinOp::Rem(_) => BinOp::Rem,
+                syn::BinOp::Shl(_) => BinOp::Shl,
+                syn::BinOp::Eq(_) => BinOp::Eq,
+                syn::BinOp::Ne(_) => BinOp::Ne,
+                syn::BinOp::Lt(_) => BinOp::Lt,
+                syn::BinOp::Le(_) => BinOp::Le,
+                syn::BinOp::Gt(_) => BinOp::Gt,
+                syn::BinOp::Ge(_) => BinOp::Ge,
+                syn::BinOp::And(_) => BinOp::And,
+                syn::BinOp::Or(_) => BinOp::Or,
+                other => {
+                    return Err(syn::Error::new(
+                        other.span(),
+                        "expected one of + - * / % << == != < <= > >= && ||",
+                    ));
+                }
+            };
+            ParamExpr::Binary(op, boxed(&b.left)?, boxed(&b.right)?)
+        }
+        Expr::Call(call) => {
+            let name = match &*call.func {
+                Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+                _ => None,
+            };
+            let Some((func, arity)) = name.as_deref().and_then(Func::named) else {
+                return Err(syn::Error::new(
+                    call.func.span(),
+                    "unknown function\n  = help: expected `min(a, b)`, `max(a, b)`, `cdiv(a, b)` (division rounded up) or `pow2(a)` (a is a power of two)",
+                ));
+            };
+            if call.args.len() != arity {
+                return Err(syn::Error::new(
+                    call.span(),
+                    format!("`{}` takes {arity} argument(s)", name.unwrap_or_default()),
+                ));
+            }
+            ParamExpr::Call(
+                func,
+                call.args
+                    .iter()
+                    .map(param_expr)
+                    .collect::<syn::Result<_>>()?,
+            )
+        }
+        other => {
+            return Err(syn::Error::new(
+                other.span(),
+                "expected an integer expression over overrides and sizes, e.g. `X * Y`, `pow2(TILE)` or `n % TILE == 0`",
+            ));
+        }
+    })
+}
+
 /// Converts a Rust expression into a size expression (postfix program).
 pub fn size_expr(expr: &Expr) -> syn::Result<SizeExpr> {
     let mut ops = Vec::new();
@@ -731,10 +998,36 @@ fn push_ops(expr: &Expr, ops: &mut Vec<Op>) -> syn::Result<()> {
                 }
             });
         }
+        Expr::Call(call) => {
+            let name = match &*call.func {
+                Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+                _ => None,
+            };
+            let Some(op) = name.as_deref().and_then(Op::function) else {
+                return Err(syn::Error::new(
+                    call.func.span(),
+                    "only `min(a, b)`, `max(a, b)` and `cdiv(a, b)` (division rounded up) can be called in a size expression",
+                ));
+            };
+            if call.args.len() != 2 {
+                return Err(syn::Error::new(
+                    call.span(),
+                    format!(
+                        "`{}` takes two arguments, e.g. `{}(n, 256)`",
+                        name.unwrap_or_default(),
+                        op.function_name().unwrap_or("min")
+                    ),
+                ));
+            }
+            for a in &call.args {
+                push_ops(a, ops)?;
+            }
+            ops.push(op);
+        }
         other => {
             return Err(syn::Error::new(
                 other.span(),
-                "expected a size expression over named sizes and integers, e.g. `rows * cols` or `(n + 3) / 4`",
+                "expected a size expression over named sizes and integers, e.g. `rows * cols`, `(n + 3) / 4` or `cdiv(n, 256)`",
             ));
         }
     }
@@ -854,6 +1147,14 @@ mod tests {
             r#"path = "a", reference(path = "r", tile = 4)"#,
             "unknown key `tile` in `reference(..)`",
         );
+        check_err(r#"path = "a", params(T = log(X))"#, "unknown function");
+        check_err(r#"path = "a", params(T = min(X))"#, "takes 2 argument(s)");
+        check_err(r#"path = "a", constraints()"#, "at least one condition");
+        check_err(r#"path = "a", grid = (ceil(n, 4))"#, "only `min(a, b)`");
+        check_err(
+            r#"path = "a", bind(x = input(values()))"#,
+            "expected an input distribution",
+        );
     }
 
     #[test]
@@ -872,5 +1173,42 @@ mod tests {
         assert!(spans.name_span(Loc::ReferenceDispatch, "rows").is_some());
         let (spec, _) = parse_spec(ts(r#"path = "k.wgsl", sizes(n = 8)"#)).unwrap();
         assert_eq!(spec.reference, None);
+    }
+
+    #[test]
+    fn parses_derived_parameters_constraints_and_launch_functions() {
+        let (spec, spans) = parse_spec(ts(r#"
+            path = "k.wgsl", sizes(n = 1024),
+            bind(x = input(cdiv(n, 4)), dims = input(values(n, 2 * n))),
+            workgroups = (min(cdiv(n, 256), 65535)),
+            params(X = [8, 16], Y = [8, 16], THREADS = X * Y, ITEMS = [1, 2]),
+            constraints(ITEMS == 2 || THREADS <= 128, pow2(ITEMS), n % (THREADS * ITEMS) == 0, !false),
+        "#))
+        .unwrap();
+        assert_eq!(spec.params.len(), 3);
+        assert_eq!(spec.derived.len(), 1);
+        assert_eq!(spec.derived[0].0, "THREADS");
+        assert_eq!(spec.derived[0].1.to_string(), "X * Y");
+        let c: Vec<String> = spec.constraints.iter().map(|c| c.to_string()).collect();
+        assert_eq!(
+            c,
+            vec![
+                "ITEMS == 2 || THREADS <= 128",
+                "pow2(ITEMS)",
+                "n % (THREADS * ITEMS) == 0",
+                "!0"
+            ]
+        );
+        assert_eq!(
+            spec.bindings[0].len.as_ref().unwrap().to_string(),
+            "cdiv(n, 4)"
+        );
+        assert!(matches!(&spec.bindings[1].init, Some(Init::Values(v)) if v.len() == 2));
+        assert_eq!(
+            spec.dispatch.unwrap().size[0].to_string(),
+            "min(cdiv(n, 256), 65535)"
+        );
+        assert!(spans.name_span(Loc::Constraint(2), "THREADS").is_some());
+        assert!(spans.name_span(Loc::Derived(0), "Y").is_some());
     }
 }

@@ -5,6 +5,7 @@
 //! ```text
 //! // cheat: what it tries
 //! // kernel: ELEMWISE            the baseline it pretends to replace
+//! // fixture: kernels            optional: the baseline is in tests/fixtures/kernels instead
 //! // args: --workgroups=n/256     optional extra `eval` arguments
 //! // expect: level=4 reason=wrong-values      (or `level=5`, `level=5 faster`)
 //! ```
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 struct Case {
     file: std::path::PathBuf,
     kernel: String,
+    fixture: String,
     args: Vec<String>,
     level: u64,
     reason: Option<String>,
@@ -56,6 +58,7 @@ fn cases() -> Vec<Case> {
             Case {
                 kernel: header(&text, "kernel:")
                     .unwrap_or_else(|| panic!("{} has no `// kernel:`", file.display())),
+                fixture: header(&text, "fixture:").unwrap_or_else(|| "adversarial".into()),
                 args: header(&text, "args:")
                     .map(|a| a.split_whitespace().map(str::to_owned).collect())
                     .unwrap_or_default(),
@@ -71,8 +74,10 @@ fn cases() -> Vec<Case> {
 
 #[test]
 fn every_cheat_is_rejected_and_every_honest_variant_accepted() {
-    let fixture = copy_crate("tests/fixtures/adversarial");
-    let manifest = fixture.path().join("Cargo.toml");
+    let fixtures: std::collections::BTreeMap<&str, tempfile::TempDir> = ["adversarial", "kernels"]
+        .into_iter()
+        .map(|name| (name, copy_crate(&format!("tests/fixtures/{name}"))))
+        .collect();
     let cases = cases();
     assert!(
         cases.iter().filter(|c| c.level < 5).count() >= 12,
@@ -84,6 +89,17 @@ fn every_cheat_is_rejected_and_every_honest_variant_accepted() {
     );
     let mut failures = Vec::new();
     for case in &cases {
+        let manifest = fixtures
+            .get(case.fixture.as_str())
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}: unknown fixture `{}`",
+                    case.file.display(),
+                    case.fixture
+                )
+            })
+            .path()
+            .join("Cargo.toml");
         let start = Instant::now();
         let mut cmd = kf(&[
             "eval",
@@ -160,6 +176,8 @@ fn a_hanging_candidate_costs_only_its_timeout_and_the_tune_finishes() {
         kf(&[
             "tune",
             "--json",
+            "--strategy",
+            "auto",
             "--kernel",
             "LOOPY",
             "--timeout",
@@ -193,9 +211,17 @@ fn a_crashing_worker_costs_one_candidate() {
     let fixture = copy_crate("tests/fixtures/adversarial");
     // The test hook makes the worker abort on candidates whose origin mentions STEP=0.
     let r = run_ok(
-        kf(&["tune", "--json", "--kernel", "LOOPY", "--manifest-path"])
-            .arg(fixture.path().join("Cargo.toml"))
-            .env(kf_build::harness::worker::FAULT_ENV, "crash:STEP=0"),
+        kf(&[
+            "tune",
+            "--json",
+            "--strategy",
+            "auto",
+            "--kernel",
+            "LOOPY",
+            "--manifest-path",
+        ])
+        .arg(fixture.path().join("Cargo.toml"))
+        .env(kf_build::harness::worker::FAULT_ENV, "crash:STEP=0"),
     );
     let json = r.json();
     let k = &json["kernels"][0];
@@ -231,10 +257,13 @@ fn a_degenerate_baseline_is_refused_with_a_hint() {
 }
 
 #[test]
-fn a_speed_above_the_measured_ceiling_is_rejected() {
+fn a_speed_above_the_ceiling_measured_again_is_rejected() {
     let fixture = copy_crate("tests/fixtures/adversarial");
     let manifest = fixture.path().join("Cargo.toml");
-    // Measure the real ceilings, then pretend the adapter can copy only 1 kB/s.
+    // The test hook clamps every copy bandwidth the worker measures to 1 kB/s: the stored ceiling
+    // is that low, and measuring it again (what the evaluator does before any verdict) confirms
+    // it, so the candidate's speed is impossible and must be rejected at level 2.
+    let hook = (kf_build::harness::worker::FAULT_ENV, "ceiling:1e-6");
     let probe = run_ok(
         kf(&[
             "adapters",
@@ -244,14 +273,16 @@ fn a_speed_above_the_measured_ceiling_is_rejected() {
             "0",
             "--manifest-path",
         ])
-        .arg(&manifest),
+        .arg(&manifest)
+        .env(hook.0, hook.1),
     );
     let json = probe.json();
-    let file = std::path::PathBuf::from(json["adapters"][0]["ceilings_file"].as_str().unwrap());
-    let mut ceilings: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    ceilings["copy_gbps"] = serde_json::json!(1e-6);
-    std::fs::write(&file, ceilings.to_string()).unwrap();
+    assert_eq!(
+        json["adapters"][0]["ceilings"]["copy_gbps"].as_f64(),
+        Some(1e-6),
+        "{}",
+        probe.dump()
+    );
     let candidate = root().join("tests/data/adversarial/honest_wider_workgroup.wgsl");
     let r = run(kf(&[
         "eval",
@@ -266,7 +297,8 @@ fn a_speed_above_the_measured_ceiling_is_rejected() {
     ])
     .arg(&manifest)
     .arg("--candidate")
-    .arg(&candidate));
+    .arg(&candidate)
+    .env(hook.0, hook.1));
     let json = r.json();
     assert_eq!(
         (json["level"].as_u64(), json["reason"].as_str()),
@@ -274,8 +306,9 @@ fn a_speed_above_the_measured_ceiling_is_rejected() {
         "{}",
         r.dump()
     );
+    let log = json["log"].as_str().unwrap();
     assert!(
-        json["log"].as_str().unwrap().contains("copy ceiling"),
+        log.contains("copy ceiling, measured again") && log.contains("timed again"),
         "{}",
         r.dump()
     );

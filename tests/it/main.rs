@@ -6,8 +6,10 @@ mod cli;
 mod e2e;
 mod evolve;
 mod examples;
+mod kernels;
 mod operators;
 mod rewrites;
+mod roofline;
 mod tidy;
 mod tiling;
 

@@ -176,6 +176,7 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         deadline_s: Some(args.timeout),
     };
     let report = worker.evaluate(&request);
+    crate::store::remember_ceilings(&ws.root, worker.measured.as_ref());
     let adapter = worker.adapter().clone();
     let code = if report.is_correct() {
         exit::OK

@@ -251,6 +251,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         bar.finish_and_clear();
         results.push(result);
     }
+    crate::store::remember_ceilings(&ws.root, worker.measured.as_ref());
     if let Err(e) = run.finish() {
         log::warn!("could not mark the run {} finished: {e}", run.dir.display());
     }

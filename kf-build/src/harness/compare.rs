@@ -4,6 +4,8 @@
 //! within the tolerance; an element's error is relative to its own magnitude but never to less than
 //! 1 % of the buffer's largest value, so results near zero in a buffer of large values are not held
 //! to an impossible standard. NaN must meet NaN and ±Inf the same ±Inf. Integers must be equal.
+//! Normalized 8-bit texture channels may differ by one step (1/255, 1/127): two correct kernels
+//! that round a value on either side of a step both wrote the right texel.
 //! A reference that is constant or all zero cannot tell a correct kernel from a constant fill, so
 //! the comparison refuses to judge and says so.
 //!
@@ -137,7 +139,11 @@ pub fn compare(
                 } else if r.is_infinite() || c.is_infinite() {
                     r != c
                 } else {
-                    let err = (r - c).abs();
+                    let mut err = (r - c).abs();
+                    // One step of a normalized 8-bit channel is rounding, not a wrong value.
+                    if scalar.quantum().is_some_and(|q| err <= q * 1.001) {
+                        err = 0.0;
+                    }
                     diff2 += err * err;
                     ref2 += r * r;
                     let rel = err / r.abs().max(floor);
@@ -240,6 +246,27 @@ mod tests {
             Some("the baseline wrote no finite value")
         );
         assert!(check(&[1.0, 2.0], &[1.0, 2.0], true).degenerate.is_none());
+    }
+
+    #[test]
+    fn normalized_channels_may_differ_by_one_step() {
+        let l = BufferLayout {
+            header: vec![],
+            header_size: 0,
+            array: Some(ArrayLayout {
+                stride: 1,
+                fields: vec![Field {
+                    offset: 0,
+                    scalar: Scalar::Unorm8,
+                }],
+                count: None,
+            }),
+        };
+        let r = [10u8, 200, 128, 0];
+        assert!(compare(&l, 4, &r, &[11, 199, 128, 0], 1e-4).ok(1e-4));
+        let two_steps = compare(&l, 4, &r, &[12, 200, 128, 0], 1e-4);
+        assert!(!two_steps.ok(1e-4));
+        assert_eq!(two_steps.mismatched, 1);
     }
 
     #[test]

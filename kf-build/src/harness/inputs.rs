@@ -5,6 +5,8 @@
 //! trial is reproducible from `(shape, seed)` alone and two buffers never share values. Outputs are
 //! filled with a NaN pattern (floats) or `0xDEADBEEF` (integers): an element the kernel does not
 //! write keeps the poison and fails the comparison unless the baseline also left it unwritten.
+//! Textures are filled the same way through their tightly packed texel layout; 8-bit channels,
+//! which have no NaN, are poisoned with `0xA5`.
 //!
 //! Invariant: contents depend only on the plan, the shape and the seed — never on earlier trials.
 
@@ -30,9 +32,21 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
     let len = plan.len_on(shape).map_err(|e| e.to_string())?;
     match plan.role {
         Role::Output | Role::Scratch => Ok(poison(plan, shape)?),
+        Role::Sampler => Ok(Vec::new()),
         Role::Uniform => {
             let mut bytes = vec![0u8; size];
             for ((offset, scalar), value) in plan.binding.layout.scalars(0).zip(&plan.values) {
+                let v = value.eval(shape).map_err(|e| e.to_string())?;
+                write_scalar(&mut bytes, offset as usize, scalar, v);
+            }
+            Ok(bytes)
+        }
+        Role::Input | Role::Inout if matches!(plan.init, Some(Init::Values(_))) => {
+            let Some(Init::Values(values)) = &plan.init else {
+                unreachable!("matched above")
+            };
+            let mut bytes = vec![0u8; size];
+            for ((offset, scalar), value) in plan.layout().scalars(len).zip(values) {
                 let v = value.eval(shape).map_err(|e| e.to_string())?;
                 write_scalar(&mut bytes, offset as usize, scalar, v);
             }
@@ -50,9 +64,9 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
                 Some(Init::Constant(v)) => {
                     (0.0, 0.0, Some(v.eval(shape).map_err(|e| e.to_string())?))
                 }
-                None => (f64::NAN, f64::NAN, None),
+                Some(Init::Values(_)) | None => (f64::NAN, f64::NAN, None),
             };
-            for (offset, scalar) in plan.binding.layout.scalars(len) {
+            for (offset, scalar) in plan.layout().scalars(len) {
                 let v = match constant {
                     Some(c) => c,
                     None => {
@@ -76,12 +90,16 @@ pub fn poison(plan: &BufferPlan, shape: &Shape) -> Result<Vec<u8>, String> {
     let size = plan.byte_size(shape).map_err(|e| e.to_string())? as usize;
     let len = plan.len_on(shape).map_err(|e| e.to_string())?;
     let mut bytes = vec![POISON_PAD; size];
-    for (offset, scalar) in plan.binding.layout.scalars(len) {
+    for (offset, scalar) in plan.layout().scalars(len) {
         let o = offset as usize;
         match scalar {
             Scalar::F32 => bytes[o..o + 4].copy_from_slice(&POISON_F32.to_le_bytes()),
             Scalar::F16 => bytes[o..o + 2].copy_from_slice(&POISON_F16.to_le_bytes()),
             Scalar::U32 | Scalar::I32 => bytes[o..o + 4].copy_from_slice(&POISON_INT.to_le_bytes()),
+            Scalar::U16 | Scalar::I16 => {
+                bytes[o..o + 2].copy_from_slice(&(POISON_INT as u16).to_le_bytes())
+            }
+            Scalar::Unorm8 | Scalar::Snorm8 | Scalar::U8 | Scalar::I8 => bytes[o] = POISON_PAD,
         }
     }
     Ok(bytes)
@@ -89,9 +107,14 @@ pub fn poison(plan: &BufferPlan, shape: &Shape) -> Result<Vec<u8>, String> {
 
 fn default_range(scalar: Scalar) -> (f64, f64) {
     match scalar {
-        Scalar::F32 | Scalar::F16 => (-1.0, 1.0),
+        Scalar::F32 | Scalar::F16 | Scalar::Snorm8 => (-1.0, 1.0),
+        Scalar::Unorm8 => (0.0, 1.0),
         Scalar::U32 => (0.0, 1024.0),
         Scalar::I32 => (-512.0, 512.0),
+        Scalar::U8 => (0.0, 256.0),
+        Scalar::I8 => (-128.0, 128.0),
+        Scalar::U16 => (0.0, 65536.0),
+        Scalar::I16 => (-32768.0, 32768.0),
     }
 }
 
@@ -129,6 +152,12 @@ pub fn write_scalar(bytes: &mut [u8], offset: usize, scalar: Scalar, v: f64) {
         Scalar::F16 => bytes[offset..offset + 2].copy_from_slice(&f16::from_f64(v).to_le_bytes()),
         Scalar::U32 => bytes[offset..offset + 4].copy_from_slice(&(v as u32).to_le_bytes()),
         Scalar::I32 => bytes[offset..offset + 4].copy_from_slice(&(v as i32).to_le_bytes()),
+        Scalar::U16 => bytes[offset..offset + 2].copy_from_slice(&(v as u16).to_le_bytes()),
+        Scalar::I16 => bytes[offset..offset + 2].copy_from_slice(&(v as i16).to_le_bytes()),
+        Scalar::U8 => bytes[offset] = v as u8,
+        Scalar::I8 => bytes[offset] = (v as i8) as u8,
+        Scalar::Unorm8 => bytes[offset] = (v.clamp(0.0, 1.0) * 255.0).round() as u8,
+        Scalar::Snorm8 => bytes[offset] = ((v.clamp(-1.0, 1.0) * 127.0).round() as i8) as u8,
     }
 }
 
@@ -153,6 +182,12 @@ pub fn read_scalar(bytes: &[u8], offset: usize, scalar: Scalar) -> ScalarValue {
         Scalar::U32 | Scalar::I32 => ScalarValue::Int(u32::from_le_bytes(
             bytes[offset..offset + 4].try_into().expect("4 bytes"),
         )),
+        Scalar::U16 | Scalar::I16 => ScalarValue::Int(u32::from(u16::from_le_bytes(
+            bytes[offset..offset + 2].try_into().expect("2 bytes"),
+        ))),
+        Scalar::U8 | Scalar::I8 => ScalarValue::Int(u32::from(bytes[offset])),
+        Scalar::Unorm8 => ScalarValue::Float(f64::from(bytes[offset]) / 255.0),
+        Scalar::Snorm8 => ScalarValue::Float((f64::from(bytes[offset] as i8) / 127.0).max(-1.0)),
     }
 }
 
@@ -188,6 +223,8 @@ mod tests {
             len: Some(SizeExpr::size("n")),
             init,
             values: vec![],
+            extent: vec![],
+            format: None,
         }
     }
 
@@ -233,6 +270,72 @@ mod tests {
                 .iter()
                 .all(|x| *x == 0.5)
         );
+    }
+
+    #[test]
+    fn fixed_size_values_fill_each_scalar_in_order() {
+        let mut p = plan(
+            Role::Input,
+            Some(Init::Values(vec![
+                Value::Size(SizeExpr::size("rows")),
+                Value::Size(SizeExpr::parse("cols * 2").unwrap()),
+            ])),
+        );
+        p.len = None;
+        p.binding.ty = "vec2<u32>".into();
+        p.binding.layout = BufferLayout {
+            header: vec![
+                Field {
+                    offset: 0,
+                    scalar: Scalar::U32,
+                },
+                Field {
+                    offset: 4,
+                    scalar: Scalar::U32,
+                },
+            ],
+            header_size: 8,
+            array: None,
+        };
+        let shape: Shape = [("rows".to_string(), 3), ("cols".to_string(), 5)]
+            .into_iter()
+            .collect();
+        let bytes = contents(&p, &shape, 1).unwrap();
+        let words: Vec<u32> = bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(words, vec![3, 10]);
+    }
+
+    #[test]
+    fn textures_fill_and_poison_every_channel_of_every_texel() {
+        use kf_runtime::interface::{TexelFormat, TextureAccess, TextureDim};
+        let mut p = plan(Role::Input, None);
+        p.len = None;
+        p.binding.kind = BindingKind::StorageTexture {
+            dim: TextureDim::D2,
+            format: TexelFormat::Rgba8unorm,
+            access: TextureAccess::Read,
+        };
+        p.extent = vec![SizeExpr::size("n"), SizeExpr::lit(3)];
+        p.format = Some(TexelFormat::Rgba8unorm);
+        let bytes = contents(&p, &shape(5), 7).unwrap();
+        assert_eq!(bytes.len(), 5 * 3 * 4, "tightly packed rgba8 texels");
+        assert!(bytes.iter().any(|b| *b != bytes[0]), "random texels");
+        let unorm = read_scalar(&bytes, 1, Scalar::Unorm8);
+        assert!(matches!(unorm, ScalarValue::Float(v) if (0.0..=1.0).contains(&v)));
+        p.role = Role::Output;
+        assert!(
+            contents(&p, &shape(5), 7)
+                .unwrap()
+                .iter()
+                .all(|b| *b == POISON_PAD)
+        );
+        p.format = Some(TexelFormat::Rg32float);
+        let poisoned = contents(&p, &shape(2), 7).unwrap();
+        assert_eq!(poisoned.len(), 2 * 3 * 8);
+        assert!(floats(&poisoned).iter().all(|v| v.is_nan()));
     }
 
     #[test]

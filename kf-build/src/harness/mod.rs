@@ -14,7 +14,9 @@
 pub mod compare;
 pub mod inputs;
 pub mod probe;
+mod resources;
 pub mod runner;
+pub mod traffic;
 pub mod wire;
 pub mod worker;
 

@@ -6,14 +6,68 @@
 //! measured at several working-set sizes and the largest is kept, because small working sets run
 //! from cache and an honest kernel on a small shape can be faster than DRAM.
 //!
+//! A single measurement can be low (a busy machine, a clock still ramping up), and a low ceiling
+//! would reject honest kernels. So every probe repeats the copy measurement and keeps the best
+//! round; stored ceilings are merged with new measurements by keeping the best of both
+//! ([`Ceilings::merge`]); they carry the tool version and the time of measurement, and are
+//! measured again when either no longer matches ([`Ceilings::is_current`]); and the evaluator
+//! re-measures the copy bandwidth itself when a candidate appears to beat it
+//! ([`measure_copy`]), before it gives any verdict.
+//!
 //! Invariant: every number here was measured on the adapter named in the record, by the method
-//! recorded beside it.
+//! recorded beside it; merging only ever keeps measured numbers.
 
 use super::runner::Timestamps;
 pub use super::wire::{CEILINGS_FORMAT_VERSION as FORMAT_VERSION, Ceilings, CopyPoint};
 use crate::gpu::Gpu;
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use wgpu::util::DeviceExt;
+
+/// Rounds of the copy measurement per probe; the best round counts.
+pub const COPY_ROUNDS: u32 = 3;
+
+/// Stored ceilings older than this are measured again.
+pub const MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Seconds since the Unix epoch.
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Ceilings {
+    /// Whether these ceilings can be used as they are at time `now` (seconds since the epoch):
+    /// measured by this tool version, in this format, less than [`MAX_AGE`] ago.
+    pub fn is_current(&self, now: u64) -> bool {
+        self.format_version == FORMAT_VERSION
+            && self.tool_version == env!("CARGO_PKG_VERSION")
+            && self.measured_at > 0
+            && now.saturating_sub(self.measured_at) < MAX_AGE.as_secs()
+    }
+
+    /// Keeps the best of `self` and `other` (two measurements of the same adapter by the same
+    /// method): the larger bandwidth at every working-set size, the larger FMA rate, the newer
+    /// time. A ceiling is a bound, so the best measurement is the truest one.
+    pub fn merge(&mut self, other: &Ceilings) {
+        for p in &other.copy_by_size {
+            match self.copy_by_size.iter_mut().find(|q| q.bytes == p.bytes) {
+                Some(q) if q.gbps >= p.gbps => {}
+                Some(q) => *q = p.clone(),
+                None => self.copy_by_size.push(p.clone()),
+            }
+        }
+        self.copy_by_size.sort_by_key(|p| p.bytes);
+        self.copy_gbps = self
+            .copy_by_size
+            .iter()
+            .map(|p| p.gbps)
+            .fold(self.copy_gbps.max(other.copy_gbps), f64::max);
+        self.fma_gflops = self.fma_gflops.max(other.fma_gflops);
+        self.measured_at = self.measured_at.max(other.measured_at);
+        self.probes = self.probes.saturating_add(other.probes);
+    }
+}
 
 const COPY_WGSL: &str = r#"
 @group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
@@ -127,12 +181,17 @@ fn pipeline(gpu: &Gpu, wgsl: &str) -> Result<wgpu::ComputePipeline, String> {
         }))
 }
 
-/// Measures copy bandwidth and FMA rate on `gpu`.
-pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
+fn samples_for(gpu: &Gpu) -> (u32, u32) {
+    if gpu.is_cpu() { (1, 5) } else { (3, 20) }
+}
+
+/// Measures copy bandwidth at several working-set sizes, `rounds` times, keeping the best round
+/// per size. Returns the points and the timing method.
+pub fn measure_copy(gpu: &Gpu, rounds: u32) -> Result<(Vec<CopyPoint>, &'static str), String> {
     let device = &gpu.device;
     let limits = gpu.limits();
     let cpu = gpu.is_cpu();
-    let (warmup, samples) = if cpu { (1, 5) } else { (3, 20) };
+    let (warmup, samples) = samples_for(gpu);
     let max_bytes =
         limits
             .max_storage_buffer_binding_size
@@ -143,7 +202,7 @@ pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
         .collect();
 
     let copy = pipeline(gpu, COPY_WGSL)?;
-    let mut copy_by_size = Vec::new();
+    let mut copy_by_size: Vec<CopyPoint> = Vec::new();
     let mut method = "wall-clock";
     for bytes in sizes {
         let src = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -177,14 +236,37 @@ pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
             bind_group,
             counts: grid(bytes / 16),
         };
-        let (ns, m) = bench.median_ns(warmup, samples)?;
-        method = m;
-        copy_by_size.push(CopyPoint {
-            bytes,
-            gbps: 2.0 * bytes as f64 / ns.max(1.0),
-            median_ns: ns,
-        });
+        let mut best: Option<CopyPoint> = None;
+        for _ in 0..rounds.max(1) {
+            let (ns, m) = bench.median_ns(warmup, samples)?;
+            method = m;
+            let point = CopyPoint {
+                bytes,
+                gbps: 2.0 * bytes as f64 / ns.max(1.0),
+                median_ns: ns,
+            };
+            if best.as_ref().is_none_or(|b| point.gbps > b.gbps) {
+                best = Some(point);
+            }
+        }
+        copy_by_size.extend(best);
     }
+    let errors = gpu.take_uncaptured();
+    if !errors.is_empty() {
+        return Err(format!(
+            "the copy probe raised errors: {}",
+            errors.join("; ")
+        ));
+    }
+    Ok((copy_by_size, method))
+}
+
+/// Measures copy bandwidth (best of [`COPY_ROUNDS`]) and FMA rate on `gpu`.
+pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
+    let device = &gpu.device;
+    let cpu = gpu.is_cpu();
+    let (warmup, samples) = samples_for(gpu);
+    let (copy_by_size, method) = measure_copy(gpu, COPY_ROUNDS)?;
 
     let fma = pipeline(gpu, FMA_WGSL)?;
     let invocations: u64 = if cpu { 1 << 14 } else { 1 << 21 };
@@ -226,5 +308,83 @@ pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
         fma_gflops: flops as f64 / ns.max(1.0),
         method: method.to_owned(),
         samples,
+        measured_at: now_secs(),
+        probes: 1,
     })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn ceilings(points: &[(u64, f64)], fma: f64, at: u64) -> Ceilings {
+        Ceilings {
+            format_version: FORMAT_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+            adapter: serde_json::from_value(serde_json::json!({
+                "index": 0,
+                "key": "0123456789abcdef",
+                "name": "test", "vendor": 0, "device": 0, "device_type": "Cpu",
+                "driver": "", "driver_info": "", "backend": "vulkan",
+                "limits": {},
+                "features": []
+            }))
+            .unwrap(),
+            copy_gbps: points.iter().map(|p| p.1).fold(0.0, f64::max),
+            copy_by_size: points
+                .iter()
+                .map(|&(bytes, gbps)| CopyPoint {
+                    bytes,
+                    gbps,
+                    median_ns: 1.0,
+                })
+                .collect(),
+            fma_gflops: fma,
+            method: "timestamp-query".into(),
+            samples: 5,
+            measured_at: at,
+            probes: 1,
+        }
+    }
+
+    #[test]
+    fn merging_keeps_the_best_of_both_measurements() {
+        let mut a = ceilings(&[(1 << 20, 10.0), (4 << 20, 30.0)], 100.0, 5);
+        let b = ceilings(
+            &[(1 << 20, 20.0), (4 << 20, 25.0), (16 << 20, 40.0)],
+            90.0,
+            9,
+        );
+        a.merge(&b);
+        let got: Vec<(u64, f64)> = a.copy_by_size.iter().map(|p| (p.bytes, p.gbps)).collect();
+        assert_eq!(
+            got,
+            vec![(1 << 20, 20.0), (4 << 20, 30.0), (16 << 20, 40.0)]
+        );
+        assert_eq!(a.copy_gbps, 40.0);
+        assert_eq!(a.fma_gflops, 100.0);
+        assert_eq!((a.measured_at, a.probes), (9, 2));
+        // A pessimistic record merged with a real measurement becomes the real one.
+        let mut low = ceilings(&[(1 << 20, 1e-6)], 1e-6, 1);
+        low.copy_gbps = 1e-6;
+        low.merge(&b);
+        assert_eq!(low.copy_gbps, 40.0);
+    }
+
+    #[test]
+    fn stale_records_are_not_current() {
+        let now = 1_000_000_000;
+        assert!(ceilings(&[(1, 1.0)], 1.0, now - 10).is_current(now));
+        assert!(
+            !ceilings(&[(1, 1.0)], 1.0, 0).is_current(now),
+            "no timestamp"
+        );
+        assert!(
+            !ceilings(&[(1, 1.0)], 1.0, now - MAX_AGE.as_secs() - 1).is_current(now),
+            "too old"
+        );
+        let mut other = ceilings(&[(1, 1.0)], 1.0, now);
+        other.tool_version = "0.0.0-other".into();
+        assert!(!other.is_current(now), "another tool version");
+    }
 }

@@ -2,7 +2,10 @@
 //!
 //! Order matters and follows the fitness ladder: text (0) → naga validation (1) → interface (3) →
 //! limits and pipeline (2) → verification trials (4) → timing (2 on errors) → re-verification (4)
-//! → roofline cap (2). Each trial uses freshly created buffers whose outputs are poisoned; baseline
+//! → roofline cap (2). The cap counts only traffic every correct kernel must move (`traffic`);
+//! when a candidate appears to beat the copy ceiling, the runner measures the ceiling again (best
+//! of several rounds, kept for the rest of the session), times the shape again and re-verifies,
+//! and only a candidate that still beats it is rejected. Each trial uses freshly created buffers whose outputs are poisoned; baseline
 //! outputs for a `(shape, seed)` are cached because the baseline is trusted and its inputs are a
 //! pure function of the seed. Baseline and candidate are timed in pairs in a random order, rotating
 //! through enough input sets (together larger than any last-level cache) that caches do not
@@ -13,6 +16,7 @@
 
 use super::compare::{Comparison, compare};
 use super::inputs;
+use super::resources::Resource;
 use super::{
     CHECKS, Candidate, Ceilings, EvalPlan, EvalReport, EvalRequest, Fitness, Reason, Roofline,
     ShapeTime, Trial, VerifyStats,
@@ -26,7 +30,6 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
-use wgpu::util::DeviceExt;
 
 /// A compiled program with the bind group layouts of the baseline's interface.
 struct Compiled {
@@ -34,9 +37,9 @@ struct Compiled {
     program: Program,
 }
 
-/// Buffers and bind groups for one run.
+/// Buffers, textures, samplers and bind groups for one run.
 struct Bound {
-    buffers: Vec<wgpu::Buffer>,
+    resources: Vec<Resource>,
     bind_groups: Vec<wgpu::BindGroup>,
 }
 
@@ -49,7 +52,21 @@ pub struct Runner {
     references: HashMap<(String, String, u64), Vec<Vec<u8>>>,
     /// Pipeline layouts by content hash.
     layouts: HashMap<String, (Vec<wgpu::BindGroupLayout>, wgpu::PipelineLayout)>,
+    /// The best ceilings this runner has measured itself (after an apparent exceedance).
+    measured: Option<Ceilings>,
+    /// Re-measurements of the ceiling so far (bounded, so cheats cannot make every evaluation
+    /// re-probe).
+    reprobes: u32,
+    /// Test hook: copy bandwidth this runner's measurements are clamped to.
+    test_copy_cap: Option<f64>,
 }
+
+/// How far above the copy ceiling the bound traffic may appear before the ceiling is measured
+/// again. The copy ceiling counts bytes read plus written while the bound counts only bytes no
+/// correct kernel avoids, so an honest kernel stays far under this.
+pub const CAP_MARGIN: f64 = 1.5;
+/// Re-measurements of the ceiling one runner does at most.
+const MAX_REPROBES: u32 = 4;
 
 /// Bytes of input sets rotated while timing on a GPU: more than the largest last-level caches.
 const ROTATION_BYTES: u64 = 256 << 20;
@@ -70,7 +87,56 @@ impl Runner {
             baselines: HashMap::new(),
             references: HashMap::new(),
             layouts: HashMap::new(),
+            measured: None,
+            reprobes: 0,
+            test_copy_cap: None,
         }
+    }
+
+    /// Test hook: every copy bandwidth this runner measures is clamped to `gbps`, so a test can
+    /// exercise a cap that still holds after re-measurement.
+    pub fn clamp_copy_for_tests(&mut self, gbps: f64) {
+        self.test_copy_cap = Some(gbps);
+    }
+
+    /// The best-known ceilings: the request's merged with what this runner measured.
+    fn best_ceilings(&self, requested: Option<&Ceilings>) -> Option<Ceilings> {
+        match (requested, &self.measured) {
+            (Some(r), Some(m)) if r.adapter.key == m.adapter.key => {
+                let mut best = r.clone();
+                best.merge(m);
+                Some(best)
+            }
+            (Some(r), _) => Some(r.clone()),
+            (None, _) => None,
+        }
+    }
+
+    /// Measures the copy bandwidth again (best of several rounds) and merges it into `known`.
+    fn remeasure(&mut self, known: &Ceilings) -> Result<Ceilings, String> {
+        let (mut points, method) =
+            super::probe::measure_copy(&self.gpu, super::probe::COPY_ROUNDS)?;
+        if let Some(cap) = self.test_copy_cap {
+            for p in &mut points {
+                p.gbps = p.gbps.min(cap);
+            }
+        }
+        let fresh = Ceilings {
+            copy_gbps: points.iter().map(|p| p.gbps).fold(0.0, f64::max),
+            copy_by_size: points,
+            fma_gflops: 0.0,
+            method: method.to_owned(),
+            measured_at: super::probe::now_secs(),
+            probes: 1,
+            ..known.clone()
+        };
+        let mut best = known.clone();
+        best.merge(&fresh);
+        match &mut self.measured {
+            Some(m) => m.merge(&best),
+            None => self.measured = Some(best.clone()),
+        }
+        Ok(best)
     }
 
     /// The device.
@@ -127,27 +193,64 @@ impl Runner {
                 })?;
         }
 
-        let roofline = match (&req.ceilings, timings.first()) {
+        let mut ceilings = self.best_ceilings(req.ceilings.as_ref());
+        let mut remeasured = false;
+        for slot in timings.iter_mut() {
+            let Some(known) = ceilings.clone() else { break };
+            if !exceeds(&known, slot) {
+                continue;
+            }
+            // An apparent exceedance is first a measurement question: a ceiling measured on a
+            // busy machine, or a lucky sample. Measure the ceiling again, time again, verify
+            // again; only a candidate that still beats the best-known ceiling is rejected.
+            let first = slot.clone();
+            if self.reprobes < MAX_REPROBES {
+                self.reprobes += 1;
+                match self.remeasure(&known) {
+                    Ok(best) => {
+                        ceilings = Some(best);
+                        remeasured = true;
+                    }
+                    Err(e) => log::warn!("re-measuring the copy ceiling failed: {e}"),
+                }
+            }
+            let again = self.time_shape(kernel, &candidate, &first.shape, &req.plan)?;
+            if let Some(trial) = &req.plan.reverify {
+                self.verify_trial(kernel, &candidate, trial, &mut stats)
+                    .map_err(|(reason, log)| {
+                        (
+                            if reason == Reason::WrongValues {
+                                Reason::ChangedAfterTiming
+                            } else {
+                                reason
+                            },
+                            format!("after timing again, with new inputs: {log}"),
+                        )
+                    })?;
+            }
+            let best = ceilings.as_ref().expect("known ceilings");
+            if exceeds(best, &again) {
+                return Err((
+                    Reason::ExceedsRoofline,
+                    format!(
+                        "on shape {} the candidate must move at least {} bytes (the output scalars the baseline writes), in {:.0} ns = {:.1} GB/s, and timed again {:.0} ns = {:.1} GB/s; the adapter's copy ceiling, measured again, is {:.1} GB/s (+{:.0} %); rejected as a measurement error or a cheat",
+                        shape_text(&first.shape),
+                        first.min_bytes,
+                        first.candidate_ns,
+                        first.min_gbps,
+                        again.candidate_ns,
+                        again.min_gbps,
+                        best.copy_gbps,
+                        (CAP_MARGIN - 1.0) * 100.0
+                    ),
+                ));
+            }
+            *slot = again;
+        }
+        let roofline = match (&ceilings, timings.first()) {
             (Some(c), Some(t)) => Some(roofline(c, t)),
             _ => None,
         };
-        if let Some(c) = &req.ceilings {
-            for t in &timings {
-                if t.achieved_gbps > c.copy_gbps * 1.1 {
-                    return Err((
-                        Reason::ExceedsRoofline,
-                        format!(
-                            "on shape {} the candidate would move {} bytes in {:.0} ns = {:.1} GB/s, above the adapter's measured copy ceiling of {:.1} GB/s (+10 %); rejected as a measurement error",
-                            shape_text(&t.shape),
-                            t.bytes,
-                            t.candidate_ns,
-                            t.achieved_gbps,
-                            c.copy_gbps
-                        ),
-                    ));
-                }
-            }
-        }
 
         let speedup = (!timings.is_empty()).then(|| {
             let log_sum: f64 = timings.iter().map(|t| t.speedup.ln()).sum();
@@ -173,6 +276,7 @@ impl Runner {
             noise,
             verification: stats,
             roofline,
+            ceilings: if remeasured { ceilings } else { None },
             wall_ms: 0.0,
         })
     }
@@ -268,40 +372,13 @@ impl Runner {
             })
     }
 
-    /// Creates fresh buffers holding `contents` and bind groups for them.
-    fn bind(&self, kernel: &ResolvedKernel, contents: &[Vec<u8>]) -> Step<Bound> {
-        let limits = self.gpu.limits();
+    /// Creates fresh buffers, textures and samplers holding `contents` and bind groups for them.
+    fn bind(&self, kernel: &ResolvedKernel, shape: &Shape, contents: &[Vec<u8>]) -> Step<Bound> {
         let device = &self.gpu.device;
-        let mut buffers = Vec::with_capacity(contents.len());
+        let mut resources = Vec::with_capacity(contents.len());
         for (plan, data) in kernel.buffers.iter().zip(contents) {
-            let max = if plan.role == Role::Uniform {
-                limits.max_uniform_buffer_binding_size
-            } else {
-                limits.max_storage_buffer_binding_size
-            };
-            if data.len() as u64 > max {
-                return Err((
-                    Reason::Runtime,
-                    format!(
-                        "binding `{}` needs {} bytes, above the adapter's binding limit of {max}; use smaller shapes",
-                        plan.binding.name,
-                        data.len()
-                    ),
-                ));
-            }
-            let usage = if plan.role == Role::Uniform {
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
-            } else {
-                wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST
-            };
-            buffers.push(
-                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(&plan.binding.name),
-                    contents: data,
-                    usage,
-                }),
+            resources.push(
+                Resource::create(&self.gpu, plan, shape, data).map_err(|m| (Reason::Runtime, m))?,
             );
         }
         let (bgls, _) = &self.layouts[&kernel.content_hash];
@@ -312,11 +389,11 @@ impl Runner {
                 let entries: Vec<wgpu::BindGroupEntry> = kernel
                     .buffers
                     .iter()
-                    .zip(&buffers)
+                    .zip(&resources)
                     .filter(|(p, _)| p.binding.group == g as u32)
-                    .map(|(p, b)| wgpu::BindGroupEntry {
+                    .map(|(p, r)| wgpu::BindGroupEntry {
                         binding: p.binding.binding,
-                        resource: b.as_entire_binding(),
+                        resource: r.binding(),
                     })
                     .collect();
                 device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -327,7 +404,7 @@ impl Runner {
             })
             .collect();
         Ok(Bound {
-            buffers,
+            resources,
             bind_groups,
         })
     }
@@ -374,7 +451,7 @@ impl Runner {
             t.resolve(&mut encoder);
         }
         for (idx, staging) in read_back {
-            encoder.copy_buffer_to_buffer(&bound.buffers[*idx], 0, staging, 0, staging.size());
+            bound.resources[*idx].copy_to(&mut encoder, staging);
         }
         self.gpu.queue.submit([encoder.finish()]);
     }
@@ -403,7 +480,7 @@ impl Runner {
         shape: &Shape,
         contents: &[Vec<u8>],
     ) -> Step<Vec<Vec<u8>>> {
-        let bound = self.bind(kernel, contents)?;
+        let bound = self.bind(kernel, shape, contents)?;
         self.run_bound(kernel, compiled, shape, &bound)
     }
 
@@ -427,7 +504,7 @@ impl Runner {
                     i,
                     device.create_buffer(&wgpu::BufferDescriptor {
                         label: Some("read back"),
-                        size: bound.buffers[i].size(),
+                        size: bound.resources[i].staging_size(),
                         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                         mapped_at_creation: false,
                     }),
@@ -442,12 +519,12 @@ impl Runner {
         self.wait()?;
         staging
             .iter()
-            .map(|(_, b)| {
+            .map(|(i, b)| {
                 let view = b
                     .slice(..)
                     .get_mapped_range()
                     .map_err(|e| (Reason::Runtime, format!("reading results back failed: {e}")))?;
-                Ok(view.to_vec())
+                Ok(bound.resources[*i].unpack(&view))
             })
             .collect()
     }
@@ -502,7 +579,7 @@ impl Runner {
         let mut judged = 0;
         for ((plan, r), c) in compared.iter().zip(reference).zip(got) {
             let len = plan.len_on(&trial.shape).unwrap_or(0);
-            let cmp: Comparison = compare(&plan.binding.layout, len, r, c, kernel.tolerance);
+            let cmp: Comparison = compare(&plan.layout(), len, r, c, kernel.tolerance);
             if let Some(why) = &cmp.degenerate {
                 degenerate.push(format!("`{}`: {why}", plan.binding.name));
                 continue;
@@ -567,11 +644,11 @@ impl Runner {
         let a = Self::trial_contents(kernel, &first.shape, first.seed)?;
         let b = Self::trial_contents(kernel, &second.shape, second.seed)?;
         let reference = self.reference(kernel, &second, &b)?;
-        let bound = self.bind(kernel, &a)?;
+        let bound = self.bind(kernel, &first.shape, &a)?;
         self.run_bound(kernel, candidate, &first.shape, &bound)?;
-        for ((plan, buffer), data) in kernel.buffers.iter().zip(&bound.buffers).zip(&b) {
+        for ((plan, resource), data) in kernel.buffers.iter().zip(&bound.resources).zip(&b) {
             if matches!(plan.role, Role::Input | Role::Inout | Role::Uniform) {
-                self.gpu.queue.write_buffer(buffer, 0, data);
+                resource.write(&self.gpu.queue, data);
             }
         }
         let got = self.run_bound(kernel, candidate, &second.shape, &bound)?;
@@ -594,7 +671,6 @@ impl Runner {
         plan: &EvalPlan,
     ) -> Step<ShapeTime> {
         let baseline = &self.baselines[&kernel.content_hash];
-        let programs = [baseline, candidate];
         let counts = [
             self.workgroups(&baseline.program, shape)?,
             self.workgroups(&candidate.program, shape)?,
@@ -615,15 +691,19 @@ impl Runner {
         let n_sets = rotation.div_ceil(set_bytes).clamp(2, 16) as usize;
         // Two distinct contents alternate over the buffer sets: what defeats a cache is the
         // addresses, and generating inputs is the slow part on the host.
+        let seeds = [0x5EED_0000, 0x5EED_0001];
         let contents = [
-            Self::trial_contents(kernel, shape, 0x5EED_0000)?,
-            Self::trial_contents(kernel, shape, 0x5EED_0001)?,
+            Self::trial_contents(kernel, shape, seeds[0])?,
+            Self::trial_contents(kernel, shape, seeds[1])?,
         ];
+        let min_bytes = self.bound_traffic(kernel, shape, &seeds, &contents)?;
+        let baseline = &self.baselines[&kernel.content_hash];
+        let programs = [baseline, candidate];
         let mut sets: Vec<Vec<Bound>> = Vec::new();
         for _program in 0..2 {
             let mut program_sets = Vec::with_capacity(n_sets);
             for i in 0..n_sets {
-                program_sets.push(self.bind(kernel, &contents[i % 2])?);
+                program_sets.push(self.bind(kernel, shape, &contents[i % 2])?);
             }
             sets.push(program_sets);
         }
@@ -674,7 +754,7 @@ impl Runner {
                 match p.role {
                     Role::Input | Role::Output => size,
                     Role::Inout => 2 * size,
-                    Role::Scratch | Role::Uniform => 0,
+                    Role::Scratch | Role::Uniform | Role::Sampler => 0,
                 }
             })
             .sum();
@@ -697,9 +777,50 @@ impl Runner {
             .to_owned(),
             bytes,
             achieved_gbps: bytes as f64 / candidate_ns.max(1.0),
+            min_bytes,
+            min_gbps: min_bytes as f64 / candidate_ns.max(1.0),
             achieved_gflops: flops.map(|f| f as f64 / candidate_ns.max(1.0)),
         })
     }
+}
+
+impl Runner {
+    /// The traffic every correct kernel must move on `shape` with each of the timing input sets
+    /// (the smaller of the two): output scalars the baseline changes (see `traffic`).
+    fn bound_traffic(
+        &mut self,
+        kernel: &ResolvedKernel,
+        shape: &Shape,
+        seeds: &[u64],
+        contents: &[Vec<Vec<u8>>],
+    ) -> Step<u64> {
+        let mut least: Option<u64> = None;
+        for (&seed, before) in seeds.iter().zip(contents) {
+            let trial = Trial {
+                shape: shape.clone(),
+                seed,
+            };
+            let reference = self.reference(kernel, &trial, before)?;
+            let compared = kernel
+                .buffers
+                .iter()
+                .zip(before)
+                .filter(|(p, _)| p.is_compared());
+            let mut bytes = 0;
+            for ((plan, before), after) in compared.zip(&reference) {
+                let len = plan.len_on(shape).unwrap_or(0);
+                bytes += super::traffic::written_bytes(&plan.layout(), len, before, after);
+            }
+            least = Some(least.map_or(bytes, |l| l.min(bytes)));
+        }
+        Ok(least.unwrap_or(0))
+    }
+}
+
+/// Whether the traffic a candidate must move on one shape, over its measured time, beats the
+/// copy ceiling by more than [`CAP_MARGIN`].
+fn exceeds(c: &Ceilings, t: &ShapeTime) -> bool {
+    t.min_gbps > c.copy_gbps * CAP_MARGIN
 }
 
 /// Pass timestamp query set with its resolve and read-back buffers.

@@ -72,6 +72,17 @@ pub struct Ceilings {
     pub method: String,
     /// Timed samples per point (median taken).
     pub samples: u32,
+    /// When the newest measurement merged into this record was taken, seconds since the Unix
+    /// epoch (0 in files written before it was recorded: such files count as stale).
+    #[serde(default)]
+    pub measured_at: u64,
+    /// Probes merged into this record (each the best of several rounds).
+    #[serde(default = "one")]
+    pub probes: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The checks every level-5 verdict has passed.
@@ -194,7 +205,8 @@ pub enum Reason {
     Crash,
     /// The device was lost.
     DeviceLost,
-    /// Measured bandwidth above the adapter's copy ceiling: a measurement error or a cheat.
+    /// Bytes every correct kernel must move, over the measured time, above the adapter's copy
+    /// ceiling even after the ceiling was measured again and the candidate timed again.
     ExceedsRoofline,
     /// No compute entry point of the baseline's name.
     EntryPoint,
@@ -309,10 +321,18 @@ pub struct ShapeTime {
     pub samples: u32,
     /// `timestamp-query` or `wall-clock`.
     pub method: String,
-    /// Bytes the spec says one run must move (inputs read, outputs written).
+    /// Bytes the spec says one run moves (whole input buffers read, whole outputs written): the
+    /// estimate behind the roofline verdict.
     pub bytes: u64,
     /// `bytes / candidate_ns`.
     pub achieved_gbps: f64,
+    /// Bytes any correct kernel must move in one run (see `harness::traffic`): what the roofline
+    /// cap counts.
+    #[serde(default)]
+    pub min_bytes: u64,
+    /// `min_bytes / candidate_ns`.
+    #[serde(default)]
+    pub min_gbps: f64,
     /// From the spec's `flops`, when given.
     pub achieved_gflops: Option<f64>,
 }
@@ -368,6 +388,10 @@ pub struct EvalReport {
     pub verification: VerifyStats,
     /// The roofline verdict, when ceilings were given.
     pub roofline: Option<Roofline>,
+    /// Ceilings the evaluator measured again during this evaluation (a candidate appeared to
+    /// beat the request's), merged with the request's: worth storing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceilings: Option<Ceilings>,
     /// Wall time of the evaluation, ms.
     pub wall_ms: f64,
 }
@@ -385,6 +409,7 @@ impl EvalReport {
             noise: None,
             verification: VerifyStats::default(),
             roofline: None,
+            ceilings: None,
             wall_ms: 0.0,
         }
     }

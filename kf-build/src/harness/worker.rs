@@ -28,7 +28,9 @@ use std::time::Duration;
 pub const WORKER_VERB: &str = "__worker";
 
 /// Test hook: `crash:<text>` or `hang:<text>` makes the worker abort or hang when it evaluates a
-/// candidate whose id or origin contains `<text>`. Only the test suite sets it.
+/// candidate whose id or origin contains `<text>`; `ceiling:<gbps>` clamps every copy bandwidth
+/// the worker measures to `<gbps>` (a ceiling that stays low when measured again). Only the test
+/// suite sets it.
 pub const FAULT_ENV: &str = "KERNELFOUNDRY_TEST_FAULT";
 
 /// Runs the worker loop on stdin/stdout until stdin closes.
@@ -37,6 +39,10 @@ pub fn serve() -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     let mut runner: Option<super::runner::Runner> = None;
     let fault = std::env::var(FAULT_ENV).ok();
+    let copy_cap: Option<f64> = fault
+        .as_deref()
+        .and_then(|f| f.strip_prefix("ceiling:"))
+        .and_then(|v| v.parse().ok());
     for line in stdin.lock().lines() {
         let line = line?;
         if line.trim().is_empty() {
@@ -60,7 +66,11 @@ pub fn serve() -> std::io::Result<()> {
                         adapter: g.report.clone(),
                         timestamps: g.timestamps,
                     };
-                    runner = Some(super::runner::Runner::new(g));
+                    let mut r = super::runner::Runner::new(g);
+                    if let Some(cap) = copy_cap {
+                        r.clamp_copy_for_tests(cap);
+                    }
+                    runner = Some(r);
                     response
                 }
                 Err(e) => Response::Failed {
@@ -81,7 +91,15 @@ pub fn serve() -> std::io::Result<()> {
                     message: "no adapter is open".into(),
                 },
                 Some(runner) => match super::probe::measure(runner.gpu()) {
-                    Ok(c) => Response::Probed(c),
+                    Ok(mut c) => {
+                        if let Some(cap) = copy_cap {
+                            for p in &mut c.copy_by_size {
+                                p.gbps = p.gbps.min(cap);
+                            }
+                            c.copy_gbps = c.copy_gbps.min(cap);
+                        }
+                        Response::Probed(c)
+                    }
                     Err(message) => Response::Failed { message },
                 },
             },
@@ -143,6 +161,9 @@ pub struct WorkerProcess {
     pub timeout: Duration,
     /// Workers started after the first (after a timeout or a crash).
     pub restarts: u32,
+    /// Ceilings a worker measured again during evaluations, best kept: sent with later requests
+    /// (a restarted worker does not remember them) and worth storing.
+    pub measured: Option<Ceilings>,
 }
 
 /// Why the worker could not be started.
@@ -186,6 +207,7 @@ impl WorkerProcess {
             timestamps: false,
             timeout,
             restarts: 0,
+            measured: None,
         };
         worker.spawn()?;
         Ok(worker)
@@ -360,8 +382,20 @@ impl Evaluator for WorkerProcess {
             .deadline_s
             .filter(|s| s.is_finite() && *s > 0.0)
             .map_or(self.timeout, Duration::from_secs_f64);
-        match self.call(&Request::Evaluate(Box::new(request.clone())), timeout) {
+        let mut request = request.clone();
+        if let (Some(known), Some(measured)) = (&mut request.ceilings, &self.measured)
+            && known.adapter.key == measured.adapter.key
+        {
+            known.merge(measured);
+        }
+        match self.call(&Request::Evaluate(Box::new(request)), timeout) {
             Ok(Response::Evaluated(report)) => {
+                if let Some(c) = &report.ceilings {
+                    match &mut self.measured {
+                        Some(m) => m.merge(c),
+                        None => self.measured = Some(c.clone()),
+                    }
+                }
                 if report
                     .failure
                     .as_ref()

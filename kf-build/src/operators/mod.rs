@@ -98,6 +98,9 @@ pub fn all() -> Vec<Box<dyn Operator>> {
         Box::new(lift::LiftWorkgroupSize),
         Box::new(tile::Tile::shared()),
         Box::new(tile::Tile::blocked()),
+        Box::new(reduce::ParallelReduction),
+        Box::new(coarsen::Coarsen),
+        Box::new(vectorize::VectorizedAccess),
     ]
 }
 

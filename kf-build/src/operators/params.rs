@@ -7,6 +7,9 @@
 //! otherwise from powers of two around the current value. So a rewrite that introduces
 //! `override WG: u32 = 256` is followed by this operator trying 64, 128, 512, … for it.
 //!
+//! Derived parameters follow each move, and a move that breaks a constraint of the spec is not
+//! proposed (see `search::constraints`).
+//!
 //! It moves no behaviour dimension: parameters tune a structure, they do not change it.
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
@@ -69,6 +72,8 @@ impl Operator for Params {
                 ax.lifted = false;
             }
         }
+        crate::search::constraints::drop_derived_axes(subject.kernel, &mut ax.axes);
+        let base = crate::search::constraints::baseline_values(subject.kernel);
         if ax.axes.is_empty() {
             return Err(Skip("no override or workgroup size to tune".into()));
         }
@@ -100,6 +105,10 @@ impl Operator for Params {
                         Some(c) => c.1 = *v,
                         None => constants.push((k.clone(), *v)),
                     }
+                }
+                // Derived values follow the move; a move that breaks a constraint is no candidate.
+                if !crate::search::constraints::complete(subject.kernel, &base, &mut constants) {
+                    continue;
                 }
                 let wg = ax.workgroup(&constants);
                 if wg.iter().map(|&d| u64::from(d)).product::<u64>() > max_inv {
@@ -133,7 +142,9 @@ impl Operator for Params {
             }
         }
         if out.is_empty() {
-            return Err(Skip("every neighbouring point exceeds the limits".into()));
+            return Err(Skip(
+                "every neighbouring point exceeds the limits or breaks a constraint".into(),
+            ));
         }
         Ok(out)
     }
@@ -272,6 +283,48 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         };
         let rewrites = op.apply(&subject).unwrap();
         assert!(rewrites.iter().any(|r| r.step == "param(UNROLL=3)"));
+    }
+
+    #[test]
+    fn derived_values_follow_each_move_and_constraints_hold() {
+        let wgsl = r#"
+override X: u32;
+override Y: u32;
+override THREADS: u32;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(X, Y)
+fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<u32>) {
+    let i = w.x * THREADS + l;
+    if (i < arrayLength(&y)) { y[i] = 2.0 * x[i]; }
+}
+"#;
+        let (spec, _) = kf_runtime::syntax::parse_spec(
+            r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n)),
+               workgroups = (cdiv(n, 64)),
+               params(X = [16, 8, 32, 64], Y = [4, 8], THREADS = X * Y),
+               constraints(THREADS <= 128)"#
+                .parse()
+                .unwrap(),
+        )
+        .unwrap();
+        let k = kf_runtime::resolve::resolve("K", &spec, wgsl, "k.wgsl").unwrap();
+        let t = target();
+        let subject = Subject {
+            kernel: &k,
+            program: &k.baseline,
+            target: &t,
+        };
+        // From X = 16, Y = 4: X to 8 or 32 and Y to 8 keep THREADS <= 128; X = 64 does not.
+        let rewrites = Params::default().apply(&subject).unwrap();
+        let mut steps: Vec<&str> = rewrites.iter().map(|r| r.step.as_str()).collect();
+        steps.sort();
+        assert_eq!(steps, vec!["param(X=32)", "param(X=8)", "param(Y=8)"]);
+        for r in &rewrites {
+            let c: Vec<(&str, f64)> = r.program.constants_pairs();
+            let get = |n: &str| c.iter().find(|(k, _)| *k == n).map(|x| x.1).unwrap();
+            assert_eq!(get("THREADS"), get("X") * get("Y"), "{}", r.step);
+        }
     }
 
     #[test]

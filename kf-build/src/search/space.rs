@@ -2,8 +2,9 @@
 //!
 //! Every `override` the spec gives candidate values for, neighbours of the defaults of the others,
 //! and the workgroup size (an override the kernel already has, or a literal lifted into overrides by
-//! [`super::rewrite`]). Points over the adapter's limits and the baseline's own configuration are
-//! left out, so every point is worth an evaluation.
+//! [`super::rewrite`]). Derived parameters are computed per point and points that break a
+//! constraint of the spec are dropped ([`super::constraints`]); points over the adapter's limits and
+//! the baseline's own configuration are left out too, so every point is worth an evaluation.
 
 use super::rewrite;
 use crate::harness::Candidate;
@@ -40,6 +41,8 @@ pub struct Space {
     pub lifted: bool,
     /// Points to search, the baseline's own configuration excluded.
     pub points: Vec<Point>,
+    /// Points of the product dropped because they break a constraint of the spec.
+    pub excluded: usize,
 }
 
 pub(crate) fn limit(limits: &BTreeMap<String, u64>, name: &str, default: u64) -> u64 {
@@ -218,12 +221,13 @@ pub fn axes(
 
 /// Builds the parameter space of `kernel` on an adapter with `limits`.
 pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
-    let ax = axes(
+    let mut ax = axes(
         &kernel.baseline.wgsl,
         &kernel.interface,
         &kernel.params,
         limits,
     );
+    super::constraints::drop_derived_axes(kernel, &mut ax.axes);
     let mut points = vec![Point {
         constants: Vec::new(),
     }];
@@ -238,24 +242,28 @@ pub fn space(kernel: &ResolvedKernel, limits: &BTreeMap<String, u64>) -> Space {
         }
         points = next;
     }
-    // Drop points over the limits and the baseline's own configuration.
+    // Derived values, then drop points that break a constraint, are over the limits, or are the
+    // baseline's own configuration (overrides without a default take the baseline's constants).
+    let excluded = super::constraints::apply(kernel, &mut points);
     let max_inv = limit(limits, "max_compute_invocations_per_workgroup", 256);
+    let mut defaults = ax.defaults.clone();
+    for (k, v) in kernel.baseline.constants.iter() {
+        defaults.insert(k.to_string(), *v);
+    }
     points.retain(|p| {
         let inv: u64 = ax
             .workgroup(&p.constants)
             .iter()
             .map(|&d| u64::from(d))
             .product();
-        let is_baseline = p
-            .constants
-            .iter()
-            .all(|(k, v)| ax.defaults.get(k) == Some(v));
+        let is_baseline = p.constants.iter().all(|(k, v)| defaults.get(k) == Some(v));
         inv <= max_inv && !is_baseline && !p.constants.is_empty()
     });
     Space {
         wgsl: ax.wgsl,
         lifted: ax.lifted,
         points,
+        excluded,
     }
 }
 

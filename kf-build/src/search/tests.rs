@@ -192,11 +192,14 @@ impl<F: FnMut(&Candidate) -> Option<f64>> Evaluator for Fake<F> {
                     method: "fake".into(),
                     bytes: 0,
                     achieved_gbps: 0.0,
+                    min_bytes: 0,
+                    min_gbps: 0.0,
                     achieved_gflops: None,
                 }],
                 noise: Some(0.01),
                 verification: VerifyStats::default(),
                 roofline: None,
+                ceilings: None,
                 wall_ms: 1.0,
             },
         }
@@ -427,4 +430,102 @@ fn a_resumed_run_replays_its_journal_and_evaluates_nothing_twice() {
     );
     // Everything is in the journal now, once each.
     assert_eq!(journal::read(&path).unwrap().len(), all_calls);
+}
+
+const TEMPLATE: &str = r#"
+override X: u32;
+override Y: u32;
+override THREADS: u32;
+override ITEMS: u32;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(X, Y)
+fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<u32>) {
+    let base = w.x * THREADS * ITEMS;
+    for (var k = 0u; k < ITEMS; k++) {
+        let i = base + k * THREADS + l;
+        if (i < arrayLength(&y)) { y[i] = 2.0 * x[i]; }
+    }
+}
+"#;
+
+/// The constants of a candidate by name.
+fn constants_of(c: &Candidate) -> BTreeMap<String, i64> {
+    c.program
+        .constants
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v as i64))
+        .collect()
+}
+
+#[test]
+fn a_constrained_space_holds_only_points_that_meet_every_constraint() {
+    // 4 x 4 x 4 = 64 combinations of X, Y and ITEMS; THREADS follows from X and Y. The kernel
+    // covers THREADS * ITEMS elements per workgroup and is launched as n / 512 workgroups, so
+    // only THREADS * ITEMS == 512 is right.
+    let attr = r#"source = "", sizes(n = 8192), bind(x = input(n), y = output(n)),
+        verify_shapes = [(n = 4096)],
+        workgroups = (n / 512),
+        params(X = [32, 8, 16, 64], Y = [1, 2, 4, 8], THREADS = X * Y, ITEMS = [16, 1, 2, 4]),
+        constraints(THREADS * ITEMS == 512, THREADS <= 256, n % (THREADS * ITEMS) == 0)"#;
+    let k = kernel(TEMPLATE, attr);
+    assert_eq!(
+        k.baseline.constants_pairs(),
+        vec![("X", 32.0), ("Y", 1.0), ("ITEMS", 16.0), ("THREADS", 32.0)]
+    );
+    let s = space(&k, &limits(1024));
+    let valid = |c: &BTreeMap<String, i64>| {
+        c["THREADS"] == c["X"] * c["Y"] && c["THREADS"] * c["ITEMS"] == 512 && c["THREADS"] <= 256
+    };
+    // Count the valid combinations independently: X*Y*ITEMS == 512 with X*Y <= 256.
+    let mut expected = 0;
+    for x in [32, 8, 16, 64] {
+        for y in [1, 2, 4, 8] {
+            for items in [16, 1, 2, 4] {
+                if x * y * items == 512 && x * y <= 256 {
+                    expected += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(
+        s.points.len(),
+        expected - 1,
+        "the baseline is not a candidate"
+    );
+    assert_eq!(s.excluded, 64 - expected);
+    for p in &s.points {
+        let c = constants_of(&candidate(&k, &s, p));
+        assert!(valid(&c), "{c:?}");
+    }
+    // The search evaluates only such points, whatever the budget.
+    let mut ev = fake(|c| {
+        let c = constants_of(c);
+        Some(1.0 + c["X"] as f64 / 100.0)
+    });
+    let config = Config {
+        budget: 4,
+        ..Config::default()
+    };
+    let out = search(&k, &mut ev, None, &config, |_| {}).unwrap();
+    assert_eq!(out.space_size, (expected - 1) as u64);
+    assert_eq!(
+        ev.calls.len(),
+        out.history.len() + out.finals.len() + 1,
+        "the search, the final checks and the baseline"
+    );
+    for origin in ev.calls.iter().filter(|o| *o != "baseline") {
+        let c: BTreeMap<String, i64> = origin
+            .trim_start_matches("param ")
+            .split(' ')
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').unwrap();
+                (k.to_owned(), v.parse().unwrap())
+            })
+            .collect();
+        assert!(
+            valid(&c),
+            "evaluated a point that breaks a constraint: {origin}"
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! Resolution tests: real WGSL and real attributes in, interfaces and located spec errors out.
 
 use super::*;
+use crate::interface::{SampleType, TextureAccess, TextureDim};
 use crate::syntax::parse_spec;
 
 const SAXPY: &str = r#"
@@ -285,5 +286,263 @@ fn a_reference_must_fit_the_kernels_bindings() {
         SAXPY,
         Loc::ReferenceDispatch,
         "on shape",
+    );
+}
+
+const TEMPLATE: &str = r#"
+override X: u32;
+override Y: u32;
+override THREADS: u32;
+override ITEMS: u32 = 2u;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(X, Y)
+fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<u32>) {
+    let base = w.x * THREADS * ITEMS;
+    for (var k = 0u; k < ITEMS; k++) {
+        let i = base + k * THREADS + l;
+        if (i < arrayLength(&y)) { y[i] = 2.0 * x[i]; }
+    }
+}
+"#;
+
+#[test]
+fn overrides_without_defaults_take_their_first_candidate_and_derived_values() {
+    let k = resolve_attr(
+        r#"source = "", sizes(n = 4096), bind(x = input(n), y = output(n)),
+           workgroups = (cdiv(n, 256)),
+           params(X = [16, 8, 32], Y = [4, 8], THREADS = X * Y, ITEMS = [1, 2, 4]),
+           constraints(THREADS * ITEMS <= 256, pow2(ITEMS))"#,
+        TEMPLATE,
+    )
+    .unwrap();
+    let constants: Vec<(&str, f64)> = k.baseline.constants_pairs();
+    assert_eq!(
+        constants,
+        vec![("X", 16.0), ("Y", 4.0), ("THREADS", 64.0)],
+        "first candidates, then derived; ITEMS keeps its WGSL default"
+    );
+    assert_eq!(k.baseline.workgroup_size, [16, 4, 1]);
+    assert_eq!(k.interface.workgroup_size, [16, 4, 1]);
+    assert!(k.interface.overrides[0].required);
+    assert_eq!(k.derived.len(), 1);
+    assert_eq!(k.constraints[0].to_string(), "THREADS * ITEMS <= 256");
+    assert_eq!(
+        k.baseline.dispatch.to_string(),
+        "workgroups(cdiv(n, 256), 1, 1)"
+    );
+}
+
+#[test]
+fn parameter_mistakes_are_located() {
+    let base =
+        r#"source = "", sizes(n = 4096), bind(x = input(n), y = output(n)), workgroups = (n), "#;
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8])"),
+        TEMPLATE,
+        Loc::Attr,
+        "`override THREADS` has no default value",
+    );
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8], THREADS = X * n)"),
+        TEMPLATE,
+        Loc::Derived(0),
+        "cannot use sizes",
+    );
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8], THREADS = X * Y, Z = X)"),
+        TEMPLATE,
+        Loc::Derived(1),
+        "no `override Z`",
+    );
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8], THREADS = [1], THREADS = X * Y)"),
+        TEMPLATE,
+        Loc::Derived(0),
+        "candidates and a derived value",
+    );
+    // The baseline (first candidates) must meet every constraint on every shape.
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8], THREADS = X * Y), constraints(THREADS <= 32)"),
+        TEMPLATE,
+        Loc::Constraint(0),
+        "the baseline (THREADS = 64) breaks `THREADS <= 32`",
+    );
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8], THREADS = X * Y), constraints(n % THREADS == 0)"),
+        TEMPLATE,
+        Loc::Constraint(0),
+        "on shape (n = 3583)",
+    );
+    check_spec_err(
+        &format!("{base} params(X = [8], Y = [8], THREADS = X * Y), constraints(m > 1)"),
+        TEMPLATE,
+        Loc::Constraint(0),
+        "`m` is neither an `override` of the WGSL nor a size",
+    );
+}
+
+const BLUR: &str = r#"
+@group(0) @binding(0) var src: texture_2d<f32>;
+@group(0) @binding(1) var smp: sampler;
+@group(0) @binding(2) var dst: texture_storage_2d<rgba8unorm, write>;
+@group(0) @binding(3) var hist: texture_storage_2d_array<r32uint, read_write>;
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let s = textureSampleLevel(src, smp, vec2<f32>(g.xy) / 64.0, 0.0);
+    textureStore(dst, g.xy, s);
+    let h = textureLoad(hist, g.xy, 0);
+    textureStore(hist, g.xy, 0, h + vec4<u32>(1u));
+}
+"#;
+
+#[test]
+fn textures_and_samplers_reflect_and_resolve() {
+    let r = reflect(BLUR, None, "b.wgsl").unwrap().interface;
+    assert_eq!(
+        r.bindings.iter().map(|b| b.kind).collect::<Vec<_>>(),
+        vec![
+            BindingKind::SampledTexture {
+                dim: TextureDim::D2,
+                sample: SampleType::Float { filterable: true }
+            },
+            BindingKind::Sampler { filtering: true },
+            BindingKind::StorageTexture {
+                dim: TextureDim::D2,
+                format: TexelFormat::Rgba8unorm,
+                access: TextureAccess::Write
+            },
+            BindingKind::StorageTexture {
+                dim: TextureDim::D2Array,
+                format: TexelFormat::R32uint,
+                access: TextureAccess::ReadWrite
+            },
+        ]
+    );
+    let k = resolve_attr(
+        r#"source = "", sizes(w = 64, h = 32, layers = 3),
+           bind(src = texture(w, h, format = rgba32float), dst = storage_texture(w, h),
+                hist = storage_texture(w, h, layers, range(0, 8))),
+           grid = (w, h)"#,
+        BLUR,
+    )
+    .unwrap();
+    let roles: Vec<Role> = k.buffers.iter().map(|b| b.role).collect();
+    assert_eq!(
+        roles,
+        vec![Role::Input, Role::Sampler, Role::Output, Role::Inout]
+    );
+    // rgba32float cannot be filtered: the texture and every sampler are declared so.
+    assert_eq!(
+        k.interface.bindings[0].kind,
+        BindingKind::SampledTexture {
+            dim: TextureDim::D2,
+            sample: SampleType::Float { filterable: false }
+        }
+    );
+    assert_eq!(
+        k.interface.bindings[1].kind,
+        BindingKind::Sampler { filtering: false }
+    );
+    let shape = &k.tune_shapes[0];
+    assert_eq!(k.buffers[0].len_on(shape).unwrap(), 64 * 32);
+    assert_eq!(k.buffers[0].byte_size(shape).unwrap(), 64 * 32 * 16);
+    assert_eq!(k.buffers[3].extent_on(shape).unwrap(), [64, 32, 3]);
+    assert_eq!(
+        k.buffers[2].layout().scalars(2).count(),
+        8,
+        "4 channels x 2 texels"
+    );
+    // A variant's reflected interface (filterable by default) still fits the resolved one.
+    assert!(k.interface.mismatches(&r).is_empty());
+}
+
+#[test]
+fn texture_spec_mistakes_are_located() {
+    let base = r#"source = "", sizes(w = 64, h = 32), grid = (w, h), "#;
+    check_spec_err(
+        &format!("{base} bind(dst = storage_texture(w, h), hist = storage_texture(w, h, 2))"),
+        BLUR,
+        Loc::Attr,
+        "texture `src` (`texture_2d<f32>`) is not described",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(src = texture(w), dst = storage_texture(w, h), hist = storage_texture(w, h, 2))"
+        ),
+        BLUR,
+        Loc::BindingLen(0),
+        "takes 2 extent(s), 1 given",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(src = texture(w, h, format = r32uint), dst = storage_texture(w, h), hist = storage_texture(w, h, 2))"
+        ),
+        BLUR,
+        Loc::BindingRole(0),
+        "texels read as another type",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(src = input(w), dst = storage_texture(w, h), hist = storage_texture(w, h, 2))"
+        ),
+        BLUR,
+        Loc::BindingRole(0),
+        "describe it with its extents: `src = texture(width, height)`",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(src = texture(w, h), smp = input(w), dst = storage_texture(w, h), hist = storage_texture(w, h, 2))"
+        ),
+        BLUR,
+        Loc::BindingRole(1),
+        "samplers need no description",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(src = texture(w, h), dst = storage_texture(w, h, format = rgba16float), hist = storage_texture(w, h, 2))"
+        ),
+        BLUR,
+        Loc::BindingRole(1),
+        "its format is `rgba8unorm`, not `rgba16float`",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(src = texture(w, h), dst = storage_texture(w, h, range(0.0, 1.0)), hist = storage_texture(w, h, 2))"
+        ),
+        BLUR,
+        Loc::BindingRole(1),
+        "write-only",
+    );
+}
+
+#[test]
+fn fixed_size_values_must_match_the_scalars() {
+    let wgsl = r#"
+@group(0) @binding(0) var<storage, read> dims: vec2<u32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < dims.x * dims.y) { y[g.x] = f32(dims.x); }
+}
+"#;
+    let base = r#"source = "", sizes(rows = 4, cols = 6), grid = (rows * cols), "#;
+    let k = resolve_attr(
+        &format!("{base} bind(dims = input(values(rows, cols)), y = output(rows * cols))"),
+        wgsl,
+    )
+    .unwrap();
+    assert!(matches!(&k.buffers[0].init, Some(Init::Values(v)) if v.len() == 2));
+    check_spec_err(
+        &format!("{base} bind(dims = input(values(rows)), y = output(rows * cols))"),
+        wgsl,
+        Loc::BindingRole(0),
+        "holds 2 scalar(s); 1 value(s) given",
+    );
+    check_spec_err(
+        &format!("{base} bind(dims = input(values(rows, cols)), y = input(rows, values(rows)))"),
+        wgsl,
+        Loc::BindingRole(1),
+        "runtime-sized",
     );
 }

@@ -1,0 +1,253 @@
+//! The GPU resources of one run: a buffer, a texture or a sampler per binding, created from the
+//! binding's plan and the bytes the trial gives it, and read back in the same tightly packed form.
+//!
+//! Buffers hold the bytes as they are. Textures take their texels from the same tightly packed
+//! bytes (width × texel size per row, rows then layers), are copied back through a buffer whose
+//! rows are padded to wgpu's 256-byte alignment, and come back unpadded — so inputs, poison,
+//! comparison and the traffic bound treat a texture exactly like a buffer of texels. Samplers
+//! clamp to the edge and filter linearly where the layout allows it.
+//!
+//! Invariant: every resource is created fresh for its run and holds exactly the trial's bytes.
+
+use crate::gpu::Gpu;
+use kf_runtime::interface::{BindingKind, TextureDim};
+use kf_runtime::resolve::BufferPlan;
+use kf_runtime::spec::{Role, Shape};
+use kf_runtime::{texture_format, view_dimension};
+use wgpu::util::DeviceExt;
+
+/// One binding's resource.
+pub(crate) enum Resource {
+    /// A uniform or storage buffer.
+    Buffer(wgpu::Buffer),
+    /// A sampled or storage texture with its view.
+    Texture {
+        texture: wgpu::Texture,
+        view: wgpu::TextureView,
+        /// Width, height, depth or layers.
+        size: wgpu::Extent3d,
+        texel_bytes: u32,
+    },
+    /// A sampler.
+    Sampler(wgpu::Sampler),
+}
+
+/// Rows copied back from a texture are padded to this many bytes.
+const ROW_ALIGN: u32 = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+
+impl Resource {
+    /// Creates the resource for `plan` on `shape` holding `data`, or says why the adapter
+    /// cannot hold it.
+    pub(crate) fn create(
+        gpu: &Gpu,
+        plan: &BufferPlan,
+        shape: &Shape,
+        data: &[u8],
+    ) -> Result<Resource, String> {
+        let device = &gpu.device;
+        let limits = gpu.limits();
+        match plan.binding.kind {
+            BindingKind::Sampler { filtering } => {
+                let filter = if filtering {
+                    wgpu::FilterMode::Linear
+                } else {
+                    wgpu::FilterMode::Nearest
+                };
+                Ok(Resource::Sampler(device.create_sampler(
+                    &wgpu::SamplerDescriptor {
+                        label: Some(&plan.binding.name),
+                        address_mode_u: wgpu::AddressMode::ClampToEdge,
+                        address_mode_v: wgpu::AddressMode::ClampToEdge,
+                        address_mode_w: wgpu::AddressMode::ClampToEdge,
+                        mag_filter: filter,
+                        min_filter: filter,
+                        ..Default::default()
+                    },
+                )))
+            }
+            BindingKind::SampledTexture { dim, .. } | BindingKind::StorageTexture { dim, .. } => {
+                let format = plan
+                    .format
+                    .ok_or_else(|| format!("texture `{}` has no format", plan.binding.name))?;
+                let [w, h, d] = plan.extent_on(shape).map_err(|e| e.to_string())?;
+                let (max, what) = match dim {
+                    TextureDim::D1 => (u64::from(limits.max_texture_dimension_1d), "1d"),
+                    TextureDim::D2 | TextureDim::D2Array => {
+                        (u64::from(limits.max_texture_dimension_2d), "2d")
+                    }
+                    TextureDim::D3 => (u64::from(limits.max_texture_dimension_3d), "3d"),
+                };
+                let layers_ok =
+                    dim != TextureDim::D2Array || d <= u64::from(limits.max_texture_array_layers);
+                if w.max(h).max(if dim == TextureDim::D3 { d } else { 1 }) > max || !layers_ok {
+                    return Err(format!(
+                        "texture `{}` of {w}x{h}x{d} texels is beyond the adapter's {what} texture limit of {max} (and {} layers); use smaller shapes",
+                        plan.binding.name, limits.max_texture_array_layers
+                    ));
+                }
+                let size = wgpu::Extent3d {
+                    width: w as u32,
+                    height: h as u32,
+                    depth_or_array_layers: d as u32,
+                };
+                let binding_usage =
+                    if matches!(plan.binding.kind, BindingKind::StorageTexture { .. }) {
+                        wgpu::TextureUsages::STORAGE_BINDING
+                    } else {
+                        wgpu::TextureUsages::TEXTURE_BINDING
+                    };
+                let texture = device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some(&plan.binding.name),
+                    size,
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: match dim {
+                        TextureDim::D1 => wgpu::TextureDimension::D1,
+                        TextureDim::D2 | TextureDim::D2Array => wgpu::TextureDimension::D2,
+                        TextureDim::D3 => wgpu::TextureDimension::D3,
+                    },
+                    format: texture_format(format),
+                    usage: binding_usage
+                        | wgpu::TextureUsages::COPY_DST
+                        | wgpu::TextureUsages::COPY_SRC,
+                    view_formats: &[],
+                });
+                let view = texture.create_view(&wgpu::TextureViewDescriptor {
+                    dimension: Some(view_dimension(dim)),
+                    ..Default::default()
+                });
+                let resource = Resource::Texture {
+                    texture,
+                    view,
+                    size,
+                    texel_bytes: format.texel_bytes(),
+                };
+                resource.write(&gpu.queue, data);
+                Ok(resource)
+            }
+            _ => {
+                let max = if plan.role == Role::Uniform {
+                    limits.max_uniform_buffer_binding_size
+                } else {
+                    limits.max_storage_buffer_binding_size
+                };
+                if data.len() as u64 > max {
+                    return Err(format!(
+                        "binding `{}` needs {} bytes, above the adapter's binding limit of {max}; use smaller shapes",
+                        plan.binding.name,
+                        data.len()
+                    ));
+                }
+                let usage = if plan.role == Role::Uniform {
+                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
+                } else {
+                    wgpu::BufferUsages::STORAGE
+                        | wgpu::BufferUsages::COPY_SRC
+                        | wgpu::BufferUsages::COPY_DST
+                };
+                Ok(Resource::Buffer(device.create_buffer_init(
+                    &wgpu::util::BufferInitDescriptor {
+                        label: Some(&plan.binding.name),
+                        contents: data,
+                        usage,
+                    },
+                )))
+            }
+        }
+    }
+
+    /// What the bind group entry binds.
+    pub(crate) fn binding(&self) -> wgpu::BindingResource<'_> {
+        match self {
+            Resource::Buffer(b) => b.as_entire_binding(),
+            Resource::Texture { view, .. } => wgpu::BindingResource::TextureView(view),
+            Resource::Sampler(s) => wgpu::BindingResource::Sampler(s),
+        }
+    }
+
+    /// Replaces the contents with `data` (tightly packed, as created).
+    pub(crate) fn write(&self, queue: &wgpu::Queue, data: &[u8]) {
+        match self {
+            Resource::Buffer(b) => queue.write_buffer(b, 0, data),
+            Resource::Texture {
+                texture,
+                size,
+                texel_bytes,
+                ..
+            } => {
+                let row = size.width * texel_bytes;
+                let needed = (row * size.height * size.depth_or_array_layers) as usize;
+                queue.write_texture(
+                    texture.as_image_copy(),
+                    &data[..needed.min(data.len())],
+                    wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(row),
+                        rows_per_image: Some(size.height),
+                    },
+                    *size,
+                );
+            }
+            Resource::Sampler(_) => {}
+        }
+    }
+
+    /// Bytes of the staging buffer a read-back needs.
+    pub(crate) fn staging_size(&self) -> u64 {
+        match self {
+            Resource::Buffer(b) => b.size(),
+            Resource::Texture {
+                size, texel_bytes, ..
+            } => {
+                u64::from((size.width * texel_bytes).next_multiple_of(ROW_ALIGN))
+                    * u64::from(size.height)
+                    * u64::from(size.depth_or_array_layers)
+            }
+            Resource::Sampler(_) => 4,
+        }
+    }
+
+    /// Encodes the copy of the contents into `staging`.
+    pub(crate) fn copy_to(&self, encoder: &mut wgpu::CommandEncoder, staging: &wgpu::Buffer) {
+        match self {
+            Resource::Buffer(b) => encoder.copy_buffer_to_buffer(b, 0, staging, 0, staging.size()),
+            Resource::Texture {
+                texture,
+                size,
+                texel_bytes,
+                ..
+            } => encoder.copy_texture_to_buffer(
+                texture.as_image_copy(),
+                wgpu::TexelCopyBufferInfo {
+                    buffer: staging,
+                    layout: wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some((size.width * texel_bytes).next_multiple_of(ROW_ALIGN)),
+                        rows_per_image: Some(size.height),
+                    },
+                },
+                *size,
+            ),
+            Resource::Sampler(_) => {}
+        }
+    }
+
+    /// The tightly packed contents from a mapped staging buffer.
+    pub(crate) fn unpack(&self, mapped: &[u8]) -> Vec<u8> {
+        match self {
+            Resource::Texture {
+                size, texel_bytes, ..
+            } => {
+                let row = (size.width * texel_bytes) as usize;
+                let padded = row.next_multiple_of(ROW_ALIGN as usize);
+                let rows = (size.height * size.depth_or_array_layers) as usize;
+                let mut out = Vec::with_capacity(row * rows);
+                for r in 0..rows {
+                    out.extend_from_slice(&mapped[r * padded..r * padded + row]);
+                }
+                out
+            }
+            _ => mapped.to_vec(),
+        }
+    }
+}

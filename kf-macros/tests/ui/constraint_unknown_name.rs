@@ -1,0 +1,22 @@
+use kf_macros::kernelfoundry;
+use kf_runtime::Kernel;
+
+#[kernelfoundry(
+    source = r#"
+        override TILE: u32 = 64u;
+        @group(0) @binding(0) var<storage, read> x: array<f32>;
+        @group(0) @binding(1) var<storage, read_write> y: array<f32>;
+
+        @compute @workgroup_size(TILE)
+        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+            if (gid.x < arrayLength(&y)) { y[gid.x] = 2.0 * x[gid.x]; }
+        }
+    "#,
+    sizes(n = 1024),
+    bind(x = input(n), y = output(n)),
+    params(TILE = [64, 128]),
+    constraints(n % TILES == 0),
+)]
+static K: Kernel;
+
+fn main() {}

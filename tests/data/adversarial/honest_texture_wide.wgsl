@@ -1,0 +1,25 @@
+// honest: the image filter with 8x8 invocations per workgroup; must pass
+// kernel: BLUR
+// fixture: kernels
+// expect: level=5
+@group(0) @binding(0) var src: texture_2d<f32>;
+@group(0) @binding(1) var smp: sampler;
+@group(0) @binding(2) var dst: texture_storage_2d<rgba8unorm, write>;
+
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let size = textureDimensions(dst);
+    if (g.x >= size.x || g.y >= size.y) {
+        return;
+    }
+    var acc = vec4<f32>(0.0);
+    for (var dy = -1; dy <= 1; dy++) {
+        for (var dx = -1; dx <= 1; dx++) {
+            let p = clamp(vec2<i32>(g.xy) + vec2<i32>(dx, dy), vec2<i32>(0), vec2<i32>(size) - 1);
+            acc += textureLoad(src, p, 0);
+        }
+    }
+    let uv = (vec2<f32>(g.xy) + vec2<f32>(0.75, 0.25)) / vec2<f32>(size);
+    let s = textureSampleLevel(src, smp, uv, 0.0);
+    textureStore(dst, g.xy, acc / 9.0 * 0.5 + s * 0.5);
+}
