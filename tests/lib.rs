@@ -4,6 +4,8 @@
 //! Every test that needs a GPU uses whatever adapter wgpu finds (lavapipe in CI) and fails loudly
 //! when there is none: a missing adapter is a broken test machine, never a pass.
 
+pub mod replay;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;

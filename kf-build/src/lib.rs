@@ -35,6 +35,8 @@ pub mod gpu;
 #[cfg(feature = "cli")]
 pub mod harness;
 #[cfg(feature = "cli")]
+pub mod llm;
+#[cfg(feature = "cli")]
 pub mod operators;
 #[cfg(feature = "cli")]
 pub mod run;

@@ -4,7 +4,10 @@
 //! `<target>/kernelfoundry/runs/<run-id>/run.json` records the options of the run and whether it
 //! finished; each kernel gets `<KERNEL>-<content-hash>/` with `journal.jsonl` (every evaluation,
 //! see [`crate::search::journal`]) and `archive.json` (the strategy's state after the last
-//! evaluation). `tune --resume` picks the newest unfinished run and continues it with its options.
+//! evaluation), and with `--llm` an `llm/` directory with every exchange with the endpoint
+//! (`exchanges/NNNN-<kind>.json`, the key never in them) and the prompt population with its
+//! lineage (`prompts.json`). `tune --resume` picks the newest unfinished run and continues it with
+//! its options.
 //!
 //! Invariant: run directories hold records of evaluations only; the cache entries a run produces
 //! are written by [`crate::store`] under the crate, never here.
@@ -33,6 +36,12 @@ pub struct RunOptions {
     pub kernel: Option<String>,
     /// Seconds one candidate evaluation may take, if fixed.
     pub timeout_s: Option<f64>,
+    /// Whether the LLM proposed children too.
+    #[serde(default)]
+    pub llm: bool,
+    /// Whether LLM answers came only from the response cache.
+    #[serde(default)]
+    pub llm_replay_only: bool,
 }
 
 /// `run.json`.
@@ -148,6 +157,8 @@ mod tests {
             force: true,
             kernel: Some("MATMUL".into()),
             timeout_s: None,
+            llm: false,
+            llm_replay_only: false,
         }
     }
 

@@ -41,6 +41,8 @@ pub struct Options {
     pub gradients: bool,
     /// Tune shapes replacing the attribute's for this run (`rows=4096,cols=4096`).
     pub tune_shapes: Vec<String>,
+    /// The LLM session, when the evolution strategies should ask an LLM for children too.
+    pub llm: Option<std::sync::Arc<crate::llm::Session>>,
 }
 
 impl Default for Options {
@@ -54,6 +56,7 @@ impl Default for Options {
             time_s: None,
             gradients: true,
             tune_shapes: Vec::new(),
+            llm: None,
         }
     }
 }
@@ -227,6 +230,12 @@ pub struct KernelResult {
     /// Search evaluations per second of wall time (replayed ones included).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evaluations_per_s: Option<f64>,
+    /// Per operator (`llm` included): candidates produced, correct, improving an elite.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub operators: BTreeMap<String, crate::search::qd::OperatorStats>,
+    /// What the LLM did and cost (with `--llm`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<crate::llm::LlmReport>,
     /// Every evaluated candidate with its verdict (kept for `--verbose`).
     #[serde(skip)]
     pub candidates: Vec<CandidateLine>,
@@ -255,6 +264,8 @@ impl KernelResult {
             descriptor: None,
             origin: None,
             evaluations_per_s: None,
+            operators: BTreeMap::new(),
+            llm: None,
             candidates: Vec::new(),
         }
     }
@@ -357,7 +368,25 @@ pub fn tune_kernel(
         None => evaluator,
     };
     let checkpoint = kernel_dir.as_ref().map(|d| d.join("archive.json"));
-    let result = search::search(kernel, evaluator, ceilings, &config, |event| {
+    let llm_report = std::sync::Arc::new(std::sync::Mutex::new(crate::llm::LlmReport::default()));
+    let proposer: Option<Box<dyn search::qd::Proposer>> = options.llm.as_ref().map(|session| {
+        Box::new(crate::llm::LlmProposer::new(
+            session.clone(),
+            kernel,
+            evaluator.adapter(),
+            ceilings,
+            kernel_dir.clone(),
+            llm_report.clone(),
+        )) as Box<dyn search::qd::Proposer>
+    });
+    let mut operators = BTreeMap::new();
+    let result = search::search_with(kernel, evaluator, ceilings, &config, proposer, |event| {
+        if let Event::Checkpoint(state) = &event
+            && let Some(ops) = state.get("operators")
+            && let Ok(ops) = serde_json::from_value(ops.clone())
+        {
+            operators = ops;
+        }
         if let (Event::Checkpoint(state), Some(path)) = (&event, &checkpoint) {
             let text = serde_json::to_string(state).expect("strategy state serializes");
             if let Err(e) = crate::store::write_atomic(path, &text) {
@@ -373,6 +402,16 @@ pub fn tune_kernel(
         Ok(o) => o,
         Err(e) => return out.failed(e.to_string()),
     };
+    out.operators = operators;
+    if options.llm.is_some() {
+        let mut report = llm_report.lock().expect("not poisoned").clone();
+        if report.disabled.is_none()
+            && let Some(why) = options.llm.as_ref().and_then(|s| s.disabled())
+        {
+            report.disabled = Some(why);
+        }
+        out.llm = Some(report);
+    }
     out.strategy = Some(outcome.strategy.clone());
     out.seed = Some(options.seed);
     out.cells_filled = outcome.cells_filled;

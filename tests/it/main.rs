@@ -7,6 +7,7 @@ mod e2e;
 mod evolve;
 mod examples;
 mod kernels;
+mod llm;
 mod operators;
 mod rewrites;
 mod roofline;

@@ -49,6 +49,22 @@ pub(crate) struct TuneArgs {
     /// Retune kernels that already have a cache entry for this adapter.
     #[arg(long)]
     force: bool,
+    /// Ask an LLM for new kernels too (any OpenAI-compatible endpoint: KERNELFOUNDRY_LLM_URL,
+    /// KERNELFOUNDRY_LLM_MODEL, KERNELFOUNDRY_LLM_API_KEY or OPENAI_API_KEY, or
+    /// [workspace.metadata.kernelfoundry.llm] in Cargo.toml). Needs an evolution strategy
+    /// (qd, greedy or random).
+    #[arg(long, help_heading = "LLM")]
+    llm: bool,
+    /// Do not ask an LLM, even where the configuration enables it.
+    #[arg(long, help_heading = "LLM", conflicts_with = "llm")]
+    no_llm: bool,
+    /// Answer LLM requests only from the response cache of earlier runs; send nothing (implies
+    /// --llm). A request not in the cache switches the LLM off for the rest of the run.
+    #[arg(long, help_heading = "LLM", conflicts_with = "no_llm")]
+    llm_replay_only: bool,
+    /// With --llm: print the first prompt the tune would send, and send nothing.
+    #[arg(long, help_heading = "LLM")]
+    dry_run: bool,
     /// Seconds one candidate evaluation may take before its worker is killed. Default: ten times
     /// the baseline's evaluation, at least 10 s.
     #[arg(long, value_name = "SECS")]
@@ -131,6 +147,9 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         args.force = o.force;
         args.kernel = o.kernel.clone();
         args.timeout = o.timeout_s;
+        args.llm = o.llm;
+        args.no_llm = !o.llm;
+        args.llm_replay_only = o.llm_replay_only;
         if !args.json {
             eprintln!("resuming the run in {}", run.dir.display());
         }
@@ -154,6 +173,18 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
             );
         }
     }
+    let llm_config = llm_config(&args, &ws)?;
+    if args.dry_run && llm_config.is_none() {
+        anyhow::bail!("--dry-run shows the first LLM prompt; it needs --llm");
+    }
+    if llm_config.is_some()
+        && matches!(args.strategy, StrategyArg::Exhaustive | StrategyArg::Auto)
+    {
+        anyhow::bail!(
+            "--llm needs an evolution strategy (--strategy qd, greedy or random); `{}` only searches template parameters",
+            StrategyKind::from(args.strategy).as_str()
+        );
+    }
     // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
     crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
     let mut worker = WorkerProcess::start(
@@ -176,7 +207,53 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
             eprintln!("measuring copy bandwidth and FMA rate of {name} …");
         }
     });
+    if let Some(config) = &llm_config
+        && args.dry_run
+    {
+        let kernel = found
+            .iter()
+            .find_map(|f| f.resolved.as_ref().ok())
+            .context("no kernel of the selection resolves, so there is no prompt to show")?;
+        let kernel = tune::with_tune_shapes(kernel, &args.tune_shapes).map_err(anyhow::Error::msg)?;
+        let request =
+            crate::llm::first_request(config, &kernel, &adapter, ceilings.as_ref());
+        println!(
+            "dry run: the first request would go to {} (model {}, temperature {}, max_tokens {}; API key {}); nothing was sent",
+            crate::llm::protocol::endpoint(&config.url),
+            request.model,
+            request.temperature,
+            request.max_tokens,
+            if config.api_key.is_some() { "set" } else { "not set" },
+        );
+        for m in &request.messages {
+            println!("\n----- {} -----\n{}", m.role, m.content);
+        }
+        return Ok(exit::OK);
+    }
+    let llm = match llm_config {
+        Some(config) => {
+            let cache = match &config.cache_dir {
+                Some(d) if d.is_relative() => ws.root.join(d),
+                Some(d) => d.clone(),
+                None => ws.target_dir.join("kernelfoundry").join("llm-cache"),
+            };
+            let session = crate::llm::Session::new(config, &cache).map_err(anyhow::Error::msg)?;
+            if !args.json {
+                let c = session.config();
+                eprintln!(
+                    "asking {} ({}) for kernels too{}; answers cached in {}",
+                    c.models.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", "),
+                    crate::llm::protocol::endpoint(&c.url),
+                    if c.replay_only { ", replaying only" } else { "" },
+                    cache.display()
+                );
+            }
+            Some(std::sync::Arc::new(session))
+        }
+        None => None,
+    };
     let options = Options {
+        llm: llm.clone(),
         budget: args.budget,
         force: args.force,
         timeout: args.timeout,
@@ -201,6 +278,8 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
                 force: options.force,
                 kernel: args.kernel.clone(),
                 timeout_s: options.timeout,
+                llm: options.llm.is_some(),
+                llm_replay_only: args.llm_replay_only,
             },
         )
         .with_context(|| {
@@ -274,6 +353,9 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
     } else {
         for k in &results {
             print_human(k, args.verbose);
+        }
+        if let Some(why) = llm.as_ref().and_then(|s| s.disabled()) {
+            eprintln!("note: the LLM was switched off during the run: {why}");
         }
         if worker.restarts > 0 {
             eprintln!(
@@ -352,6 +434,39 @@ fn print_human(k: &KernelResult, verbose: bool) {
             k.seed.unwrap_or(0)
         );
     }
+    if !k.operators.is_empty() {
+        let ops: Vec<String> = k
+            .operators
+            .iter()
+            .map(|(name, s)| {
+                format!(
+                    "{name} {} made, {} correct, {} improved",
+                    s.proposed, s.correct, s.improved
+                )
+            })
+            .collect();
+        println!("    operators: {}", ops.join("; "));
+    }
+    if let Some(l) = &k.llm {
+        let answers: u64 = l.answers.values().sum();
+        println!(
+            "    llm: {} requests ({} from the cache, {} failed), {answers} answers ({} unusable), {} prompt + {} completion tokens{}; {} meta calls, {} edits applied, {} rejected; {} prompts",
+            l.requests,
+            l.cached,
+            l.failed,
+            l.unusable,
+            l.prompt_tokens,
+            l.completion_tokens,
+            l.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default(),
+            l.meta_calls,
+            l.edits_applied,
+            l.edits_rejected,
+            l.prompts
+        );
+        if let Some(why) = &l.disabled {
+            println!("    llm off: {why}");
+        }
+    }
     if let Some(v) = &k.verdict
         && k.status != Status::Tuned
     {
@@ -367,4 +482,30 @@ fn print_human(k: &KernelResult, verbose: bool) {
             println!("    {:5} {} {verdict}  ({})", c.phase, c.id, c.origin);
         }
     }
+}
+
+/// The LLM configuration when this tune uses the LLM (`--llm`, `--llm-replay-only`, or
+/// `enabled = true` in the manifest without `--no-llm`).
+fn llm_config(
+    args: &TuneArgs,
+    ws: &crate::discover::Workspace,
+) -> anyhow::Result<Option<crate::llm::LlmConfig>> {
+    let package_manifest = ws.current.as_ref().and_then(|name| {
+        ws.packages
+            .iter()
+            .find(|p| &p.name == name)
+            .map(|p| p.root.join("Cargo.toml"))
+    });
+    let workspace_manifest = ws.root.join("Cargo.toml");
+    let mut config = crate::llm::LlmConfig::load(
+        workspace_manifest.is_file().then_some(workspace_manifest.as_path()),
+        package_manifest.as_deref().filter(|p| p.is_file()),
+        &|name| std::env::var(name).ok(),
+    )?;
+    let wanted = args.llm || args.llm_replay_only || (config.enabled && !args.no_llm);
+    if !wanted {
+        return Ok(None);
+    }
+    config.replay_only |= args.llm_replay_only;
+    Ok(Some(config))
 }

@@ -179,6 +179,19 @@ pub fn search(
     config: &Config,
     progress: impl FnMut(Event<'_>),
 ) -> Result<Outcome, SearchError> {
+    search_with(kernel, evaluator, ceilings, config, None, progress)
+}
+
+/// [`search`], with a source of children beside the offline operators (an LLM) for the
+/// evolution strategies; the parameter-space strategies ignore it.
+pub fn search_with(
+    kernel: &ResolvedKernel,
+    evaluator: &mut dyn Evaluator,
+    ceilings: Option<&Ceilings>,
+    config: &Config,
+    proposer: Option<Box<dyn qd::Proposer>>,
+    progress: impl FnMut(Event<'_>),
+) -> Result<Outcome, SearchError> {
     let space = space(kernel, &evaluator.adapter().limits);
     let budget = config.budget.max(1);
     let mut strategy: Box<dyn Strategy> = if config.strategy == StrategyKind::Exhaustive
@@ -186,14 +199,18 @@ pub fn search(
     {
         Box::new(Exhaustive::new(kernel, &space, config.samples))
     } else if config.strategy != StrategyKind::Auto {
-        Box::new(qd::Evolution::new(
+        let mut evolution = qd::Evolution::new(
             kernel,
             crate::operators::Target {
                 limits: evaluator.adapter().limits.clone(),
                 features: evaluator.adapter().features.clone(),
             },
             config,
-        ))
+        );
+        if let Some(p) = proposer {
+            evolution = evolution.with_proposer(p);
+        }
+        Box::new(evolution)
     } else {
         Box::new(SuccessiveHalving::new(
             kernel,
@@ -241,6 +258,7 @@ pub fn run(
         let requests: Vec<_> = batch
             .iter()
             .enumerate()
+            .filter(|(_, p)| p.judged.is_none())
             .map(|(i, p)| {
                 accept::request(
                     job,
@@ -250,8 +268,14 @@ pub fn run(
                 )
             })
             .collect();
-        let reports = evaluator.evaluate_batch(&requests);
-        for (p, report) in batch.into_iter().zip(reports) {
+        let mut evaluated = evaluator.evaluate_batch(&requests).into_iter();
+        for mut p in batch {
+            let report = match p.judged.take() {
+                Some(r) => r,
+                None => evaluated
+                    .next()
+                    .expect("the evaluator answers every request of a batch"),
+            };
             evaluations += 1;
             progress(Event::Evaluated(&p.candidate, &report));
             strategy.observe(&p.candidate, &report);

@@ -10,9 +10,15 @@
 //! transitions feed the gradient. Greedy always builds on the best candidate, random on a uniformly
 //! chosen correct one, both with uniformly chosen operators and no archive steering.
 //!
+//! A [`Proposer`] (the LLM, see `crate::llm`) can add children beside the offline operators: each
+//! generation it hands over children for some islands (answers to requests it made one generation
+//! earlier) and the offline operators fill the other islands. Its children enter the archive,
+//! the gradients and the operator statistics exactly like a rewrite's.
+//!
 //! Invariant: every choice draws from [`step_rng`] of the run's seed and a step counter, and the
 //! state changes only through observed reports, so the same reports give the same proposals: a
-//! resumed run replays its journal into exactly the state of the killed one.
+//! resumed run replays its journal into exactly the state of the killed one. A proposer must keep
+//! the same promise (the LLM's does, through its response cache and a fixed pipeline order).
 
 use super::strategy::{Proposal, Strategy, rank};
 use super::{Config, StrategyKind};
@@ -55,9 +61,65 @@ struct Pending {
     parent: CandidateId,
     island: usize,
     origin: Vec<String>,
-    operator: &'static str,
+    operator: String,
     params: Vec<(String, Vec<f64>)>,
     fixed_workgroup: bool,
+    tag: Option<u64>,
+}
+
+/// What a [`Proposer`] sees of the search when it makes a generation's children.
+pub struct View<'a> {
+    /// The kernel.
+    pub kernel: &'a ResolvedKernel,
+    /// The adapter, as far as rewrites care.
+    pub target: &'a Target,
+    /// The archive.
+    pub archive: &'a Archive<Payload>,
+    /// The gradient tracker, when steering is on.
+    pub tracker: Option<&'a GradientTracker>,
+    /// The run's seed.
+    pub seed: u64,
+    /// Candidate evaluations left in the budget, this generation's included.
+    pub remaining: u64,
+}
+
+/// A child from outside the offline operators.
+#[derive(Clone, Debug)]
+pub struct External {
+    /// The proposer's own tag, handed back with the child's report.
+    pub tag: u64,
+    /// The parent it was made from.
+    pub parent: CandidateId,
+    /// The island it competes on.
+    pub island: usize,
+    /// The program.
+    pub program: kf_runtime::Program,
+    /// The step for the origin chain, e.g. `llm(model=m, prompt=p3, optimize)`.
+    pub step: String,
+    /// The name its statistics are kept under (`llm`, `param`).
+    pub operator: String,
+    /// Candidate values of overrides it introduced, for the parameter operator.
+    pub params: Vec<(String, Vec<f64>)>,
+    /// A failure found without running it (no code in an answer): reason and log.
+    pub judged: Option<(crate::harness::Reason, String)>,
+}
+
+/// A source of children beside the offline operators, called once per generation.
+pub trait Proposer {
+    /// This generation's children (at most `view.remaining`); the proposer may also prepare the
+    /// next generation's. Must be deterministic given the reports observed so far.
+    fn generation(&mut self, view: &View<'_>) -> Vec<External>;
+    /// Whether children are still being prepared (asked for again when a generation would
+    /// otherwise be empty).
+    fn busy(&self) -> bool {
+        false
+    }
+    /// Every report of the search, with the tag of the proposer's child it belongs to.
+    fn observe(&mut self, tag: Option<u64>, candidate: &Candidate, report: &EvalReport);
+    /// The proposer's state, for the strategy's checkpoint.
+    fn checkpoint(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// Attempts to find a new candidate for one island before giving up on it this generation.
@@ -83,6 +145,7 @@ pub struct Evolution {
     history: Vec<(Candidate, EvalReport)>,
     applied: HashMap<(String, &'static str), Result<Vec<Rewrite>, Skip>>,
     stats: BTreeMap<String, OperatorStats>,
+    proposer: Option<Box<dyn Proposer>>,
 }
 
 impl Evolution {
@@ -107,7 +170,92 @@ impl Evolution {
             history: Vec::new(),
             applied: HashMap::new(),
             stats: BTreeMap::new(),
+            proposer: None,
         }
+    }
+
+    /// Adds a source of children beside the offline operators.
+    pub fn with_proposer(mut self, proposer: Box<dyn Proposer>) -> Self {
+        self.proposer = Some(proposer);
+        self
+    }
+
+    /// The proposer's children of this generation, adopted as proposals.
+    fn external(&mut self, remaining: u64) -> Vec<(usize, Proposal)> {
+        let Some(mut proposer) = self.proposer.take() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for _ in 0..2 {
+            let view = View {
+                kernel: &self.kernel,
+                target: &self.target,
+                archive: &self.archive,
+                tracker: self.gradients.then_some(&self.tracker),
+                seed: self.seed,
+                remaining,
+            };
+            for e in proposer.generation(&view) {
+                if out.len() as u64 >= remaining {
+                    break;
+                }
+                if let Some(p) = self.adopt(e, proposer.as_mut()) {
+                    out.push(p);
+                }
+            }
+            // A generation with nothing from anyone while answers are on their way waits for them.
+            if !out.is_empty() || !proposer.busy() {
+                break;
+            }
+        }
+        self.proposer = Some(proposer);
+        out
+    }
+
+    fn adopt(&mut self, e: External, proposer: &mut dyn Proposer) -> Option<(usize, Proposal)> {
+        let parent = (0..self.archive.island_count())
+            .find_map(|i| self.archive.get(i, e.parent))
+            .cloned();
+        let mut origin = parent.as_ref().map(|p| p.origin.clone()).unwrap_or_default();
+        origin.push(e.step.clone());
+        let candidate = Candidate::new(e.program, origin.join(" → "));
+        if !self.seen.insert(candidate.id.clone()) {
+            // Already evaluated (or about to be): its report is the answer's report too.
+            if let Some((c, r)) = self.history.iter().rev().find(|(c, _)| c.id == candidate.id) {
+                proposer.observe(Some(e.tag), c, r);
+            }
+            log::debug!("{} proposed {} again", e.operator, candidate.id);
+            return None;
+        }
+        // An answer writes its own workgroup size; a sweep of one keeps what its parent fixed.
+        let fixed_workgroup =
+            e.operator != "llm" && parent.as_ref().is_some_and(|p| p.payload.fixed_workgroup);
+        let mut params = parent.map(|p| p.payload.params).unwrap_or_default();
+        params.extend(e.params);
+        let id = self.next_id;
+        self.next_id += 1;
+        let judged = e.judged.map(|(reason, log)| EvalReport::failed(&candidate.id, reason, log));
+        self.pending.insert(
+            candidate.id.clone(),
+            Pending {
+                id,
+                parent: e.parent,
+                island: e.island.min(self.archive.island_count().saturating_sub(1)),
+                origin,
+                operator: e.operator,
+                params,
+                fixed_workgroup,
+                tag: Some(e.tag),
+            },
+        );
+        Some((
+            e.island,
+            Proposal {
+                candidate,
+                samples: self.samples,
+                judged,
+            },
+        ))
     }
 
     /// What each operator achieved so far.
@@ -243,14 +391,16 @@ impl Evolution {
                         parent: parent.id,
                         island,
                         origin,
-                        operator: self.operators[op].name(),
+                        operator: self.operators[op].name().to_owned(),
                         params,
                         fixed_workgroup,
+                        tag: None,
                     },
                 );
                 return Some(Proposal {
                     candidate,
                     samples: self.samples,
+                    judged: None,
                 });
             }
         }
@@ -295,10 +445,15 @@ impl Strategy for Evolution {
 
     fn propose(&mut self, remaining: u64) -> Vec<Proposal> {
         let islands = self.archive.island_count();
-        let mut out = Vec::new();
+        let external = self.external(remaining);
+        let covered: HashSet<usize> = external.iter().map(|(i, _)| *i).collect();
+        let mut out: Vec<Proposal> = external.into_iter().map(|(_, p)| p).collect();
         for island in 0..islands {
             if out.len() as u64 >= remaining {
                 break;
+            }
+            if covered.contains(&island) {
+                continue;
             }
             if let Some(p) = self.propose_for(island) {
                 out.push(p);
@@ -310,8 +465,12 @@ impl Strategy for Evolution {
     fn observe(&mut self, candidate: &Candidate, report: &EvalReport) {
         self.history.push((candidate.clone(), report.clone()));
         let Some(p) = self.pending.remove(&candidate.id) else {
+            if let Some(proposer) = &mut self.proposer {
+                proposer.observe(None, candidate, report);
+            }
             return;
         };
+        let tag = p.tag;
         let child = Individual {
             id: p.id,
             parent: Some(p.parent),
@@ -337,10 +496,13 @@ impl Strategy for Evolution {
         if let Some(parent) = parent {
             self.tracker.record_child(&parent, &child, placement);
         }
-        let s = self.stats.entry(p.operator.to_owned()).or_default();
+        let s = self.stats.entry(p.operator).or_default();
         s.proposed += 1;
         s.correct += u64::from(report.is_correct());
         s.improved += u64::from(improved && report.is_correct());
+        if let Some(proposer) = &mut self.proposer {
+            proposer.observe(tag, candidate, report);
+        }
         if self.pending.is_empty() {
             self.archive.end_generation();
         }
@@ -363,6 +525,7 @@ impl Strategy for Evolution {
             "operators": self.stats,
             "archive": self.archive,
             "transitions": self.tracker.transitions().collect::<Vec<_>>(),
+            "proposer": self.proposer.as_ref().and_then(|p| p.checkpoint()),
         }))
     }
 }

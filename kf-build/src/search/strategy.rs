@@ -22,6 +22,9 @@ pub struct Proposal {
     pub candidate: Candidate,
     /// Timed samples of baseline and candidate.
     pub samples: u32,
+    /// A verdict reached without running the candidate (e.g. an LLM answer with no code in it):
+    /// the search records this report instead of asking the evaluator.
+    pub judged: Option<EvalReport>,
 }
 
 /// A search strategy.
@@ -102,6 +105,7 @@ impl Strategy for Exhaustive {
             .map(|candidate| Proposal {
                 candidate,
                 samples: self.samples,
+                judged: None,
             })
             .collect()
     }
@@ -189,6 +193,7 @@ impl Strategy for SuccessiveHalving {
             .map(|(_, c)| Proposal {
                 candidate: c.clone(),
                 samples: self.samples,
+                judged: None,
             })
             .collect()
     }
