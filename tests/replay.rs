@@ -238,7 +238,9 @@ fn serve(
             Some(f) => (Some(f), None),
             None => {
                 let reply = if kind == "meta" {
-                    s.meta.pop_front()
+                    Some(s.meta.pop_front().unwrap_or_else(|| {
+                        Reply::new("The guidance covers what went wrong; no edits this time.")
+                    }))
                 } else {
                     let own = s
                         .answers
@@ -296,7 +298,12 @@ fn serve(
         Some(Fault::InvalidJson) => respond(&mut stream, "200 OK", "", "{\"choices\": [ not json"),
         None => {
             let Some(reply) = reply else {
-                respond(&mut stream, "404 Not Found", "", r#"{"error":{"message":"no answer queued"}}"#);
+                respond(
+                    &mut stream,
+                    "404 Not Found",
+                    "",
+                    r#"{"error":{"message":"no answer queued"}}"#,
+                );
                 return;
             };
             let tokens = |t: &str| t.len() as u64 / 4 + 1;

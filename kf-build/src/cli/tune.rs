@@ -59,7 +59,7 @@ pub(crate) struct TuneArgs {
     #[arg(long, help_heading = "LLM", conflicts_with = "llm")]
     no_llm: bool,
     /// Answer LLM requests only from the response cache of earlier runs; send nothing (implies
-    /// --llm). A request not in the cache switches the LLM off for the rest of the run.
+    /// --llm). A request not in the cache gets no answer (the summary counts them).
     #[arg(long, help_heading = "LLM", conflicts_with = "no_llm")]
     llm_replay_only: bool,
     /// With --llm: print the first prompt the tune would send, and send nothing.
@@ -177,8 +177,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
     if args.dry_run && llm_config.is_none() {
         anyhow::bail!("--dry-run shows the first LLM prompt; it needs --llm");
     }
-    if llm_config.is_some()
-        && matches!(args.strategy, StrategyArg::Exhaustive | StrategyArg::Auto)
+    if llm_config.is_some() && matches!(args.strategy, StrategyArg::Exhaustive | StrategyArg::Auto)
     {
         anyhow::bail!(
             "--llm needs an evolution strategy (--strategy qd, greedy or random); `{}` only searches template parameters",
@@ -214,16 +213,20 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
             .iter()
             .find_map(|f| f.resolved.as_ref().ok())
             .context("no kernel of the selection resolves, so there is no prompt to show")?;
-        let kernel = tune::with_tune_shapes(kernel, &args.tune_shapes).map_err(anyhow::Error::msg)?;
-        let request =
-            crate::llm::first_request(config, &kernel, &adapter, ceilings.as_ref());
+        let kernel =
+            tune::with_tune_shapes(kernel, &args.tune_shapes).map_err(anyhow::Error::msg)?;
+        let request = crate::llm::first_request(config, &kernel, &adapter, ceilings.as_ref());
         println!(
             "dry run: the first request would go to {} (model {}, temperature {}, max_tokens {}; API key {}); nothing was sent",
             crate::llm::protocol::endpoint(&config.url),
             request.model,
             request.temperature,
             request.max_tokens,
-            if config.api_key.is_some() { "set" } else { "not set" },
+            if config.api_key.is_some() {
+                "set"
+            } else {
+                "not set"
+            },
         );
         for m in &request.messages {
             println!("\n----- {} -----\n{}", m.role, m.content);
@@ -242,9 +245,17 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
                 let c = session.config();
                 eprintln!(
                     "asking {} ({}) for kernels too{}; answers cached in {}",
-                    c.models.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", "),
+                    c.models
+                        .iter()
+                        .map(|m| m.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     crate::llm::protocol::endpoint(&c.url),
-                    if c.replay_only { ", replaying only" } else { "" },
+                    if c.replay_only {
+                        ", replaying only"
+                    } else {
+                        ""
+                    },
                     cache.display()
                 );
             }
@@ -463,6 +474,12 @@ fn print_human(k: &KernelResult, verbose: bool) {
             l.edits_rejected,
             l.prompts
         );
+        if l.not_cached > 0 {
+            println!(
+                "    llm replay: {} requests were not in the response cache",
+                l.not_cached
+            );
+        }
         if let Some(why) = &l.disabled {
             println!("    llm off: {why}");
         }
@@ -498,7 +515,9 @@ fn llm_config(
     });
     let workspace_manifest = ws.root.join("Cargo.toml");
     let mut config = crate::llm::LlmConfig::load(
-        workspace_manifest.is_file().then_some(workspace_manifest.as_path()),
+        workspace_manifest
+            .is_file()
+            .then_some(workspace_manifest.as_path()),
         package_manifest.as_deref().filter(|p| p.is_file()),
         &|name| std::env::var(name).ok(),
     )?;

@@ -122,7 +122,10 @@ pub fn send_with_retries(
                     _ => backoff,
                 }
                 .min(policy.max_wait);
-                log::info!("LLM request failed ({e}); retrying in {:.1} s", wait.as_secs_f64());
+                log::info!(
+                    "LLM request failed ({e}); retrying in {:.1} s",
+                    wait.as_secs_f64()
+                );
                 sleep(wait);
             }
             Err(e) => return (Err(e), attempt),
@@ -155,12 +158,19 @@ fn httpdate(v: &str) -> Option<std::time::SystemTime> {
     ];
     let month = months.iter().position(|m| m == month)? as i64 + 1;
     let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
-    let hms: Vec<i64> = time.split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    let hms: Vec<i64> = time
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
     let [h, m, s] = hms.as_slice() else {
         return None;
     };
     // Days since the epoch (Howard Hinnant's civil-from-days inverse).
-    let (y, mo) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
+    let (y, mo) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
     let doy = (153 * mo + 2) / 5 + day - 1;
@@ -229,7 +239,8 @@ impl Cache {
     }
 
     fn get_position(&self, position: &str) -> Option<Completion> {
-        let key = std::fs::read_to_string(self.dir.join(format!("position-{position}.txt"))).ok()?;
+        let key =
+            std::fs::read_to_string(self.dir.join(format!("position-{position}.txt"))).ok()?;
         self.get(key.trim())
     }
 
@@ -237,11 +248,20 @@ impl Cache {
         if let Err(e) = std::fs::create_dir_all(&self.dir).and_then(|_| {
             crate::store::write_atomic(&self.dir.join(format!("position-{position}.txt")), key)
         }) {
-            log::warn!("could not index an LLM answer in {}: {e}", self.dir.display());
+            log::warn!(
+                "could not index an LLM answer in {}: {e}",
+                self.dir.display()
+            );
         }
     }
 
-    fn put(&self, key: &str, request: &ChatRequest, completion: &Completion, secret: Option<&ApiKey>) {
+    fn put(
+        &self,
+        key: &str,
+        request: &ChatRequest,
+        completion: &Completion,
+        secret: Option<&ApiKey>,
+    ) {
         let entry = CacheEntry {
             key: key.to_owned(),
             request: request.clone(),
@@ -254,7 +274,10 @@ impl Cache {
         if let Err(e) = std::fs::create_dir_all(&self.dir)
             .and_then(|_| crate::store::write_atomic(&self.dir.join(format!("{key}.json")), &text))
         {
-            log::warn!("could not cache an LLM answer in {}: {e}", self.dir.display());
+            log::warn!(
+                "could not cache an LLM answer in {}: {e}",
+                self.dir.display()
+            );
         }
     }
 }
@@ -415,7 +438,10 @@ impl Client {
                         text: redact(response.text(), shared.key.as_ref()),
                         finish_reason: response.finish_reason().map(str::to_owned),
                         usage,
-                        model: response.model.clone().unwrap_or_else(|| request.model.clone()),
+                        model: response
+                            .model
+                            .clone()
+                            .unwrap_or_else(|| request.model.clone()),
                         cached: false,
                         attempts,
                     })
@@ -561,7 +587,11 @@ mod tests {
         });
         assert_eq!(r.unwrap().text(), "done");
         assert_eq!(attempts, 4);
-        assert_eq!(*waits.lock().unwrap(), vec![7.0, 2.0, 4.0], "Retry-After, then 1·2¹, 1·2²");
+        assert_eq!(
+            *waits.lock().unwrap(),
+            vec![7.0, 2.0, 4.0],
+            "Retry-After, then 1·2¹, 1·2²"
+        );
     }
 
     #[test]
@@ -578,15 +608,25 @@ mod tests {
         let _ = send_with_retries(script.as_ref(), &request("x"), policy(1), &|d| {
             waits.lock().unwrap().push(d.as_secs())
         });
-        assert_eq!(*waits.lock().unwrap(), vec![30], "a huge Retry-After is capped");
+        assert_eq!(
+            *waits.lock().unwrap(),
+            vec![30],
+            "a huge Retry-After is capped"
+        );
     }
 
     #[test]
     fn retry_after_reads_seconds_and_http_dates() {
         let now = std::time::UNIX_EPOCH + Duration::from_secs(784_111_777); // 1994-11-06 08:49:37
         assert_eq!(parse_retry_after("120", now), Some(120.0));
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", now), Some(10.0));
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:00 GMT", now), Some(0.0));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", now),
+            Some(10.0)
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:00 GMT", now),
+            Some(0.0)
+        );
         assert_eq!(parse_retry_after("soon", now), None);
         assert_eq!(parse_retry_after("-3", now), None);
     }
@@ -609,7 +649,11 @@ mod tests {
         let c = first.submit(request("other"), None);
         let (a, b, c) = (a.wait().unwrap(), b.wait().unwrap(), c.wait().unwrap());
         assert!(!a.cached && !b.cached && !c.cached);
-        assert_eq!(script.calls.load(Ordering::SeqCst), 3, "identical requests are both sent");
+        assert_eq!(
+            script.calls.load(Ordering::SeqCst),
+            3,
+            "identical requests are both sent"
+        );
         assert_eq!(first.accounting().tokens["m"], (30, 15));
         // A second run replays all three, in the same order, without a transport.
         let mut again = Client::new(options(true, None));
@@ -641,20 +685,32 @@ mod tests {
             key: None,
         };
         let mut first = Client::new(options(false, Some(Script::new(vec![]))));
-        let a = first.submit(request("timing 1.23 ms"), Some("k-0".into())).wait().unwrap();
+        let a = first
+            .submit(request("timing 1.23 ms"), Some("k-0".into()))
+            .wait()
+            .unwrap();
         // The rerun measured another time, so its prompt differs; its position is the same.
         let mut again = Client::new(options(true, None));
-        let b = again.submit(request("timing 1.31 ms"), Some("k-0".into())).wait().unwrap();
+        let b = again
+            .submit(request("timing 1.31 ms"), Some("k-0".into()))
+            .wait()
+            .unwrap();
         assert!(b.cached);
         assert_eq!(a.text, b.text);
         assert_eq!(
-            again.submit(request("timing 1.31 ms"), Some("k-1".into())).wait().unwrap_err(),
+            again
+                .submit(request("timing 1.31 ms"), Some("k-1".into()))
+                .wait()
+                .unwrap_err(),
             LlmError::NotCached
         );
         // Without replay-only a changed prompt is a new question.
         let script = Script::new(vec![]);
         let mut paying = Client::new(options(false, Some(script.clone())));
-        let c = paying.submit(request("timing 1.40 ms"), Some("k-0".into())).wait().unwrap();
+        let c = paying
+            .submit(request("timing 1.40 ms"), Some("k-0".into()))
+            .wait()
+            .unwrap();
         assert!(!c.cached);
         assert_eq!(script.calls.load(Ordering::SeqCst), 1);
     }
@@ -679,7 +735,11 @@ mod tests {
             concurrency: 1,
             key: Some(key),
         });
-        let e = client.submit(request("a"), None).wait().unwrap_err().to_string();
+        let e = client
+            .submit(request("a"), None)
+            .wait()
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("[redacted]") && !e.contains("topsecret"), "{e}");
         let ok = client.submit(request("b"), None).wait().unwrap();
         assert!(!ok.text.contains("topsecret"));

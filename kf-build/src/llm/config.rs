@@ -227,10 +227,12 @@ impl LlmConfig {
                 });
             }
         };
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Manifest {
-            path: path.display().to_string(),
-            message: e.message().to_owned(),
-        })?;
+        let table: toml::Table =
+            text.parse()
+                .map_err(|e: toml::de::Error| ConfigError::Manifest {
+                    path: path.display().to_string(),
+                    message: e.message().to_owned(),
+                })?;
         let Some(llm) = table
             .get(top)
             .and_then(|t| t.get("metadata"))
@@ -314,10 +316,11 @@ impl LlmConfig {
             self.url = url.trim().to_owned();
         }
         if let Some(models) = env("KERNELFOUNDRY_LLM_MODEL").filter(|v| !v.trim().is_empty()) {
-            self.models = parse_models(&models, &self.models).map_err(|message| ConfigError::Env {
-                var: "KERNELFOUNDRY_LLM_MODEL".into(),
-                message,
-            })?;
+            self.models =
+                parse_models(&models, &self.models).map_err(|message| ConfigError::Env {
+                    var: "KERNELFOUNDRY_LLM_MODEL".into(),
+                    message,
+                })?;
         }
         self.api_key = env("KERNELFOUNDRY_LLM_API_KEY")
             .and_then(ApiKey::new)
@@ -358,7 +361,10 @@ impl LlmConfig {
                 return Err("a model has an empty name".into());
             }
             if !(m.weight > 0.0 && m.weight.is_finite()) {
-                return Err(format!("model {} has weight {}, not positive", m.name, m.weight));
+                return Err(format!(
+                    "model {} has weight {}, not positive",
+                    m.name, m.weight
+                ));
             }
         }
         Ok(())
@@ -417,7 +423,12 @@ mod tests {
     }
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
     }
 
     #[test]
@@ -461,9 +472,15 @@ models = [{ name = "a", weight = 3.0, input_price = 1.0, output_price = 4.0 }, {
             ("OPENAI_API_KEY", "sk-fallback"),
         ]);
         let c = LlmConfig::load(Some(&ws), Some(&pkg), &env).unwrap();
-        assert_eq!(c.url, "http://env.example/v1", "the environment overrides manifests");
         assert_eq!(
-            c.models.iter().map(|m| (m.name.as_str(), m.weight)).collect::<Vec<_>>(),
+            c.url, "http://env.example/v1",
+            "the environment overrides manifests"
+        );
+        assert_eq!(
+            c.models
+                .iter()
+                .map(|m| (m.name.as_str(), m.weight))
+                .collect::<Vec<_>>(),
             vec![("a", 2.0), ("c", 1.0)]
         );
         assert_eq!(c.models[0].input_price, Some(1.0), "known prices are kept");
@@ -486,7 +503,9 @@ models = [{ name = "a", weight = 3.0, input_price = 1.0, output_price = 4.0 }, {
             "ws.toml",
             "[workspace.metadata.kernelfoundry.llm]\napi_key = \"sk-secret-in-git\"\n",
         );
-        let e = LlmConfig::load(Some(&ws), None, &env_of(&[])).unwrap_err().to_string();
+        let e = LlmConfig::load(Some(&ws), None, &env_of(&[]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("KERNELFOUNDRY_LLM_API_KEY"), "{e}");
         assert!(!e.contains("sk-secret-in-git"), "{e}");
     }
@@ -506,7 +525,9 @@ models = [{ name = "a", weight = 3.0, input_price = 1.0, output_price = 4.0 }, {
                 "ws.toml",
                 &format!("[workspace.metadata.kernelfoundry.llm]\n{text}\n"),
             );
-            let e = LlmConfig::load(Some(&ws), None, &env_of(&[])).unwrap_err().to_string();
+            let e = LlmConfig::load(Some(&ws), None, &env_of(&[]))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(says), "{text}: {e}");
         }
         let e = LlmConfig::load(None, None, &env_of(&[("KERNELFOUNDRY_LLM_MODEL", "a=-1")]))

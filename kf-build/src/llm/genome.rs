@@ -235,7 +235,11 @@ pub fn apply_edits(
 }
 
 fn first_line(text: &str) -> String {
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     match line.char_indices().nth(60) {
         Some((i, _)) => format!("{}…", &line[..i]),
         None => line.to_owned(),
@@ -368,7 +372,11 @@ impl Population {
         self.next_id += 1;
         let mut g = Genome::new(id.clone(), Some(base.to_owned()), sections);
         g.inherited = Some(parent.fitness());
-        g.edits = outcomes.iter().filter(|o| o.applied).map(|o| format!("{}: {}", o.section, o.note)).collect();
+        g.edits = outcomes
+            .iter()
+            .filter(|o| o.applied)
+            .map(|o| format!("{}: {}", o.section, o.note))
+            .collect();
         self.genomes.push(g);
         if self.genomes.len() > self.capacity {
             let best = self.best().id.clone();
@@ -417,13 +425,23 @@ mod tests {
         let edit = |from: &str, to: &str| {
             format!("<<<<<<< SEARCH philosophy\n{from}\n=======\n{to}\n>>>>>>> REPLACE\n")
         };
-        let (id, _) = p.evolve("p0", &edit("Make the kernel faster", "Make the kernel much faster"));
+        let (id, _) = p.evolve(
+            "p0",
+            &edit("Make the kernel faster", "Make the kernel much faster"),
+        );
         assert_eq!(id.as_deref(), Some("p1"));
         assert_eq!(p.get("p1").unwrap().parent.as_deref(), Some("p0"));
         // The same edit again gives the same genome: dropped by hash.
-        let (id, _) = p.evolve("p0", &edit("Make the kernel faster", "Make the kernel much faster"));
+        let (id, _) = p.evolve(
+            "p0",
+            &edit("Make the kernel faster", "Make the kernel much faster"),
+        );
         assert_eq!(id, None);
-        assert!(p.log.iter().any(|(_, o)| o.note.contains("equals one already")));
+        assert!(
+            p.log
+                .iter()
+                .any(|(_, o)| o.note.contains("equals one already"))
+        );
         // Nothing applicable: no new genome, the rejection is logged.
         let (id, outcomes) = p.evolve("p0", "no edits here");
         assert_eq!(id, None);
@@ -441,7 +459,10 @@ mod tests {
     #[test]
     fn selection_rewards_fitness_and_penalizes_use() {
         let mut p = Population::new(8);
-        p.evolve("p0", "<<<<<<< SEARCH analysis\nRead\n=======\nStudy\n>>>>>>> REPLACE");
+        p.evolve(
+            "p0",
+            "<<<<<<< SEARCH analysis\nRead\n=======\nStudy\n>>>>>>> REPLACE",
+        );
         // Equal fitness, p0 used often: the unused p1 gets the exploration bonus.
         p.genomes[0].uses = 10;
         let pr = p.probabilities();

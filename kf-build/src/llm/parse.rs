@@ -102,7 +102,11 @@ pub enum Unusable {
 }
 
 /// Reads `text` as an answer for `kernel`.
-pub fn answer(text: &str, kernel: &ResolvedKernel, finish_reason: Option<&str>) -> Result<Answer, Unusable> {
+pub fn answer(
+    text: &str,
+    kernel: &ResolvedKernel,
+    finish_reason: Option<&str>,
+) -> Result<Answer, Unusable> {
     let all = blocks(text);
     let looks_like_wgsl = |b: &Block| {
         b.body.contains("@compute") || b.body.contains("fn ") && b.body.contains("@group")
@@ -126,10 +130,7 @@ pub fn answer(text: &str, kernel: &ResolvedKernel, finish_reason: Option<&str>) 
         return Err(Unusable::NoCode(why));
     };
     if code.len() > 1 {
-        notes.push(format!(
-            "{} WGSL blocks; the first was used",
-            code.len()
-        ));
+        notes.push(format!("{} WGSL blocks; the first was used", code.len()));
     }
     if !first.closed {
         notes.push(if finish_reason == Some("length") {
@@ -156,23 +157,32 @@ pub fn answer(text: &str, kernel: &ResolvedKernel, finish_reason: Option<&str>) 
 }
 
 fn contract_json(text: &str, kernel: &ResolvedKernel, answer: &mut Answer) -> Result<(), String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text.trim()).map_err(|e| format!("{e}"))?;
+    let value: serde_json::Value = serde_json::from_str(text.trim()).map_err(|e| format!("{e}"))?;
     let object = value.as_object().ok_or("it is not a JSON object")?;
     let sizes: BTreeSet<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
     if let Some(launch) = object.get("launch") {
         answer.launch = Some(launch_rule(launch, &sizes)?);
     }
     if let Some(o) = object.get("overrides") {
-        let o = o.as_object().ok_or("`overrides` is not an object of name: [values]")?;
+        let o = o
+            .as_object()
+            .ok_or("`overrides` is not an object of name: [values]")?;
         for (name, values) in o {
             let list: Vec<f64> = match values {
                 serde_json::Value::Array(a) => a
                     .iter()
-                    .map(|v| v.as_f64().ok_or_else(|| format!("override `{name}` has a non-number candidate {v}")))
+                    .map(|v| {
+                        v.as_f64().ok_or_else(|| {
+                            format!("override `{name}` has a non-number candidate {v}")
+                        })
+                    })
                     .collect::<Result<_, _>>()?,
                 serde_json::Value::Number(n) => vec![n.as_f64().unwrap_or(0.0)],
-                other => return Err(format!("override `{name}` has candidates {other}, not a list of numbers")),
+                other => {
+                    return Err(format!(
+                        "override `{name}` has candidates {other}, not a list of numbers"
+                    ));
+                }
             };
             if list.is_empty() {
                 return Err(format!("override `{name}` has no candidate values"));
@@ -181,9 +191,13 @@ fn contract_json(text: &str, kernel: &ResolvedKernel, answer: &mut Answer) -> Re
         }
     }
     if let Some(c) = object.get("constants") {
-        let c = c.as_object().ok_or("`constants` is not an object of name: value")?;
+        let c = c
+            .as_object()
+            .ok_or("`constants` is not an object of name: value")?;
         for (name, v) in c {
-            let v = v.as_f64().ok_or_else(|| format!("constant `{name}` is not a number"))?;
+            let v = v
+                .as_f64()
+                .ok_or_else(|| format!("constant `{name}` is not a number"))?;
             answer.constants.push((name.clone(), v));
         }
     }
@@ -200,7 +214,9 @@ fn launch_rule(value: &serde_json::Value, sizes: &BTreeSet<&str>) -> Result<Disp
             } else if let Some(r) = s.strip_prefix("workgroups") {
                 (DispatchMode::Workgroups, r)
             } else {
-                return Err(format!("launch rule `{s}` is neither grid(..) nor workgroups(..)"));
+                return Err(format!(
+                    "launch rule `{s}` is neither grid(..) nor workgroups(..)"
+                ));
             };
             let inner = rest
                 .trim()
@@ -213,7 +229,11 @@ fn launch_rule(value: &serde_json::Value, sizes: &BTreeSet<&str>) -> Result<Disp
             let mode = match o.get("mode").and_then(|m| m.as_str()) {
                 Some("grid") => DispatchMode::Grid,
                 Some("workgroups") => DispatchMode::Workgroups,
-                other => return Err(format!("launch mode {other:?} is neither \"grid\" nor \"workgroups\"")),
+                other => {
+                    return Err(format!(
+                        "launch mode {other:?} is neither \"grid\" nor \"workgroups\""
+                    ));
+                }
             };
             let size = o
                 .get("size")
@@ -229,10 +249,17 @@ fn launch_rule(value: &serde_json::Value, sizes: &BTreeSet<&str>) -> Result<Disp
                 .collect::<Result<_, _>>()?;
             (mode, parts)
         }
-        other => return Err(format!("launch rule {other} is not a string like \"grid(n)\"")),
+        other => {
+            return Err(format!(
+                "launch rule {other} is not a string like \"grid(n)\""
+            ));
+        }
     };
     if parts.is_empty() || parts.len() > 3 {
-        return Err(format!("a launch rule has 1 to 3 dimensions, not {}", parts.len()));
+        return Err(format!(
+            "a launch rule has 1 to 3 dimensions, not {}",
+            parts.len()
+        ));
     }
     let mut size = [SizeExpr::lit(1), SizeExpr::lit(1), SizeExpr::lit(1)];
     for (i, p) in parts.iter().enumerate() {
@@ -290,8 +317,14 @@ mod tests {
         let text = "Intro\n```wgsl\nfn a() {}\n```\nthen\n  ~~~~ json extra\n{\"x\": 1}\n  ~~~~\n```\nplain\n```\n````\nunclosed\n";
         let b = blocks(text);
         assert_eq!(b.len(), 4);
-        assert_eq!((b[0].lang.as_str(), b[0].body.as_str(), b[0].closed), ("wgsl", "fn a() {}\n", true));
-        assert_eq!((b[1].lang.as_str(), b[1].body.trim()), ("json", "{\"x\": 1}"));
+        assert_eq!(
+            (b[0].lang.as_str(), b[0].body.as_str(), b[0].closed),
+            ("wgsl", "fn a() {}\n", true)
+        );
+        assert_eq!(
+            (b[1].lang.as_str(), b[1].body.trim()),
+            ("json", "{\"x\": 1}")
+        );
         assert_eq!((b[2].lang.as_str(), b[2].body.as_str()), ("", "plain\n"));
         assert_eq!((b[3].body.as_str(), b[3].closed), ("unclosed\n", false));
         // A shorter fence inside a longer one does not close it.
@@ -336,18 +369,54 @@ override TILE: u32 = 8u;
             let e = answer(text, &k, finish).unwrap_err().to_string();
             assert!(e.contains(says), "{text:?}: {e}");
         };
-        check("I would tile the loop and use shared memory.", None, "no fenced WGSL block");
+        check(
+            "I would tile the loop and use shared memory.",
+            None,
+            "no fenced WGSL block",
+        );
         check("", None, "empty");
-        check("Let me think about this step by step", Some("length"), "token limit");
+        check(
+            "Let me think about this step by step",
+            Some("length"),
+            "token limit",
+        );
         check("```python\nprint(1)\n```", None, "no fenced WGSL");
         let code = "```wgsl\n@compute @workgroup_size(1) fn main() {}\n```\n";
-        check(&format!("{code}```json\n{{\"launch\": \"grid(q)\"}}\n```"), None, "`q`, which is not a named size");
-        check(&format!("{code}```json\n{{\"launch\": \"grid(n\"\n```"), None, "JSON block is unusable");
-        check(&format!("{code}```json\n{{\"launch\": \"tiles(n)\"}}\n```"), None, "neither grid");
-        check(&format!("{code}```json\n{{\"overrides\": {{\"T\": []}}}}\n```"), None, "no candidate");
-        check(&format!("{code}```json\n{{\"overrides\": {{\"T\": [\"big\"]}}}}\n```"), None, "non-number");
-        check(&format!("{code}```json\n{{\"launch\": \"grid(n, m, 1, 1)\"}}\n```"), None, "1 to 3");
-        check(&format!("{code}```json\n[1, 2]\n```"), None, "not a JSON object");
+        check(
+            &format!("{code}```json\n{{\"launch\": \"grid(q)\"}}\n```"),
+            None,
+            "`q`, which is not a named size",
+        );
+        check(
+            &format!("{code}```json\n{{\"launch\": \"grid(n\"\n```"),
+            None,
+            "JSON block is unusable",
+        );
+        check(
+            &format!("{code}```json\n{{\"launch\": \"tiles(n)\"}}\n```"),
+            None,
+            "neither grid",
+        );
+        check(
+            &format!("{code}```json\n{{\"overrides\": {{\"T\": []}}}}\n```"),
+            None,
+            "no candidate",
+        );
+        check(
+            &format!("{code}```json\n{{\"overrides\": {{\"T\": [\"big\"]}}}}\n```"),
+            None,
+            "non-number",
+        );
+        check(
+            &format!("{code}```json\n{{\"launch\": \"grid(n, m, 1, 1)\"}}\n```"),
+            None,
+            "1 to 3",
+        );
+        check(
+            &format!("{code}```json\n[1, 2]\n```"),
+            None,
+            "not a JSON object",
+        );
     }
 
     #[test]

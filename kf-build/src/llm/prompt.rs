@@ -106,7 +106,9 @@ pub fn technique(dim: Dim, level: u8) -> &'static str {
             "register blocking (each invocation keeps a small block of outputs in registers, e.g. vec4 accumulators) and double-buffered workgroup tiles"
         }
         (Dim::Compute, 0) => "several passes over the same data",
-        (Dim::Compute, 1) => "one fused pass: compute in one sweep what the kernel computes in several",
+        (Dim::Compute, 1) => {
+            "one fused pass: compute in one sweep what the kernel computes in several"
+        }
         (Dim::Compute, 2) => {
             "a single-pass streaming algorithm: online softmax (a running maximum with a rescaled running sum), Welford for mean and variance"
         }
@@ -138,7 +140,11 @@ pub fn kernel_spec(kernel: &ResolvedKernel) -> String {
         "Kernel `{}` ({}), entry point `{}`.",
         kernel.name, kernel.source_label, kernel.interface.entry
     );
-    let sizes: Vec<String> = kernel.sizes.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+    let sizes: Vec<String> = kernel
+        .sizes
+        .iter()
+        .map(|(n, v)| format!("{n} = {v}"))
+        .collect();
     let _ = writeln!(s, "Named sizes (defaults): {}", sizes.join(", "));
     let _ = writeln!(s, "Bindings (a variant must declare exactly these):");
     for b in &kernel.buffers {
@@ -233,7 +239,10 @@ pub fn adapter_sheet(adapter: &AdapterReport, ceilings: Option<&Ceilings>) -> St
             let _ = writeln!(s, "Subgroup size: {lo}–{hi}.");
         }
         _ => {
-            let _ = writeln!(s, "Subgroups: not available (do not use subgroup builtins).");
+            let _ = writeln!(
+                s,
+                "Subgroups: not available (do not use subgroup builtins)."
+            );
         }
     }
     match ceilings {
@@ -352,7 +361,11 @@ fn show(s: &mut String, title: &str, k: &Shown<'_>) {
     }
     let _ = writeln!(s, "Result: {}.", describe_report(k.report));
     let p = &c.program;
-    let constants: Vec<String> = p.constants.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    let constants: Vec<String> = p
+        .constants
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
     let _ = writeln!(
         s,
         "Launch rule: {}{}.",
@@ -401,10 +414,7 @@ pub fn messages(ctx: &Context<'_>, genome: &Genome) -> Vec<Message> {
     let _ = writeln!(s, "\n## Kernel spec\n{}", kernel_spec(k));
     let _ = writeln!(s, "## Adapter\n{}", ctx.sheet);
     if let Some((dim, level)) = ctx.target {
-        let from = ctx
-            .parent
-            .descriptor
-            .map_or(0, |d| d.level(dim));
+        let from = ctx.parent.descriptor.map_or(0, |d| d.level(dim));
         let _ = writeln!(
             s,
             "## Target\nRaise the {dim} dimension from level {from} ({}) to level {level}: {}.\n",
@@ -413,9 +423,16 @@ pub fn messages(ctx: &Context<'_>, genome: &Genome) -> Vec<Message> {
         );
     }
     if !ctx.hints.is_empty() {
-        let _ = writeln!(s, "## What has paid off so far (gradient of fitness over the archive)");
+        let _ = writeln!(
+            s,
+            "## What has paid off so far (gradient of fitness over the archive)"
+        );
         for h in &ctx.hints {
-            let level_word = if h.direction > 0 { "raising" } else { "lowering" };
+            let level_word = if h.direction > 0 {
+                "raising"
+            } else {
+                "lowering"
+            };
             let _ = writeln!(s, "- {level_word} {} (strength {:.2})", h.dim, h.strength);
         }
         s.push('\n');
@@ -425,7 +442,8 @@ pub fn messages(ctx: &Context<'_>, genome: &Genome) -> Vec<Message> {
         _ => "Parent",
     };
     show(&mut s, parent_title, &ctx.parent);
-    if let (Mode::Repair, Some(f)) = (ctx.mode, ctx.parent.report.and_then(|r| r.failure.as_ref())) {
+    if let (Mode::Repair, Some(f)) = (ctx.mode, ctx.parent.report.and_then(|r| r.failure.as_ref()))
+    {
         let _ = writeln!(
             s,
             "\nIt failed at level {} of the ladder (0 no code or parse error, 1 validation, 2 limits/pipeline/runtime, 3 interface, 4 wrong values, 5 correct) with `{}`. The distilled log:\n```text\n{}\n```",
@@ -463,11 +481,20 @@ pub fn messages(ctx: &Context<'_>, genome: &Genome) -> Vec<Message> {
 pub fn meta_messages(genome: &Genome, outcomes: &str) -> Vec<Message> {
     let system = "You improve the guidance given to a model that writes WGSL compute kernels. The guidance has four sections: philosophy, strategies, pitfalls, analysis. Reply with one to three edits, each exactly in this form (the section name after SEARCH; SEARCH text copied exactly from that section):\n<<<<<<< SEARCH strategies\ntext to replace\n=======\nnew text\n>>>>>>> REPLACE".to_owned();
     let mut user = String::new();
-    let _ = writeln!(user, "# Task: meta\nGuidance `{}` (fitness {:.2}, used {} times):\n", genome.id, genome.fitness(), genome.uses);
+    let _ = writeln!(
+        user,
+        "# Task: meta\nGuidance `{}` (fitness {:.2}, used {} times):\n",
+        genome.id,
+        genome.fitness(),
+        genome.uses
+    );
     for (name, text) in super::genome::SECTIONS.iter().zip(&genome.sections) {
         let _ = writeln!(user, "### {name}\n{}\n", text.trim_end());
     }
-    let _ = writeln!(user, "## Recent results of prompts built from the guidance\n{outcomes}");
+    let _ = writeln!(
+        user,
+        "## Recent results of prompts built from the guidance\n{outcomes}"
+    );
     let _ = writeln!(
         user,
         "Edit the sections so the next kernels avoid these failures and repeat what worked. Keep each section short."

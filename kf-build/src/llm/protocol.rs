@@ -99,7 +99,9 @@ impl ChatResponse {
 
     /// The first choice's finish reason.
     pub fn finish_reason(&self) -> Option<&str> {
-        self.choices.first().and_then(|c| c.finish_reason.as_deref())
+        self.choices
+            .first()
+            .and_then(|c| c.finish_reason.as_deref())
     }
 }
 

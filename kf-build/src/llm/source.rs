@@ -12,7 +12,7 @@
 //! the session is switched off for the rest of the run with that reason, and the offline operators
 //! carry on alone; the reason goes into the summary.
 
-use super::client::{Client, ClientOptions, Cache, Completion, LlmError, RetryPolicy, Ticket};
+use super::client::{Cache, Client, ClientOptions, Completion, LlmError, RetryPolicy, Ticket};
 use super::config::{LlmConfig, redact};
 use super::genome::Population;
 use super::parse::{self, Unusable};
@@ -170,9 +170,17 @@ pub struct LlmReport {
     pub edits_rejected: u64,
     /// Prompt genomes in the population at the end.
     pub prompts: usize,
+    /// With `--llm-replay-only`: requests the response cache could not answer (no child for
+    /// them; the rerun's search took another path than the recorded one).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub not_cached: u64,
     /// Why the LLM was switched off, if it was; the search went on with the offline operators.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disabled: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -274,6 +282,9 @@ impl LlmProposer {
             priced,
             session,
         };
+        if p.priced {
+            p.update(|r| r.cost_usd = Some(r.cost_usd.unwrap_or(0.0)));
+        }
         p.save_prompts();
         p
     }
@@ -300,12 +311,16 @@ impl LlmProposer {
     }
 
     fn account(&self, c: &Completion) {
-        let cost = self.config().model(&c.model).or_else(|| self.config().models.first()).and_then(|m| {
-            Some(
-                c.usage.prompt_tokens as f64 * m.input_price? / 1e6
-                    + c.usage.completion_tokens as f64 * m.output_price? / 1e6,
-            )
-        });
+        let cost = self
+            .config()
+            .model(&c.model)
+            .or_else(|| self.config().models.first())
+            .and_then(|m| {
+                Some(
+                    c.usage.prompt_tokens as f64 * m.input_price? / 1e6
+                        + c.usage.completion_tokens as f64 * m.output_price? / 1e6,
+                )
+            });
         let priced = self.priced;
         self.update(|r| {
             r.requests += 1;
@@ -327,6 +342,11 @@ impl LlmProposer {
             r.requests += 1;
             r.failed += 1;
         });
+        if *e == LlmError::NotCached {
+            // Replay-only: this request has no recorded answer; later ones may.
+            self.update(|r| r.not_cached += 1);
+            return;
+        }
         let reason = self.session.redact(&format!(
             "{e} (after {answered} answer(s) for this kernel); the search went on with the offline operators"
         ));
@@ -347,15 +367,18 @@ impl LlmProposer {
             .join("llm")
             .join("exchanges")
             .join(format!("{:04}-{kind}.json", self.exchanges));
-        let text = self.session.redact(
-            &serde_json::to_string_pretty(&value).expect("exchanges serialize"),
-        );
+        let text = self
+            .session
+            .redact(&serde_json::to_string_pretty(&value).expect("exchanges serialize"));
         if let Err(e) = path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|_| crate::store::write_atomic(&path, &text))
         {
-            log::warn!("could not record an LLM exchange in {}: {e}", path.display());
+            log::warn!(
+                "could not record an LLM exchange in {}: {e}",
+                path.display()
+            );
         }
     }
 
@@ -368,12 +391,18 @@ impl LlmProposer {
         if let Err(e) = std::fs::create_dir_all(dir.join("llm"))
             .and_then(|_| crate::store::write_atomic(&path, &text))
         {
-            log::warn!("could not save the prompt population to {}: {e}", path.display());
+            log::warn!(
+                "could not save the prompt population to {}: {e}",
+                path.display()
+            );
         }
         self.update(|r| r.prompts = self.population.genomes().len());
     }
 
-    fn find<'a>(archive: &'a crate::evolve::Archive<Payload>, id: &str) -> Option<&'a Individual<Payload>> {
+    fn find<'a>(
+        archive: &'a crate::evolve::Archive<Payload>,
+        id: &str,
+    ) -> Option<&'a Individual<Payload>> {
         (0..archive.island_count())
             .flat_map(|i| archive.members(i))
             .find(|m| m.payload.candidate.id == id)
@@ -442,9 +471,10 @@ impl LlmProposer {
                 .filter(|i| island_best.is_none_or(|b| b.id != i.id))
                 .collect()
         };
-        let gradient = parent.descriptor.zip(view.tracker).map(|(cell, t)| {
-            t.gradient(cell, &archive.cell_scores(), archive.generation())
-        });
+        let gradient = parent
+            .descriptor
+            .zip(view.tracker)
+            .map(|(cell, t)| t.gradient(cell, &archive.cell_scores(), archive.generation()));
         let target = if mode == Mode::Optimize || mode == Mode::Seed {
             parent.descriptor.and_then(|cell| {
                 targeted_dim(cell, gradient.as_ref(), &mut rng).map(|d| (d, cell.level(d) + 1))
@@ -487,28 +517,40 @@ impl LlmProposer {
         let ticket = self.session.submit(request.clone(), position);
         let tag = self.next_tag;
         self.next_tag += 1;
-        self.in_flight.push((ticket, Asked {
-            tag,
-            request,
-            parent: parent.id,
-            parent_program: parent.payload.candidate.program.clone(),
-            island,
-            mode,
-            prompt: genome.id,
-        }));
+        self.in_flight.push((
+            ticket,
+            Asked {
+                tag,
+                request,
+                parent: parent.id,
+                parent_program: parent.payload.candidate.program.clone(),
+                island,
+                mode,
+                prompt: genome.id,
+            },
+        ));
     }
 
     /// The child of an answer.
     fn child(&mut self, f: Asked, c: Completion) -> External {
         self.account(&c);
         self.update(|r| *r.answers.entry(f.mode.as_str().to_owned()).or_default() += 1);
-        let step = format!("llm(model={}, prompt={}, {})", f.request.model, f.prompt, f.mode.as_str());
+        let step = format!(
+            "llm(model={}, prompt={}, {})",
+            f.request.model,
+            f.prompt,
+            f.mode.as_str()
+        );
         let parsed = parse::answer(&c.text, &self.kernel, c.finish_reason.as_deref());
         let (program, params, judged, notes) = match parsed {
             Ok(a) => {
-                let workgroup_size = kf_runtime::resolve::reflect(&a.wgsl, Some(&self.kernel.interface.entry), "answer")
-                    .map(|r| r.interface.workgroup_size)
-                    .unwrap_or([1, 1, 1]);
+                let workgroup_size = kf_runtime::resolve::reflect(
+                    &a.wgsl,
+                    Some(&self.kernel.interface.entry),
+                    "answer",
+                )
+                .map(|r| r.interface.workgroup_size)
+                .unwrap_or([1, 1, 1]);
                 let program = Program {
                     wgsl: a.wgsl.into(),
                     entry: self.kernel.baseline.entry.clone(),
@@ -520,7 +562,9 @@ impl LlmProposer {
                         .into(),
                     workgroup_size,
                     workgroup_storage_bytes: 0,
-                    dispatch: a.launch.unwrap_or_else(|| f.parent_program.dispatch.clone()),
+                    dispatch: a
+                        .launch
+                        .unwrap_or_else(|| f.parent_program.dispatch.clone()),
                 };
                 (program, a.params, None, a.notes)
             }
@@ -537,7 +581,12 @@ impl LlmProposer {
                     constants: Vec::new().into(),
                     ..self.kernel.baseline.clone()
                 };
-                (program, Vec::new(), Some((reason, u.to_string())), Vec::new())
+                (
+                    program,
+                    Vec::new(),
+                    Some((reason, u.to_string())),
+                    Vec::new(),
+                )
             }
         };
         let candidate_id = Candidate::new(program.clone(), "").id;
@@ -663,13 +712,20 @@ impl LlmProposer {
                 program: &parent.payload.candidate.program,
                 target: view.target,
             };
-            let rewrites = crate::operators::params::Params { extra: params.clone() }
-                .apply(&subject)
-                .unwrap_or_default();
+            let rewrites = crate::operators::params::Params {
+                extra: params.clone(),
+            }
+            .apply(&subject)
+            .unwrap_or_default();
             let declared: HashSet<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
             for r in rewrites
                 .into_iter()
-                .filter(|r| r.program.constants.iter().any(|(k, _)| declared.contains(k.as_ref())))
+                .filter(|r| {
+                    r.program
+                        .constants
+                        .iter()
+                        .any(|(k, _)| declared.contains(k.as_ref()))
+                })
                 .take(self.config().template_points)
             {
                 let tag = self.next_tag;
@@ -780,11 +836,18 @@ impl Proposer for LlmProposer {
                         "level {} {}: {}",
                         report.fitness.level,
                         f.reason,
-                        f.log.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
+                        f.log
+                            .lines()
+                            .find(|l| !l.trim().is_empty())
+                            .unwrap_or("")
+                            .trim()
                     ),
                     None => format!("correct, {:.2}x", report.fitness.speedup.unwrap_or(1.0)),
                 };
-                self.recent.push(format!("- prompt {prompt}, {}, model {model}: {verdict}", mode.as_str()));
+                self.recent.push(format!(
+                    "- prompt {prompt}, {}, model {model}: {verdict}",
+                    mode.as_str()
+                ));
                 if self.recent.len() > 12 {
                     self.recent.remove(0);
                 }

@@ -185,27 +185,21 @@ impl Evolution {
         let Some(mut proposer) = self.proposer.take() else {
             return Vec::new();
         };
+        let view = View {
+            kernel: &self.kernel,
+            target: &self.target,
+            archive: &self.archive,
+            tracker: self.gradients.then_some(&self.tracker),
+            seed: self.seed,
+            remaining,
+        };
         let mut out = Vec::new();
-        for _ in 0..2 {
-            let view = View {
-                kernel: &self.kernel,
-                target: &self.target,
-                archive: &self.archive,
-                tracker: self.gradients.then_some(&self.tracker),
-                seed: self.seed,
-                remaining,
-            };
-            for e in proposer.generation(&view) {
-                if out.len() as u64 >= remaining {
-                    break;
-                }
-                if let Some(p) = self.adopt(e, proposer.as_mut()) {
-                    out.push(p);
-                }
-            }
-            // A generation with nothing from anyone while answers are on their way waits for them.
-            if !out.is_empty() || !proposer.busy() {
+        for e in proposer.generation(&view) {
+            if out.len() as u64 >= remaining {
                 break;
+            }
+            if let Some(p) = self.adopt(e, proposer.as_mut()) {
+                out.push(p);
             }
         }
         self.proposer = Some(proposer);
@@ -216,12 +210,20 @@ impl Evolution {
         let parent = (0..self.archive.island_count())
             .find_map(|i| self.archive.get(i, e.parent))
             .cloned();
-        let mut origin = parent.as_ref().map(|p| p.origin.clone()).unwrap_or_default();
+        let mut origin = parent
+            .as_ref()
+            .map(|p| p.origin.clone())
+            .unwrap_or_default();
         origin.push(e.step.clone());
         let candidate = Candidate::new(e.program, origin.join(" → "));
         if !self.seen.insert(candidate.id.clone()) {
             // Already evaluated (or about to be): its report is the answer's report too.
-            if let Some((c, r)) = self.history.iter().rev().find(|(c, _)| c.id == candidate.id) {
+            if let Some((c, r)) = self
+                .history
+                .iter()
+                .rev()
+                .find(|(c, _)| c.id == candidate.id)
+            {
                 proposer.observe(Some(e.tag), c, r);
             }
             log::debug!("{} proposed {} again", e.operator, candidate.id);
@@ -234,7 +236,9 @@ impl Evolution {
         params.extend(e.params);
         let id = self.next_id;
         self.next_id += 1;
-        let judged = e.judged.map(|(reason, log)| EvalReport::failed(&candidate.id, reason, log));
+        let judged = e
+            .judged
+            .map(|(reason, log)| EvalReport::failed(&candidate.id, reason, log));
         self.pending.insert(
             candidate.id.clone(),
             Pending {
@@ -440,6 +444,9 @@ impl Strategy for Evolution {
                 fixed_workgroup: false,
             },
         };
+        if let Some(p) = &mut self.proposer {
+            p.observe(None, &individual.payload.candidate, baseline);
+        }
         self.archive.seed(individual);
     }
 
@@ -458,6 +465,14 @@ impl Strategy for Evolution {
             if let Some(p) = self.propose_for(island) {
                 out.push(p);
             }
+        }
+        // Nothing from anyone while answers are on their way: this generation waits for them.
+        if out.is_empty() && self.proposer.as_ref().is_some_and(|p| p.busy()) {
+            out = self
+                .external(remaining)
+                .into_iter()
+                .map(|(_, p)| p)
+                .collect();
         }
         out
     }
