@@ -36,6 +36,9 @@ pub struct RunOptions {
     pub kernel: Option<String>,
     /// Seconds one candidate evaluation may take, if fixed.
     pub timeout_s: Option<f64>,
+    /// Only these offline operators, if restricted.
+    #[serde(default)]
+    pub operators: Option<Vec<String>>,
     /// Whether the LLM proposed children too.
     #[serde(default)]
     pub llm: bool,
@@ -157,6 +160,7 @@ mod tests {
             force: true,
             kernel: Some("MATMUL".into()),
             timeout_s: None,
+            operators: None,
             llm: false,
             llm_replay_only: false,
         }

@@ -41,6 +41,8 @@ pub struct Options {
     pub gradients: bool,
     /// Tune shapes replacing the attribute's for this run (`rows=4096,cols=4096`).
     pub tune_shapes: Vec<String>,
+    /// Only these offline operators (by name); `None`: all of them.
+    pub operators: Option<Vec<String>>,
     /// The LLM session, when the evolution strategies should ask an LLM for children too.
     pub llm: Option<std::sync::Arc<crate::llm::Session>>,
 }
@@ -56,6 +58,7 @@ impl Default for Options {
             time_s: None,
             gradients: true,
             tune_shapes: Vec::new(),
+            operators: None,
             llm: None,
         }
     }
@@ -347,6 +350,7 @@ pub fn tune_kernel(
         strategy: options.strategy,
         time_s: options.time_s,
         gradients: options.gradients,
+        operators: options.operators.clone(),
         ..Config::default()
     };
     let started = std::time::Instant::now();

@@ -38,6 +38,10 @@ pub(crate) struct TuneArgs {
     /// Turn off gradient-informed steering of the `qd` search.
     #[arg(long)]
     no_gradients: bool,
+    /// Only these offline rewrite operators in the evolution strategies, e.g.
+    /// `--operators param,unroll` (default: all; `list` them with an unknown name).
+    #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
+    operators: Option<Vec<String>>,
     /// Tune on this shape instead of the attribute's tune shapes, e.g. `rows=4096,cols=4096`
     /// (may be repeated; unnamed sizes keep their defaults). The entry records the shapes.
     #[arg(long = "tune-shape", value_name = "NAME=N,…")]
@@ -147,6 +151,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         args.force = o.force;
         args.kernel = o.kernel.clone();
         args.timeout = o.timeout_s;
+        args.operators = o.operators.clone();
         args.llm = o.llm;
         args.no_llm = !o.llm;
         args.llm_replay_only = o.llm_replay_only;
@@ -170,6 +175,15 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
             anyhow::bail!(
                 "no kernel named `{name}`; the workspace has: {}",
                 names.join(", ")
+            );
+        }
+    }
+    if let Some(names) = &args.operators {
+        let known: Vec<&str> = crate::operators::all().iter().map(|o| o.name()).collect();
+        if let Some(bad) = names.iter().find(|n| !known.contains(&n.as_str())) {
+            anyhow::bail!(
+                "--operators names `{bad}`, which is not an operator; they are {}",
+                known.join(", ")
             );
         }
     }
@@ -264,6 +278,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         None => None,
     };
     let options = Options {
+        operators: args.operators.clone(),
         llm: llm.clone(),
         budget: args.budget,
         force: args.force,
@@ -289,6 +304,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
                 force: options.force,
                 kernel: args.kernel.clone(),
                 timeout_s: options.timeout,
+                operators: options.operators.clone(),
                 llm: options.llm.is_some(),
                 llm_replay_only: args.llm_replay_only,
             },

@@ -336,10 +336,10 @@ impl LlmConfig {
         if self.max_tokens == 0 {
             return Err("max_tokens must be positive".into());
         }
-        if !(self.timeout_s > 0.0) {
+        if self.timeout_s.is_nan() || self.timeout_s <= 0.0 {
             return Err("timeout_s must be positive".into());
         }
-        if !(self.backoff_s >= 0.0) {
+        if self.backoff_s.is_nan() || self.backoff_s < 0.0 {
             return Err("backoff_s must not be negative".into());
         }
         if self.concurrency == 0 {
@@ -360,7 +360,7 @@ impl LlmConfig {
             if m.name.trim().is_empty() {
                 return Err("a model has an empty name".into());
             }
-            if !(m.weight > 0.0 && m.weight.is_finite()) {
+            if !m.weight.is_finite() || m.weight <= 0.0 {
                 return Err(format!(
                     "model {} has weight {}, not positive",
                     m.name, m.weight

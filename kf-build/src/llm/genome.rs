@@ -103,7 +103,7 @@ ceiling before adding arithmetic tricks. Prefer one clear structural change per 
         "- Give each invocation enough work to hide latency, but keep enough workgroups to fill the device.\n\
 - Reuse data through `var<workgroup>` tiles with `workgroupBarrier()` when each element is read many times.\n\
 - Reduce across a workgroup (tree reduction in workgroup memory) or a subgroup (`subgroupAdd`, \
-`subgroupMax`, with `enable subgroups;`) when one output depends on many inputs.\n\
+`subgroupMax`, where the adapter has SUBGROUP) when one output depends on many inputs.\n\
 - Expose sizes you are unsure of (workgroup size, tile size, items per invocation) as `override` \
 constants and list candidate values, so they are measured instead of guessed."
             .into(),

@@ -120,7 +120,7 @@ pub fn technique(dim: Dim, level: u8) -> &'static str {
             "workgroup cooperation: the invocations of a workgroup share one task through workgroup memory and barriers (e.g. a tree reduction per row)"
         }
         (Dim::Parallelism, 2) => {
-            "subgroup operations (`subgroupAdd`, `subgroupMax`, `subgroupShuffle`…; declare `enable subgroups;`, only where the adapter has the SUBGROUP feature)"
+            "subgroup operations (`subgroupAdd`, `subgroupMax`, `subgroupShuffle`…, only where the adapter has the SUBGROUP feature; naga takes them without an `enable` directive)"
         }
         (Dim::Parallelism, _) => {
             "hierarchical cooperation: subgroup reductions combined across the workgroup through workgroup memory"

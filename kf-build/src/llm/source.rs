@@ -714,18 +714,15 @@ impl LlmProposer {
             };
             let rewrites = crate::operators::params::Params {
                 extra: params.clone(),
+                fixed_workgroup: parent.payload.fixed_workgroup,
             }
             .apply(&subject)
             .unwrap_or_default();
-            let declared: HashSet<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+            // Only the points that move an override the answer declared.
+            let declared: Vec<String> = params.iter().map(|(n, _)| format!("{n}=")).collect();
             for r in rewrites
                 .into_iter()
-                .filter(|r| {
-                    r.program
-                        .constants
-                        .iter()
-                        .any(|(k, _)| declared.contains(k.as_ref()))
-                })
+                .filter(|r| declared.iter().any(|d| r.step.contains(d.as_str())))
                 .take(self.config().template_points)
             {
                 let tag = self.next_tag;

@@ -46,6 +46,8 @@ pub struct Config {
     pub time_s: Option<f64>,
     /// Gradient-informed steering (quality-diversity strategies).
     pub gradients: bool,
+    /// Only these offline operators (by name) in the evolution strategies; `None`: all of them.
+    pub operators: Option<Vec<String>>,
 }
 
 impl Default for Config {
@@ -59,6 +61,7 @@ impl Default for Config {
             strategy: StrategyKind::Auto,
             time_s: None,
             gradients: true,
+            operators: None,
         }
     }
 }

@@ -152,7 +152,10 @@ impl Evolution {
     /// A strategy of `config.strategy` (`qd`, `greedy` or `random`) for `kernel` on `target`,
     /// with every offline operator.
     pub fn new(kernel: &ResolvedKernel, target: Target, config: &Config) -> Self {
-        let operators = operators::all();
+        let mut operators = operators::all();
+        if let Some(only) = &config.operators {
+            operators.retain(|op| only.iter().any(|n| n == op.name()));
+        }
         Evolution {
             kind: config.strategy,
             kernel: kernel.clone(),
