@@ -31,6 +31,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// Candidate values per override name.
+type Params = Vec<(String, Vec<f64>)>;
+
 /// Salt of the proposer's random stream (independent of the offline operators' steps).
 const SALT: u64 = 0x11A1_7E57_0000_0001;
 
@@ -232,7 +235,8 @@ pub struct LlmProposer {
     unrepaired: Vec<String>,
     repaired: HashSet<String>,
     templated: HashSet<String>,
-    to_sweep: Vec<(String, Vec<(String, Vec<f64>)>)>,
+    /// Correct templates to sweep: the candidate and the override candidates it declared.
+    to_sweep: Vec<(String, Params)>,
     sweeps: BTreeMap<String, Vec<SweepPoint>>,
     since_meta: u32,
     recent: Vec<String>,
