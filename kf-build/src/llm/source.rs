@@ -314,11 +314,13 @@ impl LlmProposer {
         f(&mut self.report.lock().expect("not poisoned"));
     }
 
-    fn account(&self, c: &Completion) {
+    /// Counts an answer to a request for `model` (priced by the name asked for: servers often
+    /// answer with a dated variant of it).
+    fn account(&self, c: &Completion, model: &str) {
         let cost = self
             .config()
-            .model(&c.model)
-            .or_else(|| self.config().models.first())
+            .model(model)
+            .or_else(|| self.config().model(&c.model))
             .and_then(|m| {
                 Some(
                     c.usage.prompt_tokens as f64 * m.input_price? / 1e6
@@ -537,7 +539,7 @@ impl LlmProposer {
 
     /// The child of an answer.
     fn child(&mut self, f: Asked, c: Completion) -> External {
-        self.account(&c);
+        self.account(&c, &f.request.model);
         self.update(|r| *r.answers.entry(f.mode.as_str().to_owned()).or_default() += 1);
         let step = format!(
             "llm(model={}, prompt={}, {})",
@@ -638,7 +640,7 @@ impl LlmProposer {
         let Some(m) = self.meta.take() else { return };
         match m.ticket.wait() {
             Ok(c) => {
-                self.account(&c);
+                self.account(&c, &m.request.model);
                 let (id, outcomes) = self.population.evolve(&m.base, &c.text);
                 let applied = outcomes.iter().filter(|o| o.applied).count() as u64;
                 let rejected = outcomes.len() as u64 - applied;
