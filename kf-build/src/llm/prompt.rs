@@ -160,7 +160,18 @@ pub fn kernel_spec(kernel: &ResolvedKernel) -> String {
             Some(kf_runtime::spec::Init::Constant(v)) => {
                 let _ = write!(what, ", every element {v}");
             }
+            Some(kf_runtime::spec::Init::Values(vs)) => {
+                let v: Vec<String> = vs.iter().map(ToString::to_string).collect();
+                let _ = write!(what, ", holding ({})", v.join(", "));
+            }
             None => {}
+        }
+        if !b.extent.is_empty() {
+            let e: Vec<String> = b.extent.iter().map(ToString::to_string).collect();
+            let _ = write!(what, ", extent {}", e.join(" x "));
+        }
+        if let Some(f) = &b.format {
+            let _ = write!(what, ", format {f}");
         }
         if !b.values.is_empty() {
             let v: Vec<String> = b.values.iter().map(ToString::to_string).collect();
