@@ -172,11 +172,14 @@ impl Evaluator for Judge {
                 bytes: 8192,
                 achieved_gbps: 8.192 * s,
                 achieved_gflops: None,
+                min_bytes: 0,
+                min_gbps: 0.0,
             }],
             noise: Some(0.01),
             verification: VerifyStats::default(),
             roofline: None,
             wall_ms: 1.0,
+            ceilings: None,
         }
     }
 
