@@ -25,6 +25,8 @@ mod track;
 pub use track::{STAMP_ENV, stamp, track_cache, track_cache_lines};
 
 #[cfg(feature = "cli")]
+pub mod bench;
+#[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "cli")]
 pub mod discover;

@@ -184,18 +184,7 @@ pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
     );
 }
 
-/// `1.23 ms`, `45.6 µs`, `789 ns`.
-pub(crate) fn fmt_ns(ns: f64) -> String {
-    if ns >= 1e9 {
-        format!("{:.2} s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.1} µs", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
-    }
-}
+pub(crate) use crate::bench::fmt_ns;
 
 #[cfg(test)]
 mod tests {
