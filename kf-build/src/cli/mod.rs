@@ -9,8 +9,10 @@
 
 mod ablate;
 mod adapters;
+mod bench;
 mod eval;
 mod list;
+mod report;
 mod tune;
 
 use crate::gpu::{AdapterSelector, GpuError};
@@ -67,6 +69,12 @@ enum Command {
     /// Compare search strategies (qd with and without gradients, greedy, random) at an equal
     /// evaluation budget over several seeds; writes nothing to the cache.
     Ablate(ablate::AblateArgs),
+    /// Measure each kernel's tuned variant and hand-written reference against its baseline on an
+    /// adapter, re-verifying both, with the suite's figures (correctness rate, fast_p, geomean).
+    Bench(bench::BenchArgs),
+    /// Write one self-contained HTML report of the newest tune run: per kernel the archive
+    /// heatmap, fitness over evaluations and roofline placement, and the suite table.
+    Report(report::ReportArgs),
 }
 
 /// Options shared by the verbs that read the workspace.
@@ -159,6 +167,8 @@ pub fn main() -> i32 {
         Command::Tune(a) => tune::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Ablate(a) => ablate::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Report(a) => report::run(a),
     };
     match result {
         Ok(code) => code,
