@@ -158,7 +158,11 @@ impl Comparison {
             level: report.fitness.level,
             correct,
             failure: report.failure.as_ref().map(|f| {
-                format!("{}: {}", f.reason, f.log.lines().next().unwrap_or("").trim())
+                format!(
+                    "{}: {}",
+                    f.reason,
+                    f.log.lines().next().unwrap_or("").trim()
+                )
             }),
             trials: report.verification.trials,
             baseline: timed.then(|| {
@@ -373,7 +377,7 @@ pub fn tuning_cost(entry: &CacheEntry, target_dir: Option<&Path>, kernel: &str) 
                 .kernel_dir(kernel, &entry.kernel.content_hash)
                 .join("journal.jsonl");
             let lines = crate::search::journal::read(&path).ok()?;
-            (!lines.is_empty()).then(|| (run, lines))
+            (!lines.is_empty()).then_some((run, lines))
         })
     });
     TuningCost {
@@ -487,7 +491,12 @@ impl Suite {
             fast_1: fast_p(kernels, FAST_P[0]),
             fast_1_2: fast_p(kernels, FAST_P[1]),
             fast_2: fast_p(kernels, FAST_P[2]),
-            geomean_speedup: geomean(kernels.iter().filter(|k| k.correct).filter_map(|k| k.speedup)),
+            geomean_speedup: geomean(
+                kernels
+                    .iter()
+                    .filter(|k| k.correct)
+                    .filter_map(|k| k.speedup),
+            ),
             references: with_reference.len(),
             at_least_reference,
             tuning_evaluations: costs.iter().map(|c| c.evaluations).sum(),
@@ -582,8 +591,9 @@ impl BenchReport {
             self.ceilings
                 .as_ref()
                 .map(|c| format!(
-                    "; ceilings {:.1} GB/s copy, {:.1} GFLOP/s FMA",
-                    c.copy_gbps, c.fma_gflops
+                    "; ceilings {} GB/s copy, {} GFLOP/s FMA",
+                    rate(c.copy_gbps),
+                    rate(c.fma_gflops)
                 ))
                 .unwrap_or_default()
         ));
@@ -606,10 +616,8 @@ impl BenchReport {
                 time(k.baseline()),
                 time(k.tuned()),
                 k.speedup.map_or_else(dash, |s| format!("{s:.2}x")),
-                deployed.map_or_else(dash, |t| format!("{:.1}", t.gbps)),
-                deployed
-                    .and_then(|t| t.gflops)
-                    .map_or_else(dash, |g| format!("{g:.1}")),
+                deployed.map_or_else(dash, |t| rate(t.gbps)),
+                deployed.and_then(|t| t.gflops).map_or_else(dash, rate),
                 deployed
                     .and_then(|t| t.roofline.as_ref())
                     .map_or_else(dash, |r| format!("{:.1} % {}", r.fraction * 100.0, r.bound)),
@@ -671,6 +679,20 @@ pub fn correct_text(k: &KernelBench) -> String {
 /// Escapes the characters that end a markdown table cell or start markup.
 fn md(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A rate (GB/s, GFLOP/s) with three significant digits: `1234`, `123`, `12.3`, `1.23`, `0.123`.
+pub fn rate(x: f64) -> String {
+    let a = x.abs();
+    if a >= 100.0 || a == 0.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
 }
 
 /// `1.23 ms`, `45.6 µs`, `789 ns`.

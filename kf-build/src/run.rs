@@ -102,8 +102,7 @@ impl Run {
     pub fn latest_unfinished(target_dir: &Path) -> Option<Run> {
         Run::all(target_dir)
             .into_iter()
-            .filter(|r| !r.record.finished)
-            .next_back()
+            .rfind(|r| !r.record.finished)
     }
 
     /// Every run under `target_dir` whose `run.json` reads, oldest first.
@@ -206,11 +205,8 @@ mod tests {
         let run = Run::create(t.path(), "k", options()).unwrap();
         std::fs::create_dir_all(run.kernel_dir("ROW_SUM", "00ff00ff00ff00ff")).unwrap();
         std::fs::create_dir_all(run.kernel_dir("MATMUL", "0123456789abcdef")).unwrap();
-        let kernels: Vec<(String, String)> = run
-            .kernels()
-            .into_iter()
-            .map(|(k, h, _)| (k, h))
-            .collect();
+        let kernels: Vec<(String, String)> =
+            run.kernels().into_iter().map(|(k, h, _)| (k, h)).collect();
         assert_eq!(
             kernels,
             vec![

@@ -6,6 +6,7 @@ mod cli;
 mod e2e;
 mod evolve;
 mod examples;
+mod report;
 mod rewrites;
 mod tidy;
 mod tiling;

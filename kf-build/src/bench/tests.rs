@@ -159,7 +159,10 @@ fn fast_p_counts_correct_kernels_strictly_faster_over_the_whole_suite() {
     assert_eq!(s.correctness_rate, 3.0 / 5.0);
     assert_eq!((s.fast_1, s.fast_1_2, s.fast_2), (0.4, 0.2, 0.2));
     let g = s.geomean_speedup.unwrap();
-    assert!((g - (3.0f64 * 1.2 * 1.0).powf(1.0 / 3.0)).abs() < 1e-12, "{g}");
+    assert!(
+        (g - (3.0f64 * 1.2 * 1.0).powf(1.0 / 3.0)).abs() < 1e-12,
+        "{g}"
+    );
 }
 
 #[test]
@@ -275,7 +278,10 @@ fn tuning_seconds_come_from_the_newest_journal_of_this_adapter() {
     let cost = tuning_cost(&cache_entry(7), Some(t.path()), "SAXPY");
     assert_eq!(cost.evaluations, 7);
     assert_eq!(cost.seconds, Some(1.0));
-    assert_eq!(cost.run.as_deref(), Some(newer.dir.display().to_string().as_str()));
+    assert_eq!(
+        cost.run.as_deref(),
+        Some(newer.dir.display().to_string().as_str())
+    );
 
     let none = tuning_cost(&cache_entry(7), None, "SAXPY");
     assert_eq!((none.seconds, none.run), (None, None));
@@ -312,7 +318,20 @@ fn the_markdown_table_has_a_row_per_kernel_and_escapes_cells() {
     let saxpy = rows.iter().find(|r| r.starts_with("| SAXPY")).unwrap();
     assert!(saxpy.contains("| 2.50x |"), "{saxpy}");
     assert!(saxpy.contains("250 ns ± 2 %"), "{saxpy}");
-    assert!(saxpy.contains("| 40.0 |") && saxpy.contains("40.0 % memory"), "{saxpy}");
+    assert!(
+        saxpy.contains("| 40.0 |") && saxpy.contains("40.0 % memory"),
+        "{saxpy}"
+    );
+    assert_eq!(
+        [
+            rate(1234.5),
+            rate(123.4),
+            rate(12.34),
+            rate(1.234),
+            rate(0.01234)
+        ],
+        ["1234", "123", "12.3", "1.23", "0.012"]
+    );
     assert!(saxpy.contains("| 12 | 3.2 |"), "{saxpy}");
     let matmul = rows.iter().find(|r| r.starts_with("| MATMUL")).unwrap();
     assert!(
@@ -320,7 +339,12 @@ fn the_markdown_table_has_a_row_per_kernel_and_escapes_cells() {
         "{matmul}"
     );
     let suite = rows.last().unwrap();
-    assert!(suite.starts_with("| 3 | 2 | 0 | 1 | 0 | 1 (33 %) | 33 % | 33 % | 33 % | 2.50x | 12 | 3.2 |"), "{suite}");
+    assert!(
+        suite.starts_with(
+            "| 3 | 2 | 0 | 1 | 0 | 1 (33 %) | 33 % | 33 % | 33 % | 2.50x | 12 | 3.2 |"
+        ),
+        "{suite}"
+    );
     let json = serde_json::to_string(&report).unwrap();
     let back: BenchReport = serde_json::from_str(&json).unwrap();
     assert_eq!(back, report);

@@ -126,9 +126,9 @@ fn time(t: &Timing) -> String {
 }
 
 fn throughput(t: &Timing) -> String {
-    let mut s = format!("{:.1} GB/s", t.gbps);
+    let mut s = format!("{} GB/s", bench::rate(t.gbps));
     if let Some(g) = t.gflops {
-        s.push_str(&format!(", {g:.1} GFLOP/s"));
+        s.push_str(&format!(", {} GFLOP/s", bench::rate(g)));
     }
     if let Some(r) = &t.roofline {
         s.push_str(&format!(

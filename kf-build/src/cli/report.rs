@@ -76,8 +76,7 @@ pub(crate) fn run(args: ReportArgs) -> anyhow::Result<i32> {
         .clone()
         .unwrap_or_else(|| ws.target_dir.join("kernelfoundry").join("report.html"));
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     std::fs::write(&out, html::render(&data))
         .with_context(|| format!("cannot write {}", out.display()))?;

@@ -38,6 +38,14 @@ pub const SPEEDUP_BINS: [(f64, &str); 7] = [
     (f64::INFINITY, "#084594"),
 ];
 
+/// Fills of the roofline placements: baseline, tuned, reference (none is a heatmap fill, so a
+/// block of a heatmap colour on the page is a heatmap cell).
+pub const PLACEMENT_COLOURS: [(&str, &str); 3] = [
+    ("baseline", "#8c96a5"),
+    ("tuned", "#1a9850"),
+    ("reference", "#e6850e"),
+];
+
 /// Escapes text for HTML element content and attribute values.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -120,11 +128,7 @@ pub fn heatmap(kernel: &str, cells: &[Cell]) -> String {
     );
     for (i, label) in WORK.iter().enumerate() {
         let (x, _) = cell_origin(i as u32 * 4, 0);
-        let _ = write!(
-            s,
-            r#"<text x="{}" y="28" class="tick">{label}</text>"#,
-            x
-        );
+        let _ = write!(s, r#"<text x="{}" y="28" class="tick">{label}</text>"#, x);
     }
     for (i, label) in PAR.iter().enumerate() {
         let (_, y) = cell_origin(0, i as u32 * 4);
@@ -227,11 +231,7 @@ pub fn curve(points: &[Point]) -> String {
         s.push_str(r#"<text x="20" y="40" class="axis">no evaluations recorded</text></svg>"#);
         return s;
     }
-    let top = points
-        .iter()
-        .map(|p| p.score)
-        .fold(7.0f64, f64::max)
-        .ceil();
+    let top = points.iter().map(|p| p.score).fold(7.0f64, f64::max).ceil();
     let n = points.len();
     let x = |i: usize| L + (W - L - R) * i as f64 / (n.max(2) - 1) as f64;
     let y = |score: f64| T + (H - T - B) * (1.0 - score.clamp(0.0, top) / top);
@@ -339,16 +339,6 @@ fn decade_ceil(v: f64) -> f64 {
 /// when the kernel's work is known, else bandwidth bars against the copy ceiling.
 pub fn roofline(placements: &[Placement], ceilings: Option<(f64, f64)>) -> String {
     const W: f64 = 420.0;
-    const H: f64 = 240.0;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg class="roofline" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img">"#
-    );
-    if placements.is_empty() {
-        s.push_str(r#"<text x="20" y="40" class="axis">not measured</text></svg>"#);
-        return s;
-    }
     let with_flops: Vec<(&Placement, f64, f64)> = placements
         .iter()
         .filter_map(|p| {
@@ -356,7 +346,23 @@ pub fn roofline(placements: &[Placement], ceilings: Option<(f64, f64)>) -> Strin
             (g > 0.0 && p.gbps > 0.0).then(|| (p, g / p.gbps, g))
         })
         .collect();
-    if let (Some((copy, fma)), false) = (ceilings, with_flops.is_empty()) {
+    let bars = ceilings.is_none() || with_flops.is_empty();
+    // Bars take a row each; the roofline a fixed plot.
+    let h: f64 = if bars && !placements.is_empty() {
+        40.0 * placements.len() as f64 + 56.0
+    } else {
+        240.0
+    };
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg class="roofline" width="{W}" height="{h}" viewBox="0 0 {W} {h}" role="img">"#
+    );
+    if placements.is_empty() {
+        s.push_str(r#"<text x="20" y="40" class="axis">not measured</text></svg>"#);
+        return s;
+    }
+    if let (Some((copy, fma)), false) = (ceilings, bars) {
         let (l, r, t, b) = (52.0, 12.0, 12.0, 34.0);
         let ridge = fma / copy.max(1e-12);
         let imin = with_flops.iter().map(|p| p.1).fold(ridge, f64::min);
@@ -365,7 +371,7 @@ pub fn roofline(placements: &[Placement], ceilings: Option<(f64, f64)>) -> Strin
         let gmin = with_flops.iter().map(|p| p.2).fold(fma, f64::min);
         let (y0, y1) = (decade_floor(gmin / 2.0), decade_ceil(fma * 1.5));
         let x = |v: f64| l + (W - l - r) * (v / x0).log10() / (x1 / x0).log10();
-        let y = |v: f64| t + (H - t - b) * (1.0 - (v / y0).log10() / (y1 / y0).log10());
+        let y = |v: f64| t + (h - t - b) * (1.0 - (v / y0).log10() / (y1 / y0).log10());
         let mut d = x0;
         while d <= x1 * 1.0001 {
             let _ = write!(
@@ -373,9 +379,9 @@ pub fn roofline(placements: &[Placement], ceilings: Option<(f64, f64)>) -> Strin
                 r#"<line x1="{}" x2="{}" y1="{t}" y2="{}" class="grid"/><text x="{}" y="{}" class="tick" text-anchor="middle">{}</text>"#,
                 num(x(d)),
                 num(x(d)),
-                H - b,
+                h - b,
                 num(x(d)),
-                H - b + 14.0,
+                h - b + 14.0,
                 sci(d)
             );
             d *= 10.0;
@@ -412,25 +418,31 @@ pub fn roofline(placements: &[Placement], ceilings: Option<(f64, f64)>) -> Strin
             num(copy),
             num(fma)
         );
-        for (p, i, g) in &with_flops {
+        // Labels top to bottom, at least a line apart, so close points stay readable.
+        let mut order: Vec<&(&Placement, f64, f64)> = with_flops.iter().collect();
+        order.sort_by(|a, b| y(a.2).total_cmp(&y(b.2)));
+        let mut last_label = f64::NEG_INFINITY;
+        for (p, i, g) in order {
+            let label_y = (y(*g) + 4.0).max(last_label + 12.0);
+            last_label = label_y;
             let _ = write!(
                 s,
-                r#"<circle class="placement {0}" cx="{1}" cy="{2}" r="5"><title>{0}: {3:.1} GFLOP/s, {4:.1} GB/s, {5}</title></circle><text x="{6}" y="{7}" class="tick">{0}</text>"#,
+                r#"<circle class="placement {0}" cx="{1}" cy="{2}" r="5"><title>{0}: {3} GFLOP/s, {4} GB/s, {5}</title></circle><text x="{6}" y="{7}" class="tick">{0}</text>"#,
                 p.label,
                 num(x(*i)),
                 num(y(*g)),
-                g,
-                p.gbps,
+                bench::rate(*g),
+                bench::rate(p.gbps),
                 fmt_ns(p.ns),
                 num(x(*i) + 7.0),
-                num(y(*g) + 4.0)
+                num(label_y)
             );
         }
         let _ = write!(
             s,
             r#"<text x="{}" y="{}" class="axis" text-anchor="middle">FLOP per byte (GFLOP/s on the vertical axis)</text>"#,
             (l + W - r) / 2.0,
-            H - 4.0
+            h - 4.0
         );
     } else {
         let (l, r) = (84.0, 16.0);
@@ -446,7 +458,7 @@ pub fn roofline(placements: &[Placement], ceilings: Option<(f64, f64)>) -> Strin
             let yy = 20.0 + 40.0 * k as f64;
             let _ = write!(
                 s,
-                r#"<text x="{}" y="{}" class="tick" text-anchor="end">{}</text><rect class="placement {}" x="{l}" y="{}" width="{}" height="22"><title>{}: {:.1} GB/s, {}</title></rect><text x="{}" y="{}" class="tick">{:.1} GB/s</text>"#,
+                r#"<text x="{}" y="{}" class="tick" text-anchor="end">{}</text><rect class="placement {}" x="{l}" y="{}" width="{}" height="22"><title>{}: {} GB/s, {}</title></rect><text x="{}" y="{}" class="tick">{} GB/s</text>"#,
                 l - 6.0,
                 num(yy + 15.0),
                 p.label,
@@ -454,11 +466,11 @@ pub fn roofline(placements: &[Placement], ceilings: Option<(f64, f64)>) -> Strin
                 num(yy),
                 num((x(p.gbps) - l).max(1.0)),
                 p.label,
-                p.gbps,
+                bench::rate(p.gbps),
                 fmt_ns(p.ns),
                 num(x(p.gbps) + 4.0),
                 num(yy + 15.0),
-                p.gbps
+                bench::rate(p.gbps)
             );
         }
         match ceiling {
@@ -468,9 +480,9 @@ pub fn roofline(placements: &[Placement], ceilings: Option<(f64, f64)>) -> Strin
                     r#"<line class="roof" x1="{}" x2="{}" y1="10" y2="{}"/><text x="{}" y="{}" class="tick" text-anchor="end">copy ceiling {} GB/s</text>"#,
                     num(x(c)),
                     num(x(c)),
-                    H - 30.0,
+                    h - 30.0,
                     num(x(c)),
-                    H - 16.0,
+                    h - 16.0,
                     num(c)
                 );
             }
@@ -478,7 +490,7 @@ pub fn roofline(placements: &[Placement], ceilings: Option<(f64, f64)>) -> Strin
                 let _ = write!(
                     s,
                     r#"<text x="{l}" y="{}" class="tick">no measured ceilings for this adapter</text>"#,
-                    H - 16.0
+                    h - 16.0
                 );
             }
         }
@@ -487,11 +499,13 @@ pub fn roofline(placements: &[Placement], ceilings: Option<(f64, f64)>) -> Strin
     s
 }
 
+/// A decade tick: `0.01`, `1`, `1000`, or `1e6` outside that range.
 fn sci(v: f64) -> String {
-    if (1e-2..1e5).contains(&v) {
-        num(v)
-    } else {
-        format!("1e{}", v.log10().round() as i32)
+    let e = v.log10().round() as i32;
+    match e {
+        -3..=-1 => format!("{:.*}", (-e) as usize, 10f64.powi(e)),
+        0..=4 => format!("{}", 10u64.pow(e as u32)),
+        _ => format!("1e{e}"),
     }
 }
 
@@ -500,12 +514,13 @@ body { font: 14px/1.4 system-ui, sans-serif; color: #1d2330; background: #ffffff
 h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 18px; margin: 28px 0 4px; border-top: 1px solid #d6dae1; padding-top: 14px; }
 h2 small, .meta { color: #5b6474; font-weight: normal; font-size: 13px; }
-table { border-collapse: collapse; margin: 10px 0; font-size: 13px; }
-th, td { border: 1px solid #d6dae1; padding: 3px 8px; text-align: right; }
+table { border-collapse: collapse; margin: 10px 0; font-size: 12px; }
+th, td { border: 1px solid #d6dae1; padding: 3px 6px; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child, td.text { text-align: left; }
-th { background: #f5f6f8; }
+th { background: #f5f6f8; white-space: normal; }
 .panels { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }
 figure { margin: 8px 0; }
+figure svg { display: block; margin-bottom: 6px; }
 figcaption { font-size: 13px; color: #5b6474; margin-bottom: 4px; }
 svg text { font: 11px system-ui, sans-serif; fill: #1d2330; }
 svg text.axis { fill: #5b6474; }
@@ -514,9 +529,6 @@ svg .base { stroke: #5b6474; stroke-dasharray: 4 3; }
 svg .best { fill: none; stroke: #1d2330; stroke-width: 1.5; }
 svg .point { stroke: #1d2330; stroke-width: 0.6; }
 svg .roof { fill: none; stroke: #1d2330; stroke-width: 2; }
-svg .placement.baseline { fill: #8c96a5; }
-svg .placement.tuned { fill: #2171b5; }
-svg .placement.reference { fill: #e6850e; }
 .bad { color: #b2182b; font-weight: 600; }
 "#;
 
@@ -526,6 +538,9 @@ pub fn render(report: &Report) -> String {
     s.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     s.push_str("<title>KernelFoundry report</title><style>");
     s.push_str(STYLE);
+    for (label, fill) in PLACEMENT_COLOURS {
+        let _ = writeln!(s, "svg .placement.{label} {{ fill: {fill}; }}");
+    }
     s.push_str("</style></head><body>\n<h1>KernelFoundry report</h1>\n");
     let mut meta = Vec::new();
     if let Some(a) = &report.adapter {
@@ -537,8 +552,8 @@ pub fn render(report: &Report) -> String {
     if let Some((copy, fma)) = report.ceilings {
         meta.push(format!(
             "measured ceilings {} GB/s copy, {} GFLOP/s FMA",
-            num(copy),
-            num(fma)
+            bench::rate(copy),
+            bench::rate(fma)
         ));
     }
     if let Some(run) = &report.run {
@@ -654,11 +669,11 @@ fn bench_row(s: &mut String, k: &KernelBench) {
         cell(time(k.baseline())),
         cell(time(k.tuned())),
         cell(k.speedup.map_or_else(dash, |v| format!("{v:.2}x"))),
-        cell(deployed.map_or_else(dash, |t| format!("{:.1}", t.gbps))),
+        cell(deployed.map_or_else(dash, |t| bench::rate(t.gbps))),
         cell(
             deployed
                 .and_then(|t| t.gflops)
-                .map_or_else(dash, |g| format!("{g:.1}"))
+                .map_or_else(dash, bench::rate)
         ),
         cell(
             deployed
@@ -814,7 +829,10 @@ mod tests {
             escape(r#"<a href="x">'&'</a>"#),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
         );
-        assert_eq!(escape("vc24a6471fe → param(WG=256)"), "vc24a6471fe → param(WG=256)");
+        assert_eq!(
+            escape("vc24a6471fe → param(WG=256)"),
+            "vc24a6471fe → param(WG=256)"
+        );
     }
 
     #[test]
@@ -844,11 +862,13 @@ mod tests {
         // No fill is used twice, and none is the empty cell's or the page's.
         let mut all: Vec<&str> = LEVEL_COLOURS.to_vec();
         all.extend(SPEEDUP_BINS.iter().map(|(_, c)| *c));
+        all.push(EMPTY);
+        all.extend(PLACEMENT_COLOURS.iter().map(|(_, c)| *c));
+        all.push("#ffffff");
         let mut unique = all.clone();
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), all.len());
-        assert!(!all.contains(&EMPTY) && !all.contains(&"#ffffff"));
     }
 
     fn cell(d: Descriptor, level: u8, speedup: Option<f64>) -> Cell {
@@ -895,7 +915,7 @@ mod tests {
             phase,
             score,
             level: if score >= 5.0 { 5 } else { score as u8 },
-            speedup: (score >= 5.0).then(|| score - 5.0),
+            speedup: (score >= 5.0).then_some(score - 5.0),
             id: "x".into(),
         };
         let points = vec![
@@ -929,14 +949,20 @@ mod tests {
             ns: 1000.0,
         };
         let svg = roofline(
-            &[p("baseline", 10.0, Some(20.0)), p("tuned", 40.0, Some(80.0))],
+            &[
+                p("baseline", 10.0, Some(20.0)),
+                p("tuned", 40.0, Some(80.0)),
+            ],
             Some((100.0, 1000.0)),
         );
         assert!(svg.contains("class=\"roof\""));
         assert_eq!(svg.matches("<circle class=\"placement").count(), 2);
         let bars = roofline(&[p("baseline", 10.0, None)], Some((100.0, 1000.0)));
         assert!(bars.contains("copy ceiling 100 GB/s"));
-        assert_eq!(bars.matches("<rect class=\"placement baseline\"").count(), 1);
+        assert_eq!(
+            bars.matches("<rect class=\"placement baseline\"").count(),
+            1
+        );
         let none = roofline(&[p("tuned", 10.0, Some(5.0))], None);
         assert!(none.contains("no measured ceilings"));
         assert!(roofline(&[], None).contains("not measured"));

@@ -219,10 +219,13 @@ pub fn gather(
         .or_else(|| stored.as_ref().map(|c| (c.copy_gbps, c.fma_gflops)));
     let adapter = bench
         .as_ref()
-        .map(|b| format!("{} ({}, {})", b.adapter.name, b.adapter.backend, b.adapter.driver))
-        .or_else(|| {
-            stored.as_ref().map(|c| c.adapter.identity.describe())
-        });
+        .map(|b| {
+            format!(
+                "{} ({}, {})",
+                b.adapter.name, b.adapter.backend, b.adapter.driver
+            )
+        })
+        .or_else(|| stored.as_ref().map(|c| c.adapter.identity.describe()));
     let mut kernels = Vec::new();
     if let Some(run) = &run {
         for (name, hash, dir) in run.kernels() {
@@ -232,15 +235,13 @@ pub fn gather(
                     source,
                 }
             })?;
-            let found = found
-                .iter()
-                .find(|f| {
-                    f.name == name
-                        && f.resolved.as_ref().is_ok_and(|k| k.content_hash == hash)
-                });
+            let found = found.iter().find(|f| {
+                f.name == name && f.resolved.as_ref().is_ok_and(|k| k.content_hash == hash)
+            });
             let entry = match (found, &key) {
-                (Some(f), Some(k)) => crate::store::read_entry(&f.crate_root, &name, &hash, k)
-                    .map(|(_, e)| e),
+                (Some(f), Some(k)) => {
+                    crate::store::read_entry(&f.crate_root, &name, &hash, k).map(|(_, e)| e)
+                }
                 _ => None,
             };
             let (cells, cells_source) = match read_archive(&dir.join("archive.json")) {
@@ -305,6 +306,13 @@ pub fn gather(
             view.bench = Some(k.clone());
         }
     }
+    // The workspace's order (the order kernels are declared), then the rest by name.
+    kernels.sort_by_key(|k| {
+        found
+            .iter()
+            .position(|f| f.name == k.name)
+            .unwrap_or(usize::MAX)
+    });
     Ok(Report {
         run,
         adapter_key,

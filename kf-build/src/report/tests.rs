@@ -4,8 +4,7 @@
 
 use super::*;
 use crate::harness::{
-    AdapterReport, EvalReport, EvalRequest, Evaluator, Fitness, Reason, ShapeTime,
-    VerifyStats,
+    AdapterReport, EvalReport, EvalRequest, Evaluator, Fitness, Reason, ShapeTime, VerifyStats,
 };
 use crate::run::RunOptions;
 use kf_runtime::AdapterIdentity;
@@ -149,8 +148,7 @@ fn tune(root: &Path, target: &Path) -> crate::tune::KernelResult {
         },
     )
     .unwrap();
-    let result =
-        crate::tune::tune_kernel(&f, &mut Fake::new(), None, &options, Some(&run), |_| {});
+    let result = crate::tune::tune_kernel(&f, &mut Fake::new(), None, &options, Some(&run), |_| {});
     run.finish().unwrap();
     result
 }
@@ -188,7 +186,10 @@ fn a_qd_run_is_gathered_and_rendered() {
     let searched = k.points.iter().filter(|p| p.phase == Phase::Search).count();
     assert_eq!(searched as u64, result.evaluations);
     assert!(k.points.iter().any(|p| p.phase == Phase::Final));
-    assert!(k.points.iter().any(|p| p.level == 4), "a failure is plotted");
+    assert!(
+        k.points.iter().any(|p| p.level == 4),
+        "a failure is plotted"
+    );
     // Every archive cell was reached by an evaluation of the journal.
     let lines = journal::read(
         &report
