@@ -16,7 +16,7 @@ kf_build::track_cache();
 With the default `cli` feature the crate also provides the `cargo-kernelfoundry` binary and the
 pipeline it runs, one module per stage with data flowing one way:
 `discover` → `tune` (the pipeline: `search` asking a `harness` evaluator in a worker process) →
-`store`
+`store`, then `bench` (re-measure what the cache holds) and `report` (one HTML file)
 (see ARCHITECTURE.md).
 */
 
@@ -24,6 +24,8 @@ mod track;
 
 pub use track::{STAMP_ENV, stamp, track_cache, track_cache_lines};
 
+#[cfg(feature = "cli")]
+pub mod bench;
 #[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "cli")]
@@ -36,6 +38,8 @@ pub mod gpu;
 pub mod harness;
 #[cfg(feature = "cli")]
 pub mod operators;
+#[cfg(feature = "cli")]
+pub mod report;
 #[cfg(feature = "cli")]
 pub mod run;
 #[cfg(feature = "cli")]

@@ -5,7 +5,7 @@ use kf_tests::*;
 #[test]
 fn help_explains_every_verb() {
     let top = run_ok(&mut kf(&["--help"]));
-    for verb in ["adapters", "list", "tune", "eval"] {
+    for verb in ["adapters", "list", "tune", "eval", "bench", "report"] {
         assert!(
             top.stdout.contains(verb),
             "top-level help lists `{verb}`:\n{}",
@@ -37,6 +37,24 @@ fn help_explains_every_verb() {
                 "--json",
                 "--grid",
             ][..],
+        ),
+        (
+            "bench",
+            &[
+                "--manifest-path",
+                "--package",
+                "--workspace",
+                "--kernel",
+                "--adapter",
+                "--samples",
+                "--tune-shape",
+                "--markdown",
+                "--json",
+            ][..],
+        ),
+        (
+            "report",
+            &["--manifest-path", "--run", "--bench", "--out", "--json"][..],
         ),
     ] {
         let r = run_ok(&mut kf(&[verb, "--help"]));

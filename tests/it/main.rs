@@ -8,6 +8,7 @@ mod evolve;
 mod examples;
 mod kernels;
 mod operators;
+mod report;
 mod rewrites;
 mod roofline;
 mod tidy;

@@ -9,8 +9,10 @@
 
 mod ablate;
 mod adapters;
+mod bench;
 mod eval;
 mod list;
+mod report;
 mod tune;
 
 use crate::gpu::{AdapterSelector, GpuError};
@@ -67,6 +69,12 @@ enum Command {
     /// Compare search strategies (qd with and without gradients, greedy, random) at an equal
     /// evaluation budget over several seeds; writes nothing to the cache.
     Ablate(ablate::AblateArgs),
+    /// Measure each kernel's tuned variant and hand-written reference against its baseline on an
+    /// adapter, re-verifying both, with the suite's figures (correctness rate, fast_p, geomean).
+    Bench(bench::BenchArgs),
+    /// Write one self-contained HTML report of the newest tune run: per kernel the archive
+    /// heatmap, fitness over evaluations and roofline placement, and the suite table.
+    Report(report::ReportArgs),
 }
 
 /// Options shared by the verbs that read the workspace.
@@ -159,6 +167,8 @@ pub fn main() -> i32 {
         Command::Tune(a) => tune::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Ablate(a) => ablate::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Report(a) => report::run(a),
     };
     match result {
         Ok(code) => code,
@@ -184,18 +194,7 @@ pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
     );
 }
 
-/// `1.23 ms`, `45.6 µs`, `789 ns`.
-pub(crate) fn fmt_ns(ns: f64) -> String {
-    if ns >= 1e9 {
-        format!("{:.2} s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.1} µs", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
-    }
-}
+pub(crate) use crate::bench::fmt_ns;
 
 #[cfg(test)]
 mod tests {

@@ -317,6 +317,12 @@ pub struct ShapeTime {
     pub speedup: f64,
     /// Half the interquartile range of the per-pair ratios, relative to their median.
     pub spread: f64,
+    /// Half the interquartile range of the baseline's samples, relative to their median.
+    #[serde(default)]
+    pub baseline_spread: f64,
+    /// Half the interquartile range of the candidate's samples, relative to their median.
+    #[serde(default)]
+    pub candidate_spread: f64,
     /// Timed samples of each.
     pub samples: u32,
     /// `timestamp-query` or `wall-clock`.
@@ -352,6 +358,30 @@ pub struct Roofline {
     pub fraction: f64,
     /// `memory` or `compute`.
     pub bound: String,
+}
+
+impl Roofline {
+    /// Places a program that achieved `gbps` (and `gflops`, when the kernel's work is known)
+    /// against ceilings `c`: compute-bound when its arithmetic intensity is at or above the
+    /// ridge point (FMA rate over copy bandwidth), memory-bound otherwise.
+    pub fn place(c: &Ceilings, gbps: f64, gflops: Option<f64>) -> Roofline {
+        let intensity = gflops.map(|g| g / gbps.max(1e-12));
+        let ridge = c.fma_gflops / c.copy_gbps.max(1e-12);
+        let compute_bound = intensity.is_some_and(|i| i >= ridge);
+        let fraction = if compute_bound {
+            gflops.unwrap_or(0.0) / c.fma_gflops.max(1e-12)
+        } else {
+            gbps / c.copy_gbps.max(1e-12)
+        };
+        Roofline {
+            ceiling_gbps: c.copy_gbps,
+            ceiling_gflops: c.fma_gflops,
+            achieved_gbps: gbps,
+            achieved_gflops: gflops,
+            fraction,
+            bound: if compute_bound { "compute" } else { "memory" }.to_owned(),
+        }
+    }
 }
 
 /// Verification statistics over all trials.
