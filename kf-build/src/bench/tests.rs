@@ -42,6 +42,8 @@ fn ceilings() -> Ceilings {
         fma_gflops: 1000.0,
         method: "test".into(),
         samples: 1,
+        measured_at: 0,
+        probes: 1,
     }
 }
 
@@ -59,6 +61,8 @@ fn shape_time(n: u64, baseline_ns: f64, candidate_ns: f64, flops: Option<f64>) -
         bytes: 4 * n,
         achieved_gbps: (4 * n) as f64 / candidate_ns,
         achieved_gflops: flops.map(|f| f / candidate_ns),
+        min_bytes: 0,
+        min_gbps: 0.0,
     }
 }
 
@@ -78,6 +82,7 @@ fn correct_report(timings: Vec<ShapeTime>) -> EvalReport {
         },
         roofline: None,
         wall_ms: 250.0,
+        ceilings: None,
     }
 }
 

@@ -96,11 +96,14 @@ impl Evaluator for Fake {
                 bytes: 8 * n,
                 achieved_gbps: (8 * n) as f64 * s / 1000.0,
                 achieved_gflops: None,
+                min_bytes: 0,
+                min_gbps: 0.0,
             }],
             noise: Some(0.001),
             verification: VerifyStats::default(),
             roofline: None,
             wall_ms: 20.0,
+            ceilings: None,
         }
     }
 
