@@ -678,6 +678,8 @@ pub fn resolve(
     let mut plans: Vec<Option<BufferPlan>> = vec![None; interface.bindings.len()];
     // Bindings the spec names, even with errors, so they are not reported as left out too.
     let mut described = vec![false; interface.bindings.len()];
+    // Bindings suggested for a misspelled name: the one meant, so not reported as left out.
+    let mut suggested = vec![false; interface.bindings.len()];
     let available = || {
         interface
             .bindings
@@ -701,6 +703,12 @@ pub fn resolve(
                 BindingRef::Name(n) => nearest(n, interface.bindings.iter().map(|r| &r.name[..])),
                 BindingRef::Slot { .. } => None,
             };
+            // The suggested binding is the one meant: do not also report it as left out.
+            if let Some(n) = nearest
+                && let Some(meant) = interface.bindings.iter().position(|r| r.name == n)
+            {
+                suggested[meant] = true;
+            }
             errors.push(
                 SpecError::new(
                     Loc::Binding(i),
@@ -865,7 +873,7 @@ pub fn resolve(
     }
     // Bindings the spec left out: defaults where possible.
     for (idx, r) in interface.bindings.iter().enumerate() {
-        if described[idx] {
+        if described[idx] || suggested[idx] {
             continue;
         }
         let role = match r.kind {
