@@ -19,20 +19,11 @@ fn edit(path: &Path, from: &str, to: &str) {
     std::fs::write(path, text.replacen(from, to, 1)).unwrap();
 }
 
-/// `list --json`'s object for `kernel`, and its cache status on the default adapter.
+/// `list --json`'s object for `kernel`, and its cache status on the adapter with `key`.
 #[track_caller]
-fn listed(manifest: &Path, kernel: &str, extra: &[&str]) -> (serde_json::Value, serde_json::Value) {
-    let r = run(kf(&["list", "--json", "--manifest-path"])
-        .arg(manifest)
-        .args(extra));
+fn listed(manifest: &Path, kernel: &str, key: &str) -> (serde_json::Value, serde_json::Value) {
+    let r = run(kf(&["list", "--json", "--manifest-path"]).arg(manifest));
     let json = r.json();
-    let default = json["adapters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["default"] == true)
-        .unwrap_or_else(|| panic!("a default adapter:\n{}", r.dump()))["index"]
-        .clone();
     let k = json["kernels"]
         .as_array()
         .unwrap()
@@ -44,7 +35,7 @@ fn listed(manifest: &Path, kernel: &str, extra: &[&str]) -> (serde_json::Value, 
         .as_array()
         .into_iter()
         .flatten()
-        .find(|c| c["adapter_index"] == default)
+        .find(|c| c["adapter_key"] == key)
         .cloned()
         .unwrap_or_default();
     (k, status)
@@ -74,32 +65,44 @@ fn spec_edits_invalidate_or_stale_the_entry() {
     let kernels = dir.path().join("src/kernels.rs");
     let tune = |extra: &[&str]| {
         let r = run_ok(
-            kf(&["tune", "--json", "--kernel", "SAXPY", "--manifest-path"])
-                .arg(&manifest)
-                .args(extra),
+            kf(&[
+                "tune",
+                "--json",
+                "--kernel",
+                "SAXPY",
+                "--budget",
+                "2",
+                "--manifest-path",
+            ])
+            .arg(&manifest)
+            .args(extra),
         );
-        r.json()["kernels"][0].clone()
+        let json = r.json();
+        (
+            json["adapter"]["key"].as_str().unwrap().to_owned(),
+            json["kernels"][0].clone(),
+        )
     };
 
     // SAXPY's 4-wide baseline loses to any wider workgroup: a variant is tuned.
-    let tuned = tune(&[]);
+    let (key, tuned) = tune(&[]);
     assert_eq!(tuned["status"], "tuned", "{tuned}");
     let variant = tuned["variant"].as_str().unwrap().to_owned();
     let hash = tuned["content_hash"].as_str().unwrap().to_owned();
-    let (_, status) = listed(&manifest, "SAXPY", &[]);
+    let (_, status) = listed(&manifest, "SAXPY", &key);
     assert_eq!(status["status"], "tuned", "{status}");
 
     // Tune shapes decide speed only: same hash, the entry is stale, and still used.
     edit(
         &kernels,
         "sizes(n = 131072),",
-        "sizes(n = 131072),\n    tune_shapes = [(n = 65536)],",
+        "sizes(n = 131072),\n    tune_shapes = [(n = 16384)],",
     );
-    let (k, status) = listed(&manifest, "SAXPY", &[]);
+    let (k, status) = listed(&manifest, "SAXPY", &key);
     assert_eq!(k["content_hash"], hash.as_str());
     assert_eq!(status["status"], "stale", "{status}");
     assert_eq!(
-        status["stale"][0], "tune shapes changed from [(n = 131072)] to [(n = 65536)]",
+        status["stale"][0], "tune shapes changed from [(n = 131072)] to [(n = 16384)]",
         "{status}"
     );
     let human = run_ok(kf(&["list", "--manifest-path"]).arg(&manifest));
@@ -118,7 +121,7 @@ fn spec_edits_invalidate_or_stale_the_entry() {
         );
     }
     // `tune` searches it again without `--force`; then it is up to date.
-    let retuned = tune(&[]);
+    let (_, retuned) = tune(&[]);
     assert!(
         ["tuned", "baseline-best"].contains(&retuned["status"].as_str().unwrap()),
         "{retuned}"
@@ -131,12 +134,12 @@ fn spec_edits_invalidate_or_stale_the_entry() {
             .starts_with("retuned a stale entry: tune shapes changed"),
         "{retuned}"
     );
-    let (_, status) = listed(&manifest, "SAXPY", &[]);
+    let (_, status) = listed(&manifest, "SAXPY", &key);
     assert!(
         ["tuned", "baseline-best"].contains(&status["status"].as_str().unwrap()),
         "{status}"
     );
-    let cached = tune(&[]);
+    let (_, cached) = tune(&[]);
     assert_eq!(cached["status"], "cached", "{cached}");
 
     // Every part that decides correctness gives the kernel a new content hash: the entry no
@@ -154,7 +157,7 @@ fn spec_edits_invalidate_or_stale_the_entry() {
     ] {
         let original = std::fs::read_to_string(&kernels).unwrap();
         edit(&kernels, from, to);
-        let (k, status) = listed(&manifest, "SAXPY", &[]);
+        let (k, status) = listed(&manifest, "SAXPY", &key);
         assert_ne!(k["content_hash"], hash.as_str(), "`{from}` → `{to}`");
         assert_eq!(status["status"], "not-tuned", "`{from}` → `{to}`: {status}");
         assert_eq!(k["unmatched_entries"], 1, "`{from}` → `{to}`: {k}");
@@ -240,7 +243,7 @@ fn cfg_gated_kernels_are_skipped_and_broken_entries_shown_and_replaced() {
         .unwrap_or_else(|| panic!("{}", r.dump()));
     assert_eq!(
         gated["skipped"],
-        "`cfg(feature = \"experimental\")` is off with the selected features (none)",
+        "`cfg(feature = \"experimental\")` is off with the selected features (default)",
         "{}",
         r.dump()
     );
@@ -254,8 +257,9 @@ fn cfg_gated_kernels_are_skipped_and_broken_entries_shown_and_replaced() {
     assert!(r.stderr.contains("feature `nope`"), "{}", r.dump());
 
     // `tune` leaves the gated kernel alone and says so.
-    let tuned = run_ok(kf(&["tune", "--json", "--manifest-path"]).arg(&manifest));
+    let tuned = run_ok(kf(&["tune", "--json", "--budget", "2", "--manifest-path"]).arg(&manifest));
     let json = tuned.json();
+    let key = json["adapter"]["key"].as_str().unwrap().to_owned();
     let kernels = json["kernels"].as_array().unwrap();
     assert_eq!(kernels.len(), 1, "{}", tuned.dump());
     let tiny = &kernels[0];
@@ -296,7 +300,7 @@ fn cfg_gated_kernels_are_skipped_and_broken_entries_shown_and_replaced() {
 
     // A corrupt entry: the build would skip it, `list` shows it as broken with the parse error…
     std::fs::write(&file, "{ \"format_version\": 1, ").unwrap();
-    let (_, status) = listed(&manifest, "TINY", &[]);
+    let (_, status) = listed(&manifest, "TINY", &key);
     assert_eq!(status["status"], "broken", "{status}");
     assert!(
         status["error"]
