@@ -195,18 +195,6 @@ pub fn entry_state(
     }
 }
 
-/// Reads the usable entry for `(kernel, hash, key)`, if there is one.
-pub fn read_entry(
-    crate_root: &Path,
-    kernel: &str,
-    content_hash: &str,
-    key: &AdapterKey,
-) -> Option<(PathBuf, CacheEntry)> {
-    let path = CacheEntry::path(crate_root, kernel, content_hash, key);
-    let text = std::fs::read_to_string(&path).ok()?;
-    CacheEntry::parse(&path, &text).ok().map(|e| (path, e))
-}
-
 /// Where the ceilings of adapter `key` live in the workspace at `root`.
 pub fn ceilings_path(root: &Path, key: &AdapterKey) -> PathBuf {
     root.join(CACHE_DIR)

@@ -17,7 +17,6 @@ use kf_runtime::program::{DispatchMode, Program};
 use kf_runtime::resolve::{self, ReflectError, ResolveError, ResolvedKernel};
 use kf_runtime::spec::{Loc, SourceRef};
 use kf_runtime::syntax::{self, SpecSpans};
-use kf_runtime::variant::VariantError;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::path::{Path, PathBuf};
