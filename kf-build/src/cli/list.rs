@@ -135,12 +135,10 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
             (Ok(k), None) => (Some(k), Some(summary(k)), None),
             (Err(e), None) => (None, None, Some(e.clone())),
         };
-        let reference = kernel
-            .and_then(|k| k.reference.as_ref())
-            .map(|p| {
-                let [x, y, z] = p.workgroup_size;
-                format!("entry `{}`, workgroup {x}x{y}x{z}, {}", p.entry, p.dispatch)
-            });
+        let reference = kernel.and_then(|k| k.reference.as_ref()).map(|p| {
+            let [x, y, z] = p.workgroup_size;
+            format!("entry `{}`, workgroup {x}x{y}x{z}, {}", p.entry, p.dispatch)
+        });
         let hash = kernel.map(|k| k.content_hash.clone());
         let cache = match kernel {
             None => Vec::new(),
