@@ -119,7 +119,10 @@ impl SearchRequest<'_> {
     fn differences(&self, recorded: &kf_runtime::cache::SearchRecord) -> Vec<String> {
         let mut why = Vec::new();
         let same_strategy = match self.strategy {
-            "auto" => matches!(recorded.strategy.as_str(), "exhaustive" | "successive-halving"),
+            "auto" => matches!(
+                recorded.strategy.as_str(),
+                "exhaustive" | "successive-halving"
+            ),
             asked => recorded.strategy == asked,
         };
         if !same_strategy {
@@ -129,7 +132,8 @@ impl SearchRequest<'_> {
             ));
         }
         // A search that saw every point of its space gains nothing from a bigger budget.
-        let complete = recorded.strategy == "exhaustive" && recorded.evaluations >= recorded.space_size;
+        let complete =
+            recorded.strategy == "exhaustive" && recorded.evaluations >= recorded.space_size;
         if same_strategy && !complete && self.budget > recorded.budget {
             why.push(format!(
                 "the search budget was raised from {} to {}",
@@ -310,7 +314,11 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
             search: SearchRecord {
                 strategy: strategy.into(),
                 // An exhaustive search saw its whole space; the others a part of it.
-                space_size: if strategy == "exhaustive" { budget } else { 100 },
+                space_size: if strategy == "exhaustive" {
+                    budget
+                } else {
+                    100
+                },
                 evaluations: budget,
                 budget,
             },
