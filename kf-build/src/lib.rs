@@ -5,7 +5,8 @@ In a crate with `#[kernelfoundry]` kernels, add a build script so new cache entr
 
 ```toml
 [build-dependencies]
-kf-build = { version = "0.1", default-features = false }
+# not on crates.io yet: from git, or `path = "../kernelfoundry-rs/kf-build"`
+kf-build = { git = "https://github.com/kernelfoundry/kernelfoundry-rs", default-features = false }
 ```
 
 ```no_run

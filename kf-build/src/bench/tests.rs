@@ -212,6 +212,7 @@ fn cache_entry(evaluations: u64) -> CacheEntry {
             evaluations,
             budget: 8,
         },
+        tuning: None,
     }
 }
 

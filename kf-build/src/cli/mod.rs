@@ -95,6 +95,22 @@ pub(crate) struct WorkspaceArgs {
     /// Kernels of every workspace member.
     #[arg(long, help_heading = "Package Selection", conflicts_with = "packages")]
     workspace: bool,
+    /// Space or comma separated list of features to activate, as for `cargo build`: kernels in
+    /// items whose `#[cfg(..)]` the selected features leave off are listed as skipped and not
+    /// tuned.
+    #[arg(
+        short = 'F',
+        long,
+        value_name = "FEATURES",
+        help_heading = "Feature Selection"
+    )]
+    features: Vec<String>,
+    /// Activate all available features.
+    #[arg(long, help_heading = "Feature Selection")]
+    all_features: bool,
+    /// Do not activate the `default` feature.
+    #[arg(long, help_heading = "Feature Selection")]
+    no_default_features: bool,
 }
 
 impl WorkspaceArgs {
@@ -105,10 +121,45 @@ impl WorkspaceArgs {
         let ws = crate::discover::workspace(self.manifest_path.as_deref())?;
         let found = {
             let packages = ws.select(&self.packages, self.workspace)?;
-            crate::discover::kernels(&packages)
+            crate::discover::kernels(
+                &packages,
+                &crate::discover::FeatureSelection {
+                    features: self.features.clone(),
+                    all_features: self.all_features,
+                    no_default_features: self.no_default_features,
+                },
+            )?
         };
         Ok((ws, found))
     }
+}
+
+/// Removes the kernels a build of the selected features does not compile, saying so on stderr;
+/// an error when nothing is left to work on.
+pub(crate) fn drop_skipped(
+    found: &mut Vec<crate::discover::Found>,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let (skipped, kept): (Vec<_>, Vec<_>) = std::mem::take(found)
+        .into_iter()
+        .partition(|f| f.skipped.is_some());
+    *found = kept;
+    for f in &skipped {
+        if !quiet {
+            eprintln!(
+                "skipping {} ({}): {}",
+                f.name,
+                f.location(),
+                f.skipped.as_deref().unwrap_or_default()
+            );
+        }
+    }
+    if found.is_empty() && !skipped.is_empty() {
+        anyhow::bail!(
+            "every kernel selected is behind a disabled `#[cfg(..)]`; select features with --features or --all-features"
+        );
+    }
+    Ok(())
 }
 
 /// The adapter option shared by the verbs that use the GPU.
@@ -128,6 +179,7 @@ impl AdapterArgs {
 
 /// Runs the command line and returns the exit code.
 pub fn main() -> i32 {
+    crate::gpu::quiet_display_probe();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args
         .get(1)

@@ -19,7 +19,7 @@ use super::inputs;
 use super::resources::Resource;
 use super::{
     CHECKS, Candidate, Ceilings, EvalPlan, EvalReport, EvalRequest, Fitness, Reason, Roofline,
-    ShapeTime, Trial, VerifyStats,
+    ShapeTime, Trial, UNSEEN_SHAPES, VerifyStats,
 };
 use crate::gpu::Gpu;
 use kf_runtime::resolve::{ReflectError, ResolvedKernel, shape_text};
@@ -257,10 +257,18 @@ impl Runner {
             (log_sum / timings.len() as f64).exp()
         });
         let noise = timings.iter().map(|t| t.spread).reduce(f64::max);
+        // A shape counts as unseen only if the search never ran it: a verify shape equal to a
+        // tune shape (a size of 1 or 2 has no odd neighbour below it) is not.
+        let unseen = req
+            .plan
+            .verify
+            .iter()
+            .any(|t| !kernel.tune_shapes.contains(&t.shape));
         stats.checks = CHECKS
             .iter()
             .filter(|c| {
-                (req.ceilings.is_some() || **c != "roofline-cap")
+                (unseen || **c != UNSEEN_SHAPES)
+                    && (req.ceilings.is_some() || **c != "roofline-cap")
                     && (!timings.is_empty() || !c.contains("timing"))
                     && (req.plan.reverify.is_some() || **c != "reverify-after-timing")
             })

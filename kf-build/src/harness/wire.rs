@@ -85,7 +85,9 @@ fn one() -> u32 {
     1
 }
 
-/// The checks every level-5 verdict has passed.
+/// The checks a level-5 verdict can pass. A report lists those that really ran: the roofline cap
+/// needs the adapter's ceilings, the timing checks a timed plan, [`UNSEEN_SHAPES`] a verify shape
+/// that differs from every tune shape.
 pub const CHECKS: &[&str] = &[
     "interface-equals-baseline",
     "limits-checked",
@@ -93,7 +95,7 @@ pub const CHECKS: &[&str] = &[
     "poisoned-outputs",
     "fresh-inputs-per-seed",
     "stale-output-rerun",
-    "unseen-verification-shapes",
+    UNSEEN_SHAPES,
     "magnitude-scaled-tolerance",
     "nan-inf-must-match",
     "degenerate-reference-refused",
@@ -101,6 +103,27 @@ pub const CHECKS: &[&str] = &[
     "reverify-after-timing",
     "roofline-cap",
 ];
+
+/// The check that a candidate was verified on a shape the search never ran.
+pub const UNSEEN_SHAPES: &str = "unseen-verification-shapes";
+
+/// What to tell the user when a final verification (its `checks`) could not include a shape the
+/// search never saw: every verify shape of the kernel is also a tune shape.
+pub fn unseen_shapes_note(verify_shapes: &[Shape], checks: &[String]) -> Option<String> {
+    (!checks.is_empty() && !checks.iter().any(|c| c == UNSEEN_SHAPES)).then(|| {
+        let shapes: Vec<String> = verify_shapes
+            .iter()
+            .map(|s| {
+                let sizes: Vec<String> = s.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+                format!("({})", sizes.join(", "))
+            })
+            .collect();
+        format!(
+            "no shape unseen by the search was verified: every verify shape ({}) is also a tune shape; give `verify_shapes = [..]` with other sizes",
+            shapes.join(" ")
+        )
+    })
+}
 
 /// A kernel program proposed as a faster equivalent of the baseline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

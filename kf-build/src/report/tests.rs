@@ -124,6 +124,7 @@ fn found(crate_root: &Path) -> Found {
         line: 1,
         spec: Some(spec),
         resolved: Ok(kernel),
+        skipped: None,
     }
 }
 
