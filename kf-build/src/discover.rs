@@ -4,12 +4,21 @@
 //! resolution against the WGSL, so a kernel that compiles is a kernel that can be tuned, and a spec
 //! error is reported here with the file and line the compiler would show.
 //!
+//! Kernels in items a build of the selected features would not compile (`#[cfg(..)]` on the item,
+//! on an enclosing module, or on the `mod` declaration of its file) are found but skipped, with the
+//! reason; see `cfg` for how predicates are evaluated.
+//!
 //! Invariant: discovery only reads files; a file that does not parse or a spec that does not
 //! resolve is reported per kernel, never aborts the others.
 
-use kf_runtime::resolve::{self, ResolveError, ResolvedKernel};
+mod cfg;
+
+pub use cfg::{Cfg, FeatureSelection};
+
+use kf_runtime::resolve::{self, ReflectError, ResolveError, ResolvedKernel};
 use kf_runtime::spec::{Loc, SourceRef, Spec};
 use kf_runtime::syntax::{self, SpecSpans};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use syn::parse::{Parse, ParseStream};
 
@@ -30,6 +39,9 @@ pub enum DiscoverError {
         /// Member names.
         members: String,
     },
+    /// `--features` named a feature no selected package has.
+    #[error("{0}")]
+    Features(String),
 }
 
 /// A workspace member.
@@ -41,6 +53,8 @@ pub struct Package {
     pub root: PathBuf,
     /// Directories holding its targets' sources.
     pub source_dirs: Vec<PathBuf>,
+    /// Its feature table (`[features]`, plus the implicit feature of each optional dependency).
+    pub features: BTreeMap<String, Vec<String>>,
 }
 
 /// The workspace.
@@ -121,6 +135,7 @@ pub fn workspace(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
                 name: p.name.to_string(),
                 root,
                 source_dirs,
+                features: p.features.clone(),
             }
         })
         .collect();
@@ -165,6 +180,7 @@ fn manifest_only(manifest_path: Option<&Path>) -> Result<Workspace, DiscoverErro
             name,
             root: dir.to_path_buf(),
             source_dirs,
+            features: feature_table(table),
         })
     };
     let mut packages: Vec<Package> = package(&root, &table).into_iter().collect();
@@ -222,6 +238,48 @@ fn default_target_dir(root: &Path) -> PathBuf {
         .unwrap_or_else(|| root.join("target"))
 }
 
+/// A manifest's feature table as `cargo metadata` reports it: `[features]`, plus an implicit
+/// feature for each optional dependency that no feature names with `dep:`.
+fn feature_table(manifest: &toml::Table) -> BTreeMap<String, Vec<String>> {
+    let strings = |v: &toml::Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut table: BTreeMap<String, Vec<String>> = manifest
+        .get("features")
+        .and_then(|f| f.as_table())
+        .map(|t| t.iter().map(|(k, v)| (k.clone(), strings(v))).collect())
+        .unwrap_or_default();
+    let named_with_dep: BTreeSet<String> = table
+        .values()
+        .flatten()
+        .filter_map(|v| v.strip_prefix("dep:").map(str::to_owned))
+        .collect();
+    let mut dep_tables: Vec<&toml::Table> = Vec::new();
+    for key in ["dependencies", "build-dependencies", "dev-dependencies"] {
+        dep_tables.extend(manifest.get(key).and_then(|d| d.as_table()));
+    }
+    if let Some(targets) = manifest.get("target").and_then(|t| t.as_table()) {
+        for target in targets.values() {
+            dep_tables.extend(target.get("dependencies").and_then(|d| d.as_table()));
+        }
+    }
+    for deps in dep_tables {
+        for (name, dep) in deps {
+            let optional = dep.get("optional").and_then(|o| o.as_bool()) == Some(true);
+            if optional && !named_with_dep.contains(name) && !table.contains_key(name) {
+                table.insert(name.clone(), vec![format!("dep:{name}")]);
+            }
+        }
+    }
+    table
+}
+
 impl Workspace {
     /// The members named by `-p`; without names, the current package (like cargo), or every
     /// member for a virtual workspace or with `all`.
@@ -269,6 +327,9 @@ pub struct Found {
     pub file: PathBuf,
     /// 1-based line of the attribute.
     pub line: usize,
+    /// Why a build of the selected features does not compile this kernel, when it does not
+    /// (e.g. ``#[cfg(feature = "gpu")]` is off``); such a kernel is listed but never tuned.
+    pub skipped: Option<String>,
     /// The parsed spec, or why it does not parse.
     pub spec: Option<Spec>,
     /// The resolved kernel, or a compiler-style error message.
@@ -286,30 +347,211 @@ impl Found {
     }
 }
 
-/// Every marked kernel in `packages`, in file order.
-pub fn kernels(packages: &[&Package]) -> Vec<Found> {
+/// Every marked kernel in `packages`, in file order, with the kernels a build of the selected
+/// features would not compile marked as skipped.
+pub fn kernels(
+    packages: &[&Package],
+    features: &FeatureSelection,
+) -> Result<Vec<Found>, DiscoverError> {
+    let tables: Vec<(&str, &BTreeMap<String, Vec<String>>)> = packages
+        .iter()
+        .map(|p| (p.name.as_str(), &p.features))
+        .collect();
+    let enabled = features.resolve(&tables).map_err(DiscoverError::Features)?;
     let mut out = Vec::new();
-    for package in packages {
-        let mut files = Vec::new();
-        for dir in &package.source_dirs {
-            rust_files(dir, &mut files);
+    for (package, enabled) in packages.iter().zip(&enabled) {
+        kernels_of(package, enabled, &mut out);
+    }
+    Ok(out)
+}
+
+/// A file's parsed items, and where its `mod name;` declarations point.
+struct SourceFile {
+    /// The path as found under the package's source directories.
+    path: PathBuf,
+    items: Vec<syn::Item>,
+    /// Whether the text mentions the attribute at all.
+    has_kernels: bool,
+    /// `(target file, gate of the declaration)` for each `mod name;` whose file was found.
+    modules: Vec<(PathBuf, Cfg)>,
+}
+
+/// The key files are matched by: canonical where possible (`#[path = "../x.rs"]`, symlinks).
+fn file_key(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
+}
+
+fn kernels_of(package: &Package, enabled: &BTreeSet<String>, out: &mut Vec<Found>) {
+    let mut files = Vec::new();
+    for dir in &package.source_dirs {
+        rust_files(dir, &mut files);
+    }
+    files.sort();
+    files.dedup();
+    let mut problems = Vec::new();
+    let mut parsed: BTreeMap<PathBuf, SourceFile> = BTreeMap::new();
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        let has_kernels = text.contains("kernelfoundry");
+        if !has_kernels && !text.contains("mod ") {
+            continue;
         }
-        files.sort();
-        files.dedup();
-        for file in files {
-            let Ok(text) = std::fs::read_to_string(&file) else {
-                continue;
-            };
-            if !text.contains("kernelfoundry") {
-                continue;
-            }
-            let Ok(parsed) = syn::parse_file(&text) else {
-                continue;
-            };
-            visit_items(&parsed.items, package, &file, &mut out);
+        let Ok(syntax) = syn::parse_file(&text) else {
+            continue;
+        };
+        let mut modules = Vec::new();
+        module_decls(
+            &syntax.items,
+            file,
+            &[],
+            &Cfg::yes(),
+            &mut modules,
+            &mut problems,
+        );
+        parsed.insert(
+            file_key(file),
+            SourceFile {
+                path: file.clone(),
+                items: syntax.items,
+                has_kernels,
+                modules,
+            },
+        );
+    }
+    // A file is compiled when some `mod` declaration that loads it is (or when none names it:
+    // crate roots, and files discovery cannot place).
+    let mut declared: HashMap<PathBuf, Vec<(PathBuf, Cfg)>> = HashMap::new();
+    for (key, source) in &parsed {
+        for (target, gate) in &source.modules {
+            declared
+                .entry(target.clone())
+                .or_default()
+                .push((key.clone(), gate.clone()));
         }
     }
-    out
+    let mut file_gates: HashMap<PathBuf, Cfg> = HashMap::new();
+    for (key, source) in &parsed {
+        if !source.has_kernels {
+            continue;
+        }
+        let gate = file_gate(key, &declared, &mut file_gates, &mut Vec::new());
+        visit_items(
+            &source.items,
+            package,
+            &source.path,
+            &gate,
+            enabled,
+            out,
+            &mut problems,
+        );
+    }
+    for p in problems {
+        log::warn!("{}: {p}", package.name);
+    }
+}
+
+/// The condition under which `file` is compiled, through the `mod` declarations that load it.
+fn file_gate(
+    file: &Path,
+    declared: &HashMap<PathBuf, Vec<(PathBuf, Cfg)>>,
+    memo: &mut HashMap<PathBuf, Cfg>,
+    visiting: &mut Vec<PathBuf>,
+) -> Cfg {
+    if let Some(g) = memo.get(file) {
+        return g.clone();
+    }
+    let Some(decls) = declared.get(file) else {
+        return Cfg::yes();
+    };
+    if visiting.iter().any(|v| v == file) {
+        return Cfg::yes();
+    }
+    visiting.push(file.to_owned());
+    let alternatives: Vec<Cfg> = decls
+        .iter()
+        .map(|(parent, gate)| {
+            let parent_gate = file_gate(parent, declared, memo, visiting);
+            cfg::simplify(Cfg::All(vec![parent_gate, gate.clone()]))
+        })
+        .collect();
+    visiting.pop();
+    let gate = cfg::simplify(Cfg::Any(alternatives));
+    memo.insert(file.to_owned(), gate.clone());
+    gate
+}
+
+/// Collects `mod name;` declarations in `items` (inside the inline modules `inline` of `file`)
+/// with their gates, resolved to files that exist.
+fn module_decls(
+    items: &[syn::Item],
+    file: &Path,
+    inline: &[String],
+    outer: &Cfg,
+    out: &mut Vec<(PathBuf, Cfg)>,
+    problems: &mut Vec<String>,
+) {
+    for item in items {
+        let syn::Item::Mod(m) = item else { continue };
+        let gate = cfg::simplify(Cfg::All(vec![outer.clone(), cfg::gate(&m.attrs, problems)]));
+        match &m.content {
+            Some((_, inner)) => {
+                let mut path = inline.to_vec();
+                path.push(m.ident.to_string());
+                module_decls(inner, file, &path, &gate, out, problems);
+            }
+            None => {
+                if let Some(target) = module_file(file, inline, &m.ident.to_string(), &m.attrs) {
+                    out.push((target, gate));
+                }
+            }
+        }
+    }
+}
+
+/// The file `mod name;` loads when declared in `file` inside the inline modules `inline`: rustc's
+/// rules for `name.rs`, `name/mod.rs` and `#[path = ".."]`, trying both the directory of a
+/// `mod.rs`-style file and of a `name.rs`-style file (discovery does not know which files are
+/// crate roots).
+fn module_file(
+    file: &Path,
+    inline: &[String],
+    name: &str,
+    attrs: &[syn::Attribute],
+) -> Option<PathBuf> {
+    let dir = file.parent()?;
+    let stem = file.file_stem()?.to_string_lossy().to_string();
+    let mut bases = vec![dir.to_path_buf()];
+    if !matches!(stem.as_str(), "lib" | "main" | "mod") {
+        bases.push(dir.join(&stem));
+    }
+    let explicit = attrs.iter().find_map(|a| match &a.meta {
+        syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        },
+        _ => None,
+    });
+    let mut candidates = Vec::new();
+    for base in &bases {
+        let base = inline.iter().fold(base.clone(), |b, m| b.join(m));
+        match &explicit {
+            Some(p) if inline.is_empty() => candidates.push(dir.join(p)),
+            Some(p) => candidates.push(base.join(p)),
+            None => {
+                candidates.push(base.join(format!("{name}.rs")));
+                candidates.push(base.join(name).join("mod.rs"));
+            }
+        }
+    }
+    candidates
+        .into_iter()
+        .find(|c| c.is_file())
+        .map(|c| file_key(&c))
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -350,7 +592,15 @@ impl Parse for BodylessStatic {
     }
 }
 
-fn visit_items(items: &[syn::Item], package: &Package, file: &Path, out: &mut Vec<Found>) {
+fn visit_items(
+    items: &[syn::Item],
+    package: &Package,
+    file: &Path,
+    outer: &Cfg,
+    enabled: &BTreeSet<String>,
+    out: &mut Vec<Found>,
+    problems: &mut Vec<String>,
+) {
     for item in items {
         match item {
             syn::Item::Verbatim(tokens) => {
@@ -362,19 +612,56 @@ fn visit_items(items: &[syn::Item], package: &Package, file: &Path, out: &mut Ve
                             .last()
                             .is_some_and(|seg| seg.ident == "kernelfoundry")
                         {
-                            out.push(found(attr, &s.ident, package, file));
+                            let gate = cfg::simplify(Cfg::All(vec![
+                                outer.clone(),
+                                cfg::gate(&s.attrs, problems),
+                            ]));
+                            let mut f = found(attr, &s.ident, package, file);
+                            if !gate.compiled(enabled) {
+                                f.skipped = Some(skip_reason(&gate, enabled));
+                            }
+                            out.push(f);
                         }
                     }
                 }
             }
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
-                    visit_items(items, package, file, out);
+                    let gate =
+                        cfg::simplify(Cfg::All(vec![outer.clone(), cfg::gate(&m.attrs, problems)]));
+                    visit_items(items, package, file, &gate, enabled, out, problems);
                 }
             }
             _ => {}
         }
     }
+}
+
+/// ``cfg(feature = "simd")` is off with the selected features (default, gpu)`.
+fn skip_reason(gate: &Cfg, enabled: &BTreeSet<String>) -> String {
+    // Name the conditions that fail on their own; if only their combination fails, all of them.
+    let parts: Vec<Cfg> = match gate {
+        Cfg::All(parts) => parts.clone(),
+        other => vec![other.clone()],
+    };
+    let mut failing: Vec<String> = parts
+        .iter()
+        .filter(|c| !c.compiled(enabled))
+        .map(|c| format!("`cfg({c})`"))
+        .collect();
+    if failing.is_empty() {
+        failing.push(format!("`cfg({gate})`"));
+    }
+    let features = if enabled.is_empty() {
+        "none".to_owned()
+    } else {
+        enabled.iter().cloned().collect::<Vec<_>>().join(", ")
+    };
+    format!(
+        "{} {} off with the selected features ({features})",
+        failing.join(" and "),
+        if failing.len() == 1 { "is" } else { "are" }
+    )
 }
 
 fn found(attr: &syn::Attribute, ident: &syn::Ident, package: &Package, file: &Path) -> Found {
@@ -386,20 +673,18 @@ fn found(attr: &syn::Attribute, ident: &syn::Ident, package: &Package, file: &Pa
         name: name.clone(),
         file: file.to_owned(),
         line,
+        skipped: None,
         spec: None,
         resolved: Err(String::new()),
     };
-    let tokens = match &attr.meta {
-        syn::Meta::List(list) => list.tokens.clone(),
-        _ => {
-            result.resolved = Err(format!(
-                "{}: `#[kernelfoundry]` needs arguments",
-                result.location()
-            ));
-            return result;
-        }
-    };
-    let (spec, spans) = match syntax::parse_spec(tokens) {
+    if !matches!(attr.meta, syn::Meta::List(_)) {
+        result.resolved = Err(format!(
+            "{}: `#[kernelfoundry]` needs arguments",
+            result.location()
+        ));
+        return result;
+    }
+    let (spec, spans) = match syntax::parse_attribute(attr) {
         Ok(parsed) => parsed,
         Err(e) => {
             result.resolved = Err(syn_error(file, &package.root, &e));
@@ -462,6 +747,16 @@ fn resolve_spec(
             })
             .collect::<Vec<_>>()
             .join("\n"),
+        ResolveError::Wgsl(ReflectError::Unsupported(why)) => format!(
+            "{}: {label} is valid WGSL that KernelFoundry cannot tune yet: {why}",
+            at(file, root, spans.span(Loc::Source))
+        ),
+        ResolveError::Wgsl(ReflectError::Entry(why)) => {
+            format!(
+                "{}: {label}: {why}",
+                at(file, root, spans.span(Loc::Source))
+            )
+        }
         other => format!(
             "{}: invalid WGSL:\n{other}",
             at(file, root, spans.span(Loc::Source))
@@ -487,3 +782,6 @@ fn resolve_spec(
     }
     Ok(kernel)
 }
+
+#[cfg(test)]
+mod tests;

@@ -54,6 +54,48 @@ pub enum GpuError {
     },
 }
 
+/// Keeps the driver's `XDG_RUNTIME_DIR is invalid or not set` noise away from the user.
+///
+/// Mesa ships an implicit Vulkan layer, `VK_LAYER_MESA_device_select`, that on every adapter
+/// enumeration asks libwayland for a compositor to learn which GPU drives the display. Without a
+/// login session (`XDG_RUNTIME_DIR` unset: containers, CI, `su`, plain remote shells) there is no
+/// compositor to find, and libwayland prints that error several times per enumeration. In exactly
+/// that case this re-executes the process with `NODEVICE_SELECT=1`, the switch Mesa's layer
+/// manifest declares for turning it off; the layer's only job is ordering the adapters by the
+/// display's choice, which cannot apply without a display. It does nothing when a session exists,
+/// when the user chose a device for the layer (`MESA_VK_DEVICE_SELECT`), or when `NODEVICE_SELECT`
+/// is already set (which also keeps it from re-executing twice). Adapter keys do not depend on
+/// it; the worker process inherits the setting, so indices agree between the two.
+///
+/// Returns only when it did not re-execute (or the exec failed, which costs only the noise).
+pub fn quiet_display_probe() {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        use std::os::unix::process::CommandExt;
+        let set = |name: &str| std::env::var_os(name).is_some();
+        if set("XDG_RUNTIME_DIR") || set("MESA_VK_DEVICE_SELECT") || set(NODEVICE_SELECT) {
+            return;
+        }
+        let Ok(exe) = std::env::current_exe() else {
+            return;
+        };
+        let mut args = std::env::args_os();
+        let arg0 = args.next().unwrap_or_else(|| exe.clone().into_os_string());
+        let error = std::process::Command::new(&exe)
+            .arg0(arg0)
+            .args(args)
+            .env(NODEVICE_SELECT, "1")
+            .exec();
+        log::debug!(
+            "could not re-execute {} without the device-select layer: {error}",
+            exe.display()
+        );
+    }
+}
+
+/// The environment variable that turns off Mesa's device-select Vulkan layer.
+pub const NODEVICE_SELECT: &str = "NODEVICE_SELECT";
+
 /// A new instance over all backends, honouring `WGPU_BACKEND` and friends.
 pub fn instance() -> wgpu::Instance {
     wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env())

@@ -5,7 +5,8 @@ In a crate with `#[kernelfoundry]` kernels, add a build script so new cache entr
 
 ```toml
 [build-dependencies]
-kf-build = { version = "0.1", default-features = false }
+# not on crates.io yet: from git, or `path = "../kernelfoundry-rs/kf-build"`
+kf-build = { git = "https://github.com/kernelfoundry/kernelfoundry-rs", default-features = false }
 ```
 
 ```no_run
@@ -16,7 +17,7 @@ kf_build::track_cache();
 With the default `cli` feature the crate also provides the `cargo-kernelfoundry` binary and the
 pipeline it runs, one module per stage with data flowing one way:
 `discover` → `tune` (the pipeline: `search` asking a `harness` evaluator in a worker process) →
-`store`
+`store`, then `bench` (re-measure what the cache holds) and `report` (one HTML file)
 (see ARCHITECTURE.md).
 */
 
@@ -24,6 +25,8 @@ mod track;
 
 pub use track::{STAMP_ENV, stamp, track_cache, track_cache_lines};
 
+#[cfg(feature = "cli")]
+pub mod bench;
 #[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "cli")]
@@ -38,6 +41,8 @@ pub mod harness;
 pub mod llm;
 #[cfg(feature = "cli")]
 pub mod operators;
+#[cfg(feature = "cli")]
+pub mod report;
 #[cfg(feature = "cli")]
 pub mod run;
 #[cfg(feature = "cli")]

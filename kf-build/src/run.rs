@@ -112,19 +112,51 @@ impl Run {
 
     /// The newest run under `target_dir` that did not finish, if any.
     pub fn latest_unfinished(target_dir: &Path) -> Option<Run> {
-        let mut runs: Vec<Run> = std::fs::read_dir(runs_dir(target_dir))
-            .ok()?
+        Run::all(target_dir)
+            .into_iter()
+            .rfind(|r| !r.record.finished)
+    }
+
+    /// Every run under `target_dir` whose `run.json` reads, oldest first.
+    pub fn all(target_dir: &Path) -> Vec<Run> {
+        let Ok(entries) = std::fs::read_dir(runs_dir(target_dir)) else {
+            return Vec::new();
+        };
+        let mut runs: Vec<Run> = entries
             .flatten()
-            .filter_map(|e| {
-                let dir = e.path();
-                let text = std::fs::read_to_string(dir.join("run.json")).ok()?;
-                let record: RunRecord = serde_json::from_str(&text).ok()?;
-                Some(Run { dir, record })
-            })
-            .filter(|r| !r.record.finished)
+            .filter_map(|e| Run::open(&e.path()).ok())
             .collect();
         runs.sort_by_key(|r| (r.record.started, r.dir.clone()));
-        runs.pop()
+        runs
+    }
+
+    /// The run in directory `dir`.
+    pub fn open(dir: &Path) -> std::io::Result<Run> {
+        let text = std::fs::read_to_string(dir.join("run.json"))?;
+        let record: RunRecord = serde_json::from_str(&text)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        Ok(Run {
+            dir: dir.to_owned(),
+            record,
+        })
+    }
+
+    /// The kernel directories of this run: `(kernel name, content hash, directory)`, by name.
+    pub fn kernels(&self) -> Vec<(String, String, PathBuf)> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(String, String, PathBuf)> = entries
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| {
+                let name = e.file_name().to_str()?.to_owned();
+                let (kernel, hash) = name.rsplit_once('-')?;
+                Some((kernel.to_owned(), hash.to_owned(), e.path()))
+            })
+            .collect();
+        out.sort();
+        out
     }
 
     /// The directory of one kernel's search.
@@ -179,5 +211,23 @@ mod tests {
         let mut s = Run::latest_unfinished(t.path()).unwrap();
         s.finish().unwrap();
         assert!(Run::latest_unfinished(t.path()).is_none());
+        assert_eq!(Run::all(t.path()).len(), 2);
+    }
+
+    #[test]
+    fn kernel_directories_are_listed_with_their_hash() {
+        let t = tempfile::tempdir().unwrap();
+        let run = Run::create(t.path(), "k", options()).unwrap();
+        std::fs::create_dir_all(run.kernel_dir("ROW_SUM", "00ff00ff00ff00ff")).unwrap();
+        std::fs::create_dir_all(run.kernel_dir("MATMUL", "0123456789abcdef")).unwrap();
+        let kernels: Vec<(String, String)> =
+            run.kernels().into_iter().map(|(k, h, _)| (k, h)).collect();
+        assert_eq!(
+            kernels,
+            vec![
+                ("MATMUL".to_owned(), "0123456789abcdef".to_owned()),
+                ("ROW_SUM".to_owned(), "00ff00ff00ff00ff".to_owned()),
+            ]
+        );
     }
 }

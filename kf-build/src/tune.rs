@@ -242,6 +242,9 @@ pub struct KernelResult {
     /// Every evaluated candidate with its verdict (kept for `--verbose`).
     #[serde(skip)]
     pub candidates: Vec<CandidateLine>,
+    /// What the user should know: a stale or broken entry replaced, a check that could not run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl KernelResult {
@@ -270,6 +273,7 @@ impl KernelResult {
             operators: BTreeMap::new(),
             llm: None,
             candidates: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -331,9 +335,15 @@ pub fn tune_kernel(
     let kernel = &tuned_kernel;
     out.content_hash = Some(kernel.content_hash.clone());
     let key = evaluator.adapter().key.clone();
+    // A stale entry (tuned with other settings) is searched again, a broken one replaced.
+    let search = crate::store::SearchRequest {
+        strategy: options.strategy.as_str(),
+        budget: options.budget,
+    };
+    let state = crate::store::entry_state(&f.crate_root, kernel, &key, Some(search));
+    out.notes.extend(state.retune_note());
     if !options.force
-        && let Some((path, entry)) =
-            crate::store::read_entry(&f.crate_root, &f.name, &kernel.content_hash, &key)
+        && let crate::store::EntryState::Fresh { path, entry } = state
     {
         out.status = Status::Cached;
         out.baseline_ns = Some(entry.timings.iter().map(|t| t.baseline_ns).sum());
@@ -446,7 +456,17 @@ pub fn tune_kernel(
         out.candidates.push(candidate_line(c, r, phase));
     }
     out.verdict = Some(outcome.verdict.clone());
-    let entry = entry(f, kernel, evaluator.adapter(), &outcome);
+    let entry = entry(
+        f,
+        kernel,
+        evaluator.adapter(),
+        &outcome,
+        !options.tune_shapes.is_empty(),
+    );
+    out.notes.extend(crate::harness::unseen_shapes_note(
+        &kernel.verify_shapes,
+        &entry.verification.checks,
+    ));
     out.status = match entry.outcome {
         CacheOutcome::Tuned => Status::Tuned,
         CacheOutcome::BaselineBest => Status::BaselineBest,
@@ -489,6 +509,7 @@ pub fn entry(
     kernel: &ResolvedKernel,
     adapter: &crate::harness::AdapterReport,
     outcome: &Outcome,
+    shapes_given: bool,
 ) -> CacheEntry {
     let (report, variant, result) = match &outcome.tuned {
         Some((candidate, report)) => {
@@ -563,5 +584,9 @@ pub fn entry(
             evaluations: outcome.evaluations,
             budget: outcome.budget,
         },
+        tuning: Some(kf_runtime::cache::TuningRecord {
+            shapes_given,
+            ..kernel.tuning()
+        }),
     }
 }

@@ -17,7 +17,6 @@ use kf_runtime::program::{DispatchMode, Program};
 use kf_runtime::resolve::{self, ReflectError, ResolveError, ResolvedKernel};
 use kf_runtime::spec::{Loc, SourceRef};
 use kf_runtime::syntax::{self, SpecSpans};
-use kf_runtime::variant::VariantError;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::path::{Path, PathBuf};
@@ -105,8 +104,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                 syn::Error::new(
                     spans.span(Loc::Source),
                     format!(
-                        "cannot read WGSL file `{rel}`: {e}\n  = help: paths are relative to the crate root ({})",
-                        manifest_dir.display()
+                        "cannot read WGSL file `{rel}`: {e}\n  = help: paths are relative to the root of crate `{}` (the directory of its Cargo.toml)",
+                        std::env::var("CARGO_PKG_NAME").unwrap_or_default()
                     ),
                 )
             })?;
@@ -233,6 +232,10 @@ fn resolve_error(e: ResolveError, spans: &SpecSpans, label: &str) -> syn::Error 
             }
             first
         }
+        ResolveError::Wgsl(ReflectError::Unsupported(why)) => syn::Error::new(
+            spans.span(Loc::Source),
+            format!("{label} is valid WGSL that KernelFoundry cannot tune yet: {why}"),
+        ),
         other => syn::Error::new(spans.span(Loc::Source), format!("{label}: {other}")),
     }
 }
@@ -277,7 +280,7 @@ fn embed_cache(crate_root: &Path, kernel: &ResolvedKernel) -> Found {
     }
     for (path, entry) in scan.entries {
         found.tracked.push(path.clone());
-        match check_entry(kernel, &entry) {
+        match kf_runtime::variant::check_entry(kernel, &entry) {
             Ok(()) => found.variants.push((rel(&path), entry)),
             Err(why) => found
                 .notes
@@ -285,101 +288,6 @@ fn embed_cache(crate_root: &Path, kernel: &ResolvedKernel) -> Found {
         }
     }
     found
-}
-
-/// Re-checks what a hand-edited or stale entry could get wrong, so the runtime never dispatches a
-/// variant with a dispatch rule that does not match its WGSL.
-fn check_entry(kernel: &ResolvedKernel, entry: &CacheEntry) -> Result<(), String> {
-    if entry.kernel.name != kernel.name {
-        return Err(format!("it belongs to kernel `{}`", entry.kernel.name));
-    }
-    let Some(variant) = &entry.variant else {
-        return Ok(());
-    };
-    if entry.outcome != Outcome::Tuned {
-        return Ok(());
-    }
-    let program = &variant.program;
-    let checked = kf_runtime::variant::check(kernel, program).map_err(|e| {
-        let what = match &e {
-            VariantError::Empty
-            | VariantError::Wgsl(ReflectError::Parse { .. } | ReflectError::Validation { .. }) => {
-                "is not valid WGSL"
-            }
-            VariantError::Interface(_) => "changes the kernel's interface",
-            _ => "does not fit the kernel",
-        };
-        format!(
-            "its variant {} {what}: {}",
-            variant.id,
-            first_line(&e.to_string())
-        )
-    })?;
-    if checked.workgroup_size != program.workgroup_size {
-        return Err(format!(
-            "its recorded workgroup size {:?} does not match its WGSL and constants ({:?})",
-            program.workgroup_size, checked.workgroup_size
-        ));
-    }
-    Ok(())
-}
-
-fn first_line(s: &str) -> String {
-    s.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("")
-        .to_owned()
-}
-
-/// The tokens of a binding kind, textures and samplers included.
-fn kind_tokens(kind: BindingKind) -> TokenStream {
-    let p = quote!(::kf_runtime::__private);
-    let dim_tokens = |d: TextureDim| match d {
-        TextureDim::D1 => quote!(#p::TextureDim::D1),
-        TextureDim::D2 => quote!(#p::TextureDim::D2),
-        TextureDim::D2Array => quote!(#p::TextureDim::D2Array),
-        TextureDim::D3 => quote!(#p::TextureDim::D3),
-    };
-    match kind {
-        BindingKind::Uniform => quote!(#p::BindingKind::Uniform),
-        BindingKind::StorageRead => quote!(#p::BindingKind::StorageRead),
-        BindingKind::StorageReadWrite => quote!(#p::BindingKind::StorageReadWrite),
-        BindingKind::SampledTexture { dim, sample } => {
-            let dim = dim_tokens(dim);
-            let sample = match sample {
-                SampleType::Float { filterable } => {
-                    quote!(#p::SampleType::Float { filterable: #filterable })
-                }
-                SampleType::Uint => quote!(#p::SampleType::Uint),
-                SampleType::Sint => quote!(#p::SampleType::Sint),
-            };
-            quote!(#p::BindingKind::SampledTexture { dim: #dim, sample: #sample })
-        }
-        BindingKind::StorageTexture {
-            dim,
-            format,
-            access,
-        } => {
-            let dim = dim_tokens(dim);
-            // The variant's name is the format's WGSL name with a capital first letter.
-            let name = format.name();
-            let format = format_ident!("{}{}", name[..1].to_uppercase(), &name[1..]);
-            let access = match access {
-                TextureAccess::Read => quote!(Read),
-                TextureAccess::Write => quote!(Write),
-                TextureAccess::ReadWrite => quote!(ReadWrite),
-            };
-            quote!(#p::BindingKind::StorageTexture {
-                dim: #dim,
-                format: #p::TexelFormat::#format,
-                access: #p::TextureAccess::#access,
-            })
-        }
-        BindingKind::Sampler { filtering } => {
-            quote!(#p::BindingKind::Sampler { filtering: #filtering })
-        }
-    }
 }
 
 fn expr_tokens(e: &SizeExpr) -> TokenStream {
@@ -475,6 +383,56 @@ fn variant_tokens(rel: &str, entry: &CacheEntry) -> TokenStream {
             program: #program,
             speedup: #speedup,
             file: #rel,
+        }
+    }
+}
+
+/// The tokens of a binding kind, textures and samplers included.
+fn kind_tokens(kind: BindingKind) -> TokenStream {
+    let p = quote!(::kf_runtime::__private);
+    let dim_tokens = |d: TextureDim| match d {
+        TextureDim::D1 => quote!(#p::TextureDim::D1),
+        TextureDim::D2 => quote!(#p::TextureDim::D2),
+        TextureDim::D2Array => quote!(#p::TextureDim::D2Array),
+        TextureDim::D3 => quote!(#p::TextureDim::D3),
+    };
+    match kind {
+        BindingKind::Uniform => quote!(#p::BindingKind::Uniform),
+        BindingKind::StorageRead => quote!(#p::BindingKind::StorageRead),
+        BindingKind::StorageReadWrite => quote!(#p::BindingKind::StorageReadWrite),
+        BindingKind::SampledTexture { dim, sample } => {
+            let dim = dim_tokens(dim);
+            let sample = match sample {
+                SampleType::Float { filterable } => {
+                    quote!(#p::SampleType::Float { filterable: #filterable })
+                }
+                SampleType::Uint => quote!(#p::SampleType::Uint),
+                SampleType::Sint => quote!(#p::SampleType::Sint),
+            };
+            quote!(#p::BindingKind::SampledTexture { dim: #dim, sample: #sample })
+        }
+        BindingKind::StorageTexture {
+            dim,
+            format,
+            access,
+        } => {
+            let dim = dim_tokens(dim);
+            // The variant's name is the format's WGSL name with a capital first letter.
+            let name = format.name();
+            let format = format_ident!("{}{}", name[..1].to_uppercase(), &name[1..]);
+            let access = match access {
+                TextureAccess::Read => quote!(Read),
+                TextureAccess::Write => quote!(Write),
+                TextureAccess::ReadWrite => quote!(ReadWrite),
+            };
+            quote!(#p::BindingKind::StorageTexture {
+                dim: #dim,
+                format: #p::TexelFormat::#format,
+                access: #p::TextureAccess::#access,
+            })
+        }
+        BindingKind::Sampler { filtering } => {
+            quote!(#p::BindingKind::Sampler { filtering: #filtering })
         }
     }
 }

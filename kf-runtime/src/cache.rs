@@ -5,6 +5,11 @@
 //! machine's, so merges do not conflict. Every entry carries a `format_version`; readers reject
 //! versions they do not know instead of guessing.
 //!
+//! An entry is *matched* by its content hash (which covers everything that decides correctness,
+//! see [`crate::hash::content_hash`]) and *stale* when the tuning settings it records
+//! ([`TuningRecord`]) differ from the spec's today; a stale entry is still valid and used.
+//! Adding a field with a serde default does not change `format_version`: older entries still read.
+//!
 //! Invariant: a corrupt or unknown entry is reported and skipped — [`scan`] never fails as a whole,
 //! so neither the build nor the app breaks because of one bad file.
 
@@ -100,6 +105,96 @@ pub struct VerificationRecord {
     pub max_rel_elem: f64,
 }
 
+/// What the search was asked to explore: the spec parts that decide only how fast a variant is.
+///
+/// They are not in the content hash (a variant verified against the baseline stays correct when
+/// they change), so an entry whose record differs from the spec today is still embedded and used,
+/// but is *stale*: `cargo kernelfoundry list` says so and why, and `tune` searches it again.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TuningRecord {
+    /// The full shapes the candidates were timed on.
+    pub tune_shapes: Vec<Shape>,
+    /// Candidate values `params(..)` gave, by override name, in spec order.
+    pub params: Vec<(String, Vec<f64>)>,
+    /// Derived parameters (`params(THREADS = X * Y)`), as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub derived: Vec<(String, String)>,
+    /// `constraints(..)`, as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<String>,
+    /// The tune shapes were given for the run (`tune --tune-shape`, e.g. production shapes on
+    /// the GPU machine) rather than taken from the attribute: they are a deliberate choice, so
+    /// a difference from the attribute's does not make the entry stale.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shapes_given: bool,
+}
+
+impl TuningRecord {
+    /// What changed from `self` (recorded in an entry) to `now` (the spec today), one readable line
+    /// per change; empty when the entry is up to date.
+    pub fn changes(&self, now: &TuningRecord) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.shapes_given && self.tune_shapes != now.tune_shapes {
+            out.push(format!(
+                "tune shapes changed from {} to {}",
+                shapes_text(&self.tune_shapes),
+                shapes_text(&now.tune_shapes)
+            ));
+        }
+        let values = |v: &[f64]| {
+            let v: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+            format!("[{}]", v.join(", "))
+        };
+        for (name, before) in &self.params {
+            match now.params.iter().find(|(n, _)| n == name) {
+                None => out.push(format!("params({name}) was removed")),
+                Some((_, after)) if after != before => out.push(format!(
+                    "params({name}) changed from {} to {}",
+                    values(before),
+                    values(after)
+                )),
+                Some(_) => {}
+            }
+        }
+        for (name, after) in &now.params {
+            if !self.params.iter().any(|(n, _)| n == name) {
+                out.push(format!("params({name} = {}) was added", values(after)));
+            }
+        }
+        if self.derived != now.derived {
+            let text = |d: &[(String, String)]| {
+                let d: Vec<String> = d.iter().map(|(n, e)| format!("{n} = {e}")).collect();
+                format!("[{}]", d.join(", "))
+            };
+            out.push(format!(
+                "derived parameters changed from {} to {}",
+                text(&self.derived),
+                text(&now.derived)
+            ));
+        }
+        if self.constraints != now.constraints {
+            out.push(format!(
+                "constraints changed from [{}] to [{}]",
+                self.constraints.join(", "),
+                now.constraints.join(", ")
+            ));
+        }
+        out
+    }
+}
+
+/// `[(n = 1024), (n = 4096)]`.
+fn shapes_text(shapes: &[Shape]) -> String {
+    let shapes: Vec<String> = shapes
+        .iter()
+        .map(|s| {
+            let sizes: Vec<String> = s.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            format!("({})", sizes.join(", "))
+        })
+        .collect();
+    format!("[{}]", shapes.join(", "))
+}
+
 /// How the search went.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchRecord {
@@ -138,6 +233,10 @@ pub struct CacheEntry {
     pub verification: VerificationRecord,
     /// How it was found.
     pub search: SearchRecord,
+    /// What the search was asked to explore, to tell when the entry is stale. Absent in entries
+    /// written before it was recorded; such entries count as stale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuning: Option<TuningRecord>,
 }
 
 /// Why a cache file could not be used.
@@ -299,6 +398,64 @@ mod golden {
             V1,
             "serializing changed the bytes of a committed entry: a field was renamed, reordered, \
              added without a default or dropped; bump FORMAT_VERSION and keep reading v1"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(n: u64) -> Shape {
+        [("n".to_string(), n)].into_iter().collect()
+    }
+
+    #[test]
+    fn shapes_given_for_a_run_do_not_make_an_entry_stale() {
+        let production = TuningRecord {
+            tune_shapes: vec![shape(1 << 24)],
+            shapes_given: true,
+            ..Default::default()
+        };
+        let attribute = TuningRecord {
+            tune_shapes: vec![shape(1024)],
+            ..Default::default()
+        };
+        assert!(production.changes(&attribute).is_empty());
+        let from_attribute = TuningRecord {
+            shapes_given: false,
+            ..production.clone()
+        };
+        assert_eq!(from_attribute.changes(&attribute).len(), 1);
+    }
+
+    #[test]
+    fn tuning_changes_name_what_changed() {
+        let before = TuningRecord {
+            tune_shapes: vec![shape(1024)],
+            params: vec![
+                ("TILE".into(), vec![8.0, 16.0]),
+                ("UNROLL".into(), vec![2.0]),
+            ],
+            ..Default::default()
+        };
+        assert!(before.changes(&before.clone()).is_empty());
+        let after = TuningRecord {
+            tune_shapes: vec![shape(4096)],
+            params: vec![
+                ("TILE".into(), vec![8.0, 16.0, 32.0]),
+                ("VEC".into(), vec![4.0]),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            before.changes(&after),
+            vec![
+                "tune shapes changed from [(n = 1024)] to [(n = 4096)]",
+                "params(TILE) changed from [8, 16] to [8, 16, 32]",
+                "params(UNROLL) was removed",
+                "params(VEC = [4]) was added",
+            ]
         );
     }
 }

@@ -632,9 +632,13 @@ pub fn resolve(
     let check_names = |names: Vec<&str>, loc: Loc, errors: &mut Vec<SpecError>| {
         for n in names {
             if !declared.contains(&n) {
+                let hint = match nearest(n, declared.iter().copied()) {
+                    Some(near) => format!("did you mean `{near}`? or {}", declare_hint(n)),
+                    None => declare_hint(n),
+                };
                 let mut e =
                     SpecError::new(loc, format!("size `{n}` is not declared in `sizes(..)`"))
-                        .hint(declare_hint(n));
+                        .hint(hint);
                 e.culprit = Some(n.to_owned());
                 errors.push(e);
             }
@@ -674,6 +678,8 @@ pub fn resolve(
     let mut plans: Vec<Option<BufferPlan>> = vec![None; interface.bindings.len()];
     // Bindings the spec names, even with errors, so they are not reported as left out too.
     let mut described = vec![false; interface.bindings.len()];
+    // Bindings suggested for a misspelled name: the one meant, so not reported as left out.
+    let mut suggested = vec![false; interface.bindings.len()];
     let available = || {
         interface
             .bindings
@@ -693,15 +699,27 @@ pub fn resolve(
             BindingRef::Slot { group, binding } => r.group == *group && r.binding == *binding,
         });
         let Some(idx) = found else {
+            let nearest = match &b.target {
+                BindingRef::Name(n) => nearest(n, interface.bindings.iter().map(|r| &r.name[..])),
+                BindingRef::Slot { .. } => None,
+            };
+            // The suggested binding is the one meant: do not also report it as left out.
+            if let Some(n) = nearest
+                && let Some(meant) = interface.bindings.iter().position(|r| r.name == n)
+            {
+                suggested[meant] = true;
+            }
             errors.push(
                 SpecError::new(
                     Loc::Binding(i),
                     format!("the WGSL has no binding `{}`", b.target),
                 )
-                .hint(if interface.bindings.is_empty() {
-                    "the entry point's module declares no buffer bindings".to_string()
-                } else {
-                    format!("the WGSL declares {}", available())
+                .hint(match (interface.bindings.is_empty(), nearest) {
+                    (true, _) => "the entry point's module declares no buffer bindings".to_string(),
+                    (false, Some(n)) => {
+                        format!("did you mean `{n}`? the WGSL declares {}", available())
+                    }
+                    (false, None) => format!("the WGSL declares {}", available()),
                 }),
             );
             continue;
@@ -855,7 +873,7 @@ pub fn resolve(
     }
     // Bindings the spec left out: defaults where possible.
     for (idx, r) in interface.bindings.iter().enumerate() {
-        if described[idx] {
+        if described[idx] || suggested[idx] {
             continue;
         }
         let role = match r.kind {
@@ -1021,7 +1039,14 @@ pub fn resolve(
         return Err(ResolveError::Spec(errors));
     }
     let dispatch = dispatch.expect("no errors means a dispatch rule");
-    let hash = content_hash(wgsl, &interface.entry, &dispatch.to_string());
+    let tolerance = spec.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+    let given_verify_shapes = (!spec.verify_shapes.is_empty()).then_some(&verify_shapes[..]);
+    let hash = content_hash(
+        wgsl,
+        &interface.entry,
+        &dispatch.to_string(),
+        &contract(&buffers, &params.constants, tolerance, given_verify_shapes),
+    );
     Ok(ResolvedKernel {
         name: name.to_owned(),
         content_hash: hash,
@@ -1048,7 +1073,7 @@ pub fn resolve(
         params: spec.params.clone(),
         derived: spec.derived.clone(),
         constraints: spec.constraints.clone(),
-        tolerance: spec.tolerance.unwrap_or(DEFAULT_TOLERANCE),
+        tolerance,
         flops: spec.flops.clone(),
         reference: None,
     })
@@ -1141,6 +1166,90 @@ pub fn resolve_reference(
         workgroup_storage_bytes: interface.workgroup_storage_bytes.unwrap_or(0),
         dispatch,
     })
+}
+
+/// The canonical text of the spec parts that decide whether a variant is correct, hashed into the
+/// content hash beside the WGSL, entry point and dispatch rule: each binding's role, length, input
+/// distribution and uniform values, a texture's extent and format (defaults filled in, so writing
+/// a default out changes nothing), the constants the baseline itself runs with (the first
+/// candidate of an override without a default: the reference every variant is checked against),
+/// the tolerance, and the verify shapes when the spec gives them. Verify shapes derived from the
+/// tune shapes are left out: they follow the tune shapes, which decide speed only.
+fn contract(
+    buffers: &[BufferPlan],
+    baseline_constants: &[(String, f64)],
+    tolerance: f64,
+    verify_shapes: Option<&[Shape]>,
+) -> String {
+    #[derive(Serialize)]
+    struct Buffer<'a> {
+        group: u32,
+        binding: u32,
+        role: Role,
+        len: &'a Option<SizeExpr>,
+        init: &'a Option<Init>,
+        values: &'a [Value],
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        extent: &'a [SizeExpr],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        format: &'a Option<TexelFormat>,
+    }
+    #[derive(Serialize)]
+    struct Contract<'a> {
+        buffers: Vec<Buffer<'a>>,
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        baseline_constants: &'a [(String, f64)],
+        tolerance: f64,
+        verify_shapes: Option<&'a [Shape]>,
+    }
+    let contract = Contract {
+        buffers: buffers
+            .iter()
+            .map(|b| Buffer {
+                group: b.binding.group,
+                binding: b.binding.binding,
+                role: b.role,
+                len: &b.len,
+                init: &b.init,
+                values: &b.values,
+                extent: &b.extent,
+                format: &b.format,
+            })
+            .collect(),
+        baseline_constants,
+        tolerance,
+        verify_shapes,
+    };
+    serde_json::to_string(&contract).expect("the contract serializes")
+}
+
+impl ResolvedKernel {
+    /// What the search is asked to explore for this kernel: compared with an entry's record to
+    /// tell when the entry is stale.
+    pub fn tuning(&self) -> crate::cache::TuningRecord {
+        crate::cache::TuningRecord {
+            tune_shapes: self.tune_shapes.clone(),
+            params: self.params.clone(),
+            derived: self
+                .derived
+                .iter()
+                .map(|(n, e)| (n.clone(), e.to_string()))
+                .collect(),
+            constraints: self.constraints.iter().map(|c| c.to_string()).collect(),
+            shapes_given: false,
+        }
+    }
+}
+
+/// The declared name closest to a misspelled `name`, when one is close enough to be a likely typo
+/// (Jaro-Winkler similarity of at least 0.8, the threshold cargo and clap suggest with).
+fn nearest<'a>(name: &str, declared: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    declared
+        .filter(|d| !d.is_empty() && *d != name)
+        .map(|d| (strsim::jaro_winkler(name, d), d))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, d)| d)
 }
 
 /// The spec location of the length of binding `b`, or the whole attribute if the spec omits it.

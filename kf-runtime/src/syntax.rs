@@ -111,6 +111,16 @@ pub fn parse_spec(tokens: TokenStream) -> syn::Result<(Spec, SpecSpans)> {
     parser.parse2(tokens)
 }
 
+/// Parses a whole `#[kernelfoundry(..)]` attribute read from a source file, as `cargo
+/// kernelfoundry` does. Errors without a finer location point at the attribute, and an unexpected
+/// end of the arguments at their closing parenthesis, where the compiler points.
+pub fn parse_attribute(attr: &syn::Attribute) -> syn::Result<(Spec, SpecSpans)> {
+    let list = attr.meta.require_list()?;
+    let (spec, mut spans) = list.parse_args_with(parse_items)?;
+    spans.set_attr(attr.span());
+    Ok((spec, spans))
+}
+
 fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
     let mut spans = SpecSpans::default();
     let mut source: Option<(SourceRef, Span)> = None;

@@ -10,6 +10,7 @@
 //! back to the baseline; the evaluator turns them into fitness-ladder reasons. Every rewritten or
 //! generated kernel goes through it.
 
+use crate::cache::{CacheEntry, Outcome};
 use crate::program::Program;
 use crate::resolve::{self, ReflectError, ResolvedKernel};
 
@@ -105,6 +106,55 @@ pub fn check(kernel: &ResolvedKernel, program: &Program) -> Result<Checked, Vari
         workgroup_size: ep.workgroup_size,
         workgroup_storage_bytes,
     })
+}
+
+/// Checks a cache entry for `kernel`: that it is this kernel's, and that its variant (if any) fits
+/// and records the workgroup size its constants give. The macro skips an entry that fails (with a
+/// warning); `cargo kernelfoundry list` shows it as broken and `tune` replaces it.
+pub fn check_entry(kernel: &ResolvedKernel, entry: &CacheEntry) -> Result<(), String> {
+    if entry.kernel.name != kernel.name {
+        return Err(format!("it belongs to kernel `{}`", entry.kernel.name));
+    }
+    let Some(variant) = &entry.variant else {
+        return Ok(());
+    };
+    if entry.outcome != Outcome::Tuned {
+        return Ok(());
+    }
+    let program = &variant.program;
+    let checked = check(kernel, program).map_err(|e| {
+        let what = match &e {
+            VariantError::Empty
+            | VariantError::Wgsl(ReflectError::Parse { .. } | ReflectError::Validation { .. }) => {
+                "is not valid WGSL"
+            }
+            VariantError::Wgsl(ReflectError::Unsupported(_)) => {
+                "uses WGSL that KernelFoundry cannot handle"
+            }
+            VariantError::Interface(_) => "changes the kernel's interface",
+            _ => "does not fit the kernel",
+        };
+        format!(
+            "its variant {} {what}: {}",
+            variant.id,
+            first_line(&e.to_string())
+        )
+    })?;
+    if checked.workgroup_size != program.workgroup_size {
+        return Err(format!(
+            "its recorded workgroup size {:?} does not match its WGSL and constants ({:?})",
+            program.workgroup_size, checked.workgroup_size
+        ));
+    }
+    Ok(())
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_owned()
 }
 
 #[cfg(test)]

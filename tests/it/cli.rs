@@ -5,7 +5,7 @@ use kf_tests::*;
 #[test]
 fn help_explains_every_verb() {
     let top = run_ok(&mut kf(&["--help"]));
-    for verb in ["adapters", "list", "tune", "eval"] {
+    for verb in ["adapters", "list", "tune", "eval", "bench", "report"] {
         assert!(
             top.stdout.contains(verb),
             "top-level help lists `{verb}`:\n{}",
@@ -37,6 +37,24 @@ fn help_explains_every_verb() {
                 "--json",
                 "--grid",
             ][..],
+        ),
+        (
+            "bench",
+            &[
+                "--manifest-path",
+                "--package",
+                "--workspace",
+                "--kernel",
+                "--adapter",
+                "--samples",
+                "--tune-shape",
+                "--markdown",
+                "--json",
+            ][..],
+        ),
+        (
+            "report",
+            &["--manifest-path", "--run", "--bench", "--out", "--json"][..],
         ),
     ] {
         let r = run_ok(&mut kf(&[verb, "--help"]));
@@ -147,7 +165,14 @@ fn list_reports_spec_errors_with_file_and_line() {
 
 #[test]
 fn adapters_lists_keys_and_probes_ceilings() {
-    let r = run_ok(&mut kf(&["adapters", "--json"]));
+    // As in a container or CI job: no login session. The driver's Wayland probe must stay quiet.
+    let r = run_ok(
+        kf(&["adapters", "--json"])
+            .env_remove("XDG_RUNTIME_DIR")
+            .env_remove("NODEVICE_SELECT")
+            .env_remove("MESA_VK_DEVICE_SELECT"),
+    );
+    assert!(!r.stderr.contains("XDG_RUNTIME_DIR"), "{}", r.dump());
     let json = r.json();
     let adapters = json["adapters"].as_array().unwrap();
     assert!(

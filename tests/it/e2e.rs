@@ -118,6 +118,7 @@ fn saxpy_entry(
             evaluations: 1,
             budget: 1,
         },
+        tuning: None,
     }
 }
 

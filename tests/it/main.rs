@@ -2,6 +2,7 @@
 //! CI), real copies of the example crates, real builds. One test binary, one module per area.
 
 mod adversarial;
+mod cache_state;
 mod cli;
 mod e2e;
 mod evolve;
@@ -9,6 +10,7 @@ mod examples;
 mod kernels;
 mod llm;
 mod operators;
+mod report;
 mod rewrites;
 mod roofline;
 mod tidy;

@@ -89,18 +89,29 @@ struct Report<'a> {
 
 pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
     let (ws, found) = args.workspace.discover()?;
-    let matches: Vec<_> = found.iter().filter(|f| f.name == args.kernel).collect();
+    let matches: Vec<_> = found
+        .iter()
+        .filter(|f| f.name == args.kernel && f.skipped.is_none())
+        .collect();
     let f = match matches.as_slice() {
         [one] => *one,
-        [] => anyhow::bail!(
-            "no kernel named `{}`; the workspace has: {}",
-            args.kernel,
-            found
-                .iter()
-                .map(|f| f.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        [] => match found.iter().find(|f| f.name == args.kernel) {
+            Some(skipped) => anyhow::bail!(
+                "kernel `{}` ({}) is not compiled: {}",
+                args.kernel,
+                skipped.location(),
+                skipped.skipped.as_deref().unwrap_or("skipped")
+            ),
+            None => anyhow::bail!(
+                "no kernel named `{}`; the workspace has: {}",
+                args.kernel,
+                found
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        },
         many => anyhow::bail!(
             "`{}` is defined in several packages ({}); choose one with -p",
             args.kernel,

@@ -2,8 +2,9 @@
 
 use super::{WorkspaceArgs, exit, print_json};
 use crate::gpu::{self, AdapterReport};
+use crate::store::EntryState;
 use clap::Args;
-use kf_runtime::cache::{CACHE_DIR, Outcome};
+use kf_runtime::cache::CACHE_DIR;
 use kf_runtime::resolve::{ResolvedKernel, shape_text};
 use serde::Serialize;
 
@@ -21,8 +22,15 @@ struct CacheStatus {
     adapter_index: usize,
     adapter: String,
     adapter_key: String,
-    /// `tuned`, `baseline-best` or `not-tuned`.
+    /// `tuned`, `baseline-best`, `stale` (valid and used, but tuned with other settings than the
+    /// spec's today), `broken` (the build skips it) or `not-tuned`.
     status: String,
+    /// For `stale`: what changed since it was tuned.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    stale: Vec<String>,
+    /// For `broken`: why the build skips it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     variant: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -46,9 +54,13 @@ struct KernelInfo {
     /// The hand-written `reference(..)`, summarised, when the spec names one.
     #[serde(skip_serializing_if = "Option::is_none")]
     reference: Option<String>,
+    /// Why a build of the selected features does not compile the kernel; it is not tuned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped: Option<String>,
     cache: Vec<CacheStatus>,
-    /// Entries under other content hashes: tuned for an older version of the kernel.
-    stale_entries: usize,
+    /// Entries under other content hashes: tuned for another version of the kernel (its WGSL, entry
+    /// point, launch rule or contract differed). The build ignores them.
+    unmatched_entries: usize,
 }
 
 #[derive(Serialize)]
@@ -96,7 +108,7 @@ pub(crate) fn summary(k: &ResolvedKernel) -> String {
     )
 }
 
-fn stale_entries(crate_root: &std::path::Path, name: &str, hash: Option<&str>) -> usize {
+fn unmatched_entries(crate_root: &std::path::Path, name: &str, hash: Option<&str>) -> usize {
     let dir = crate_root.join(CACHE_DIR).join(name);
     let Ok(hashes) = std::fs::read_dir(dir) else {
         return 0;
@@ -118,52 +130,58 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
         .collect();
     let mut kernels = Vec::new();
     for f in &found {
-        let (hash, spec, error) = match &f.resolved {
-            Ok(k) => (Some(k.content_hash.clone()), Some(summary(k)), None),
-            Err(e) => (None, None, Some(e.clone())),
+        let (kernel, spec, error) = match (&f.resolved, &f.skipped) {
+            (_, Some(_)) => (None, None, None),
+            (Ok(k), None) => (Some(k), Some(summary(k)), None),
+            (Err(e), None) => (None, None, Some(e.clone())),
         };
-        let reference = f
-            .resolved
-            .as_ref()
-            .ok()
-            .and_then(|k| k.reference.as_ref())
-            .map(|p| {
-                let [x, y, z] = p.workgroup_size;
-                format!("entry `{}`, workgroup {x}x{y}x{z}, {}", p.entry, p.dispatch)
-            });
-        let cache = match &hash {
+        let reference = kernel.and_then(|k| k.reference.as_ref()).map(|p| {
+            let [x, y, z] = p.workgroup_size;
+            format!("entry `{}`, workgroup {x}x{y}x{z}, {}", p.entry, p.dispatch)
+        });
+        let hash = kernel.map(|k| k.content_hash.clone());
+        let cache = match kernel {
             None => Vec::new(),
-            Some(hash) => adapters
+            Some(kernel) => adapters
                 .iter()
                 .map(|a| {
-                    let entry = crate::store::read_entry(&f.crate_root, &f.name, hash, &a.key);
-                    let (status, variant, speedup, file) = match entry {
-                        None => ("not-tuned".to_owned(), None, None, None),
-                        Some((path, e)) => (
-                            match e.outcome {
-                                Outcome::Tuned => "tuned",
-                                Outcome::BaselineBest => "baseline-best",
-                            }
-                            .to_owned(),
-                            e.variant.as_ref().map(|v| v.id.clone()),
-                            Some(e.speedup),
-                            Some(
-                                path.strip_prefix(&f.crate_root)
-                                    .unwrap_or(&path)
-                                    .display()
-                                    .to_string(),
-                            ),
-                        ),
+                    let state = crate::store::entry_state(&f.crate_root, kernel, &a.key, None);
+                    let rel = |path: &std::path::Path| {
+                        path.strip_prefix(&f.crate_root)
+                            .unwrap_or(path)
+                            .display()
+                            .to_string()
                     };
-                    CacheStatus {
+                    let mut status = CacheStatus {
                         adapter_index: a.index,
                         adapter: format!("{} ({})", a.identity.name, a.identity.backend),
                         adapter_key: a.key.to_string(),
-                        status,
-                        variant,
-                        speedup,
-                        file,
+                        status: state.status().to_owned(),
+                        stale: Vec::new(),
+                        error: None,
+                        variant: None,
+                        speedup: None,
+                        file: None,
+                    };
+                    match state {
+                        EntryState::Missing => {}
+                        EntryState::Broken { path, error } => {
+                            status.file = Some(rel(&path));
+                            status.error = Some(error);
+                        }
+                        EntryState::Fresh { path, entry } => {
+                            status.file = Some(rel(&path));
+                            status.variant = entry.variant.map(|v| v.id);
+                            status.speedup = Some(entry.speedup);
+                        }
+                        EntryState::Stale { path, entry, why } => {
+                            status.file = Some(rel(&path));
+                            status.variant = entry.variant.map(|v| v.id);
+                            status.speedup = Some(entry.speedup);
+                            status.stale = why;
+                        }
                     }
+                    status
                 })
                 .collect(),
         };
@@ -177,11 +195,12 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
                 .display()
                 .to_string(),
             line: f.line,
-            stale_entries: stale_entries(&f.crate_root, &f.name, hash.as_deref()),
+            unmatched_entries: unmatched_entries(&f.crate_root, &f.name, hash.as_deref()),
             content_hash: hash,
             spec,
             error,
             reference,
+            skipped: f.skipped.clone(),
             cache,
         });
     }
@@ -210,20 +229,42 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
         if let Some(r) = &k.reference {
             println!("    reference: {r}");
         }
+        if let Some(why) = &k.skipped {
+            println!("    skipped (not compiled): {why}");
+        }
         for c in &k.cache {
             let detail = match (&c.variant, c.speedup) {
                 (Some(v), Some(s)) => format!(" {v} {s:.2}x"),
+                (None, Some(_)) => " (baseline)".to_owned(),
                 _ => String::new(),
             };
             println!(
                 "    [{}] {}: {}{detail}",
                 c.adapter_index, c.adapter, c.status
             );
+            for why in &c.stale {
+                println!("        stale: {why}; `cargo kernelfoundry tune` retunes it");
+            }
+            if let Some(e) = &c.error {
+                println!(
+                    "        broken: {e}; the build skips it and `cargo kernelfoundry tune` replaces it"
+                );
+            }
         }
-        if k.stale_entries > 0 {
+        if k.unmatched_entries > 0 {
             println!(
-                "    {} stale entries (tuned for an earlier version of this kernel)",
-                k.stale_entries
+                "    {} {} for other versions of this kernel (another WGSL, launch rule or contract; the build ignores {})",
+                k.unmatched_entries,
+                if k.unmatched_entries == 1 {
+                    "entry"
+                } else {
+                    "entries"
+                },
+                if k.unmatched_entries == 1 {
+                    "it"
+                } else {
+                    "them"
+                }
             );
         }
     }

@@ -9,8 +9,10 @@
 
 mod ablate;
 mod adapters;
+mod bench;
 mod eval;
 mod list;
+mod report;
 mod tune;
 
 use crate::gpu::{AdapterSelector, GpuError};
@@ -67,6 +69,12 @@ enum Command {
     /// Compare search strategies (qd with and without gradients, greedy, random) at an equal
     /// evaluation budget over several seeds; writes nothing to the cache.
     Ablate(ablate::AblateArgs),
+    /// Measure each kernel's tuned variant and hand-written reference against its baseline on an
+    /// adapter, re-verifying both, with the suite's figures (correctness rate, fast_p, geomean).
+    Bench(bench::BenchArgs),
+    /// Write one self-contained HTML report of the newest tune run: per kernel the archive
+    /// heatmap, fitness over evaluations and roofline placement, and the suite table.
+    Report(report::ReportArgs),
 }
 
 /// Options shared by the verbs that read the workspace.
@@ -87,6 +95,22 @@ pub(crate) struct WorkspaceArgs {
     /// Kernels of every workspace member.
     #[arg(long, help_heading = "Package Selection", conflicts_with = "packages")]
     workspace: bool,
+    /// Space or comma separated list of features to activate, as for `cargo build`: kernels in
+    /// items whose `#[cfg(..)]` the selected features leave off are listed as skipped and not
+    /// tuned.
+    #[arg(
+        short = 'F',
+        long,
+        value_name = "FEATURES",
+        help_heading = "Feature Selection"
+    )]
+    features: Vec<String>,
+    /// Activate all available features.
+    #[arg(long, help_heading = "Feature Selection")]
+    all_features: bool,
+    /// Do not activate the `default` feature.
+    #[arg(long, help_heading = "Feature Selection")]
+    no_default_features: bool,
 }
 
 impl WorkspaceArgs {
@@ -97,10 +121,45 @@ impl WorkspaceArgs {
         let ws = crate::discover::workspace(self.manifest_path.as_deref())?;
         let found = {
             let packages = ws.select(&self.packages, self.workspace)?;
-            crate::discover::kernels(&packages)
+            crate::discover::kernels(
+                &packages,
+                &crate::discover::FeatureSelection {
+                    features: self.features.clone(),
+                    all_features: self.all_features,
+                    no_default_features: self.no_default_features,
+                },
+            )?
         };
         Ok((ws, found))
     }
+}
+
+/// Removes the kernels a build of the selected features does not compile, saying so on stderr;
+/// an error when nothing is left to work on.
+pub(crate) fn drop_skipped(
+    found: &mut Vec<crate::discover::Found>,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let (skipped, kept): (Vec<_>, Vec<_>) = std::mem::take(found)
+        .into_iter()
+        .partition(|f| f.skipped.is_some());
+    *found = kept;
+    for f in &skipped {
+        if !quiet {
+            eprintln!(
+                "skipping {} ({}): {}",
+                f.name,
+                f.location(),
+                f.skipped.as_deref().unwrap_or_default()
+            );
+        }
+    }
+    if found.is_empty() && !skipped.is_empty() {
+        anyhow::bail!(
+            "every kernel selected is behind a disabled `#[cfg(..)]`; select features with --features or --all-features"
+        );
+    }
+    Ok(())
 }
 
 /// The adapter option shared by the verbs that use the GPU.
@@ -120,6 +179,7 @@ impl AdapterArgs {
 
 /// Runs the command line and returns the exit code.
 pub fn main() -> i32 {
+    crate::gpu::quiet_display_probe();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args
         .get(1)
@@ -159,6 +219,8 @@ pub fn main() -> i32 {
         Command::Tune(a) => tune::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Ablate(a) => ablate::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Report(a) => report::run(a),
     };
     match result {
         Ok(code) => code,
@@ -184,18 +246,7 @@ pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
     );
 }
 
-/// `1.23 ms`, `45.6 µs`, `789 ns`.
-pub(crate) fn fmt_ns(ns: f64) -> String {
-    if ns >= 1e9 {
-        format!("{:.2} s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.1} µs", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
-    }
-}
+pub(crate) use crate::bench::fmt_ns;
 
 #[cfg(test)]
 mod tests {

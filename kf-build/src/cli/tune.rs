@@ -198,6 +198,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
             StrategyKind::from(args.strategy).as_str()
         );
     }
+    super::drop_skipped(&mut found, args.json)?;
     // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
     crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
     let mut worker = WorkerProcess::start(
@@ -504,6 +505,9 @@ fn print_human(k: &KernelResult, verbose: bool) {
         && k.status != Status::Tuned
     {
         println!("    why: {}", v.describe());
+    }
+    for note in &k.notes {
+        println!("    note: {note}");
     }
     if verbose {
         for c in &k.candidates {

@@ -8,8 +8,9 @@
 //! 0 no code / parse, 1 validation, 2 pipeline / limits / runtime / timeout, 3 interface or shape
 //! mismatch, 4 wrong values, 5 correct (score 5 + speedup).
 //!
-//! Invariant: a report with level 5 means every check in [`CHECKS`] ran and passed on this
-//! adapter; anything that could not be checked is a failure, never a pass.
+//! Invariant: a report with level 5 lists the checks of [`CHECKS`] that ran, and all of them passed
+//! on this adapter; a check that could not run is left out (never claimed), and anything that
+//! could not be checked among the required ones is a failure, never a pass.
 
 pub mod compare;
 pub mod inputs;

@@ -19,7 +19,7 @@ use super::inputs;
 use super::resources::Resource;
 use super::{
     CHECKS, Candidate, Ceilings, EvalPlan, EvalReport, EvalRequest, Fitness, Reason, Roofline,
-    ShapeTime, Trial, VerifyStats,
+    ShapeTime, Trial, UNSEEN_SHAPES, VerifyStats,
 };
 use crate::gpu::Gpu;
 use kf_runtime::resolve::{ReflectError, ResolvedKernel, shape_text};
@@ -257,10 +257,18 @@ impl Runner {
             (log_sum / timings.len() as f64).exp()
         });
         let noise = timings.iter().map(|t| t.spread).reduce(f64::max);
+        // A shape counts as unseen only if the search never ran it: a verify shape equal to a
+        // tune shape (a size of 1 or 2 has no odd neighbour below it) is not.
+        let unseen = req
+            .plan
+            .verify
+            .iter()
+            .any(|t| !kernel.tune_shapes.contains(&t.shape));
         stats.checks = CHECKS
             .iter()
             .filter(|c| {
-                (req.ceilings.is_some() || **c != "roofline-cap")
+                (unseen || **c != UNSEEN_SHAPES)
+                    && (req.ceilings.is_some() || **c != "roofline-cap")
                     && (!timings.is_empty() || !c.contains("timing"))
                     && (req.plan.reverify.is_some() || **c != "reverify-after-timing")
             })
@@ -744,8 +752,8 @@ impl Runner {
             .map(|(b, c)| b / c.max(1.0))
             .collect();
         let (speedup, spread) = median_and_spread(&ratios);
-        let baseline_ns = median(&samples[0]);
-        let candidate_ns = median(&samples[1]);
+        let (baseline_ns, baseline_spread) = median_and_spread(&samples[0]);
+        let (candidate_ns, candidate_spread) = median_and_spread(&samples[1]);
         let bytes: u64 = kernel
             .buffers
             .iter()
@@ -768,6 +776,8 @@ impl Runner {
             candidate_ns,
             speedup,
             spread,
+            baseline_spread,
+            candidate_spread,
             samples: plan.samples.max(1),
             method: if stamps.is_some() {
                 "timestamp-query"
@@ -920,22 +930,7 @@ pub fn median_and_spread(v: &[f64]) -> (f64, f64) {
 }
 
 fn roofline(c: &Ceilings, t: &ShapeTime) -> Roofline {
-    let intensity = t.achieved_gflops.map(|g| g / t.achieved_gbps.max(1e-12));
-    let ridge = c.fma_gflops / c.copy_gbps.max(1e-12);
-    let compute_bound = intensity.is_some_and(|i| i >= ridge);
-    let fraction = if compute_bound {
-        t.achieved_gflops.unwrap_or(0.0) / c.fma_gflops.max(1e-12)
-    } else {
-        t.achieved_gbps / c.copy_gbps.max(1e-12)
-    };
-    Roofline {
-        ceiling_gbps: c.copy_gbps,
-        ceiling_gflops: c.fma_gflops,
-        achieved_gbps: t.achieved_gbps,
-        achieved_gflops: t.achieved_gflops,
-        fraction,
-        bound: if compute_bound { "compute" } else { "memory" }.to_owned(),
-    }
+    Roofline::place(c, t.achieved_gbps, t.achieved_gflops)
 }
 
 /// How long a worker may take for `request` before it is killed, given how long the baseline

@@ -85,7 +85,9 @@ fn one() -> u32 {
     1
 }
 
-/// The checks every level-5 verdict has passed.
+/// The checks a level-5 verdict can pass. A report lists those that really ran: the roofline cap
+/// needs the adapter's ceilings, the timing checks a timed plan, [`UNSEEN_SHAPES`] a verify shape
+/// that differs from every tune shape.
 pub const CHECKS: &[&str] = &[
     "interface-equals-baseline",
     "limits-checked",
@@ -93,7 +95,7 @@ pub const CHECKS: &[&str] = &[
     "poisoned-outputs",
     "fresh-inputs-per-seed",
     "stale-output-rerun",
-    "unseen-verification-shapes",
+    UNSEEN_SHAPES,
     "magnitude-scaled-tolerance",
     "nan-inf-must-match",
     "degenerate-reference-refused",
@@ -101,6 +103,27 @@ pub const CHECKS: &[&str] = &[
     "reverify-after-timing",
     "roofline-cap",
 ];
+
+/// The check that a candidate was verified on a shape the search never ran.
+pub const UNSEEN_SHAPES: &str = "unseen-verification-shapes";
+
+/// What to tell the user when a final verification (its `checks`) could not include a shape the
+/// search never saw: every verify shape of the kernel is also a tune shape.
+pub fn unseen_shapes_note(verify_shapes: &[Shape], checks: &[String]) -> Option<String> {
+    (!checks.is_empty() && !checks.iter().any(|c| c == UNSEEN_SHAPES)).then(|| {
+        let shapes: Vec<String> = verify_shapes
+            .iter()
+            .map(|s| {
+                let sizes: Vec<String> = s.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+                format!("({})", sizes.join(", "))
+            })
+            .collect();
+        format!(
+            "no shape unseen by the search was verified: every verify shape ({}) is also a tune shape; give `verify_shapes = [..]` with other sizes",
+            shapes.join(" ")
+        )
+    })
+}
 
 /// A kernel program proposed as a faster equivalent of the baseline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -317,6 +340,12 @@ pub struct ShapeTime {
     pub speedup: f64,
     /// Half the interquartile range of the per-pair ratios, relative to their median.
     pub spread: f64,
+    /// Half the interquartile range of the baseline's samples, relative to their median.
+    #[serde(default)]
+    pub baseline_spread: f64,
+    /// Half the interquartile range of the candidate's samples, relative to their median.
+    #[serde(default)]
+    pub candidate_spread: f64,
     /// Timed samples of each.
     pub samples: u32,
     /// `timestamp-query` or `wall-clock`.
@@ -352,6 +381,30 @@ pub struct Roofline {
     pub fraction: f64,
     /// `memory` or `compute`.
     pub bound: String,
+}
+
+impl Roofline {
+    /// Places a program that achieved `gbps` (and `gflops`, when the kernel's work is known)
+    /// against ceilings `c`: compute-bound when its arithmetic intensity is at or above the
+    /// ridge point (FMA rate over copy bandwidth), memory-bound otherwise.
+    pub fn place(c: &Ceilings, gbps: f64, gflops: Option<f64>) -> Roofline {
+        let intensity = gflops.map(|g| g / gbps.max(1e-12));
+        let ridge = c.fma_gflops / c.copy_gbps.max(1e-12);
+        let compute_bound = intensity.is_some_and(|i| i >= ridge);
+        let fraction = if compute_bound {
+            gflops.unwrap_or(0.0) / c.fma_gflops.max(1e-12)
+        } else {
+            gbps / c.copy_gbps.max(1e-12)
+        };
+        Roofline {
+            ceiling_gbps: c.copy_gbps,
+            ceiling_gflops: c.fma_gflops,
+            achieved_gbps: gbps,
+            achieved_gflops: gflops,
+            fraction,
+            bound: if compute_bound { "compute" } else { "memory" }.to_owned(),
+        }
+    }
 }
 
 /// Verification statistics over all trials.

@@ -10,7 +10,9 @@
 //! Invariant: a line is written only after its evaluation finished, and a line cut short by a kill
 //! is ignored on reading, so the journal never holds a report that was not produced.
 
-use crate::harness::{AdapterReport, Candidate, Ceilings, EvalReport, EvalRequest, Evaluator};
+use crate::harness::{
+    AdapterReport, Candidate, Ceilings, EvalPlan, EvalReport, EvalRequest, Evaluator,
+};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -25,6 +27,10 @@ pub struct Line {
     pub key: String,
     /// The candidate evaluated.
     pub candidate: Candidate,
+    /// What the evaluation ran (absent in journals written before it was recorded): a report
+    /// tells search evaluations from final verifications by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<EvalPlan>,
     /// What the evaluation reported.
     pub report: EvalReport,
 }
@@ -109,6 +115,7 @@ impl<'a> Journal<'a> {
         let line = Line {
             key: key.clone(),
             candidate: request.candidate.clone(),
+            plan: Some(request.plan.clone()),
             report: report.clone(),
         };
         let text = serde_json::to_string(&line).expect("journal lines serialize");

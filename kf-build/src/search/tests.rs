@@ -188,6 +188,8 @@ impl<F: FnMut(&Candidate) -> Option<f64>> Evaluator for Fake<F> {
                     candidate_ns: 1000.0 / s,
                     speedup: s,
                     spread: 0.01,
+                    baseline_spread: 0.01,
+                    candidate_spread: 0.01,
                     samples: request.plan.samples,
                     method: "fake".into(),
                     bytes: 0,

@@ -2,7 +2,7 @@ use kf_macros::kernelfoundry;
 use kf_runtime::Kernel;
 
 #[kernelfoundry(
-    path = "../../../../kf-macros/tests/ui/broken.wgsl",
+    path = "broken.wgsl",
     sizes(n = 1024),
     bind(x = input(n), y = output(n)),
 )]

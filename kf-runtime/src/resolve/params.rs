@@ -50,7 +50,13 @@ pub(super) fn resolve_params(
             if interface.overrides.is_empty() {
                 "declare it in the WGSL, e.g. `override TILE: u32 = 16;`".to_string()
             } else {
-                format!("its overrides are {}", overrides())
+                format!(
+                    "{}its overrides are {}",
+                    super::nearest(p, interface.overrides.iter().map(|o| &o.name[..]))
+                        .map(|n| format!("did you mean `{n}`? "))
+                        .unwrap_or_default(),
+                    overrides()
+                )
             },
         )
     };

@@ -546,3 +546,183 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         "runtime-sized",
     );
 }
+
+/// SAXPY with a tunable override, to edit every part of a spec.
+const SAXPY_WG: &str = r#"
+struct Params { n: u32, a: f32 }
+override WG: u32 = 64;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < p.n) { y[g.x] = p.a * x[g.x] + y[g.x]; }
+}
+"#;
+
+/// The attribute with `edit` replacing `from`.
+fn saxpy_wg(from: &str, edit: &str) -> ResolvedKernel {
+    let base = r#"source = "", sizes(n = 1000, m = 1000), bind(x = input(n), y = inout(n), p = uniform(n, 2.0)), grid = (n)"#;
+    assert!(
+        from.is_empty() || base.contains(from),
+        "`{from}` is in the base"
+    );
+    let attr = if from.is_empty() {
+        format!("{base}, {edit}")
+    } else {
+        base.replace(from, edit)
+    };
+    resolve_attr(&attr, SAXPY_WG).unwrap_or_else(|e| panic!("{attr}: {e}"))
+}
+
+#[test]
+fn every_correctness_relevant_edit_changes_the_content_hash() {
+    let base = saxpy_wg("", "flops = 2 * n").content_hash;
+    for (from, edit) in [
+        ("y = inout(n)", "y = output(n)"),
+        ("x = input(n)", "x = input(m)"),
+        ("x = input(n)", "x = input(n, range(0.0, 1.0))"),
+        ("x = input(n)", "x = input(n, constant(1.0))"),
+        ("uniform(n, 2.0)", "uniform(n, 3.0)"),
+        ("uniform(n, 2.0)", "uniform(m, 2.0)"),
+        ("", "tolerance = 1e-3"),
+        ("", "verify_shapes = [(n = 77)]"),
+        ("grid = (n)", "workgroups = (n / 64)"),
+    ] {
+        assert_ne!(
+            saxpy_wg(from, edit).content_hash,
+            base,
+            "`{from}` → `{edit}` must give the kernel a new content hash"
+        );
+    }
+    // Partial verify shapes are completed from `sizes(..)`, so a new default changes them too;
+    // without verify shapes, a default only moves the tune shapes (speed).
+    let verify = "sizes(n = 1000, m = 1000), verify_shapes = [(n = 77)]";
+    assert_ne!(
+        saxpy_wg("sizes(n = 1000, m = 1000)", verify).content_hash,
+        saxpy_wg(
+            "sizes(n = 1000, m = 1000)",
+            &verify.replace("m = 1000", "m = 999")
+        )
+        .content_hash,
+    );
+    assert_eq!(
+        saxpy_wg("sizes(n = 1000, m = 1000)", "sizes(n = 1000, m = 999)").content_hash,
+        base,
+    );
+}
+
+#[test]
+fn speed_only_edits_keep_the_hash_and_change_the_tuning_record() {
+    let base = saxpy_wg("", "flops = 2 * n");
+    for (from, edit) in [
+        ("", "tune_shapes = [(n = 4096)]"),
+        ("", "params(WG = [32, 64, 128])"),
+        ("", "tolerance = 1e-4"), // the default, written out
+        ("flops = 2 * n", "flops = 3 * n"),
+    ] {
+        let edited = if from.is_empty() {
+            saxpy_wg("", &format!("flops = 2 * n, {edit}"))
+        } else {
+            saxpy_wg("", edit)
+        };
+        assert_eq!(
+            edited.content_hash, base.content_hash,
+            "`{edit}` decides speed only"
+        );
+    }
+    let retuned = saxpy_wg("", "tune_shapes = [(n = 4096)], params(WG = [32])");
+    assert_eq!(
+        base.tuning().changes(&retuned.tuning()),
+        vec![
+            "tune shapes changed from [(m = 1000, n = 1000)] to [(m = 1000, n = 4096)]",
+            "params(WG = [32]) was added",
+        ]
+    );
+}
+
+#[test]
+fn misspelled_names_get_a_suggestion() {
+    let base = r#"source = "", sizes(rows = 1000), "#;
+    check_spec_err(
+        &format!("{base} bind(xs = input(rows), y = inout(rows), p = uniform(rows, 1.0))"),
+        SAXPY,
+        Loc::Binding(0),
+        "did you mean `x`?",
+    );
+    check_spec_err(
+        &format!("{base} bind(x = input(row), y = inout(rows), p = uniform(rows, 1.0))"),
+        SAXPY,
+        Loc::BindingLen(0),
+        "did you mean `rows`?",
+    );
+    check_spec_err(
+        &format!(
+            "{base} bind(x = input(rows), y = inout(rows), p = uniform(rows, 1.0)), params(W = [1])"
+        ),
+        SAXPY_WG,
+        Loc::Param(0),
+        "did you mean `WG`?",
+    );
+    // Nothing close: no guess.
+    match resolve_attr(
+        &format!("{base} bind(zzz = input(rows), y = inout(rows), p = uniform(rows, 1.0))"),
+        SAXPY,
+    ) {
+        Err(ResolveError::Spec(errors)) => assert!(
+            errors
+                .iter()
+                .all(|e| !e.hint.as_deref().unwrap_or("").contains("did you mean")),
+            "{errors:#?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_baselines_own_constants_and_texture_specs_are_in_the_content_hash() {
+    // An override without a default runs the baseline with its first candidate: that is the
+    // reference, so reordering the candidates changes the hash; derived values and constraints
+    // only change what the search explores.
+    let template = |params: &str| {
+        resolve_attr(
+            &format!(
+                r#"source = "", sizes(n = 4096), bind(x = input(n), y = output(n)),
+                   workgroups = (cdiv(n, 256)), {params}"#
+            ),
+            TEMPLATE,
+        )
+        .unwrap()
+    };
+    let base = template("params(X = [16, 8], Y = [4, 8], THREADS = X * Y)");
+    assert_ne!(
+        template("params(X = [8, 16], Y = [4, 8], THREADS = X * Y)").content_hash,
+        base.content_hash
+    );
+    let more = template(
+        "params(X = [16, 8, 32], Y = [4, 8], THREADS = X * Y), constraints(THREADS <= 256)",
+    );
+    assert_eq!(more.content_hash, base.content_hash);
+    let changes = base.tuning().changes(&more.tuning());
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    assert!(changes[1].starts_with("constraints changed"), "{changes:?}");
+
+    let blur = |src: &str| {
+        resolve_attr(
+            &format!(
+                r#"source = "", sizes(w = 64, h = 32, layers = 3),
+                   bind(src = {src}, dst = storage_texture(w, h),
+                        hist = storage_texture(w, h, layers, range(0, 8))),
+                   grid = (w, h)"#
+            ),
+            BLUR,
+        )
+        .unwrap()
+        .content_hash
+    };
+    let a = blur("texture(w, h)");
+    assert_ne!(blur("texture(w, h, format = rgba32float)"), a);
+    assert_ne!(blur("texture(h, w)"), a);
+    assert_eq!(blur("texture(w, h)"), a);
+}

@@ -1,0 +1,229 @@
+//! `cargo kernelfoundry bench`: measure every kernel's tuned variant (and its hand-written
+//! reference) against the baseline on one adapter, re-verifying each, and print the per-kernel
+//! figures and the suite's ([`crate::bench`]) as text, a markdown table or JSON.
+
+use super::{AdapterArgs, WorkspaceArgs, exit, fmt_ns, print_json};
+use crate::bench::{self, BenchReport, KernelBench, Options, Status, Timing};
+use crate::harness::Evaluator;
+use crate::harness::worker::WorkerProcess;
+use anyhow::Context;
+use clap::Args;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub(crate) struct BenchArgs {
+    #[command(flatten)]
+    workspace: WorkspaceArgs,
+    /// Only these kernels (static names; may be repeated). Default: every marked kernel of the
+    /// selection.
+    #[arg(long, value_name = "NAME")]
+    kernel: Vec<String>,
+    #[command(flatten)]
+    adapter: AdapterArgs,
+    /// Timed samples of the baseline and each program per shape (interleaved in pairs).
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    samples: u32,
+    /// Measure on this shape instead of the attribute's tune shapes, e.g. `rows=4096,cols=4096`
+    /// (may be repeated; unnamed sizes keep their defaults), as `tune --tune-shape`.
+    #[arg(long = "tune-shape", value_name = "NAME=N,…")]
+    tune_shapes: Vec<String>,
+    /// Seconds one evaluation may take before its worker is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
+    timeout: f64,
+    /// Print a markdown table (for BENCHMARKS.md) instead of the plain summary.
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
+    /// Print one JSON object on stdout (what `report --bench` reads).
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
+    let (ws, mut found) = args.workspace.discover()?;
+    if found.is_empty() {
+        anyhow::bail!(
+            "no #[kernelfoundry] kernels found in {} (select packages with -p or --workspace)",
+            ws.root.display()
+        );
+    }
+    if !args.kernel.is_empty() {
+        let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
+        if let Some(missing) = args.kernel.iter().find(|k| !names.contains(k)) {
+            anyhow::bail!(
+                "no kernel named `{missing}`; the workspace has: {}",
+                names.join(", ")
+            );
+        }
+        found.retain(|f| args.kernel.contains(&f.name));
+    }
+    // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
+    crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
+    let mut worker = WorkerProcess::start(
+        args.adapter.selector(),
+        Duration::from_secs_f64(args.timeout),
+    )
+    .context("cannot start the benchmark")?;
+    let adapter = worker.adapter().clone();
+    let quiet = args.json || args.markdown;
+    if !quiet {
+        eprintln!(
+            "benchmarking on [{}] {} (key {})",
+            adapter.index,
+            adapter.identity.describe(),
+            adapter.key
+        );
+    }
+    let ceilings = crate::tune::ceilings(&mut worker, Some(&ws.root), |name| {
+        if !quiet {
+            eprintln!("measuring copy bandwidth and FMA rate of {name} …");
+        }
+    });
+    let options = Options {
+        samples: args.samples,
+        tune_shapes: args.tune_shapes.clone(),
+        timeout_s: args.timeout,
+        ..Options::default()
+    };
+    let mut kernels = Vec::new();
+    for f in &found {
+        if !quiet {
+            eprintln!("{} ({}) …", f.name, f.package);
+        }
+        kernels.push(bench::bench_kernel(
+            f,
+            &mut worker,
+            ceilings.as_ref(),
+            &options,
+            Some(&ws.target_dir),
+        ));
+    }
+    let report = BenchReport::new(&adapter, ceilings.as_ref(), args.samples, kernels);
+    // A cached variant or a reference that fails here, or a kernel that cannot be measured, is a
+    // failure of the benchmark; a kernel nobody tuned for this adapter is not.
+    let failed = report.kernels.iter().any(|k| {
+        k.status == Status::Failed
+            || k.deployed.as_ref().is_some_and(|d| !d.correct)
+            || k.reference.as_ref().is_some_and(|r| !r.correct)
+    });
+    if args.json {
+        print_json(&report);
+    } else if args.markdown {
+        print!("{}", report.markdown());
+    } else {
+        print_human(&report);
+    }
+    if !args.json && worker.restarts > 0 {
+        eprintln!(
+            "note: the evaluation worker was restarted {} time(s) after timeouts or crashes",
+            worker.restarts
+        );
+    }
+    Ok(if failed { exit::FAILED } else { exit::OK })
+}
+
+fn time(t: &Timing) -> String {
+    format!("{} ± {:.0} %", fmt_ns(t.ns), t.spread * 100.0)
+}
+
+fn throughput(t: &Timing) -> String {
+    let mut s = format!("{} GB/s", bench::rate(t.gbps));
+    if let Some(g) = t.gflops {
+        s.push_str(&format!(", {} GFLOP/s", bench::rate(g)));
+    }
+    if let Some(r) = &t.roofline {
+        s.push_str(&format!(
+            ", {:.0} % of the {} ceiling",
+            r.fraction * 100.0,
+            r.bound
+        ));
+    }
+    s
+}
+
+fn print_kernel(k: &KernelBench) {
+    let head = format!("{} ({})", k.name, k.package);
+    if k.status == Status::Failed {
+        println!(
+            "{head}: failed\n    {}",
+            k.error.as_deref().unwrap_or("").replace('\n', "\n    ")
+        );
+        return;
+    }
+    let deployed = k.deployed.as_ref();
+    match (k.status, deployed) {
+        (_, Some(d)) if !d.correct => println!(
+            "{head}: {} {} FAILED verification here: {}",
+            k.status.as_str(),
+            d.program,
+            d.failure.as_deref().unwrap_or("")
+        ),
+        (Status::Tuned, Some(_)) => println!(
+            "{head}: tuned {} {:.2}x (± {:.0} %), baseline {} → {}",
+            k.variant.as_deref().unwrap_or(""),
+            k.speedup.unwrap_or(1.0),
+            deployed.and_then(|d| d.speedup_spread).unwrap_or(0.0) * 100.0,
+            k.baseline().map_or_else(String::new, time),
+            k.tuned().map_or_else(String::new, time),
+        ),
+        (status, _) => println!(
+            "{head}: {}, baseline {}",
+            if status == Status::NotTuned {
+                "not tuned for this adapter"
+            } else {
+                "baseline-best (the entry keeps the baseline)"
+            },
+            k.baseline().map_or_else(String::new, time),
+        ),
+    }
+    if let Some(t) = k.deployed_timing() {
+        println!("    {}", throughput(t));
+    }
+    if let Some(r) = &k.reference {
+        match (&r.timing, r.speedup) {
+            (Some(t), Some(s)) => println!(
+                "    reference: {} ({s:.2}x over the baseline), {}",
+                time(t),
+                throughput(t)
+            ),
+            _ => println!(
+                "    reference: failed here: {}",
+                r.failure.as_deref().unwrap_or("")
+            ),
+        }
+    }
+    if let Some(t) = &k.tuning {
+        println!(
+            "    tuning: {} evaluations ({}){}",
+            t.evaluations,
+            t.strategy,
+            t.seconds
+                .map(|s| format!(", {s:.1} s of evaluation"))
+                .unwrap_or_default()
+        );
+    }
+}
+
+fn print_human(report: &BenchReport) {
+    for k in &report.kernels {
+        print_kernel(k);
+    }
+    let s = &report.suite;
+    println!(
+        "suite: {} kernels ({} tuned, {} baseline-best, {} not tuned, {} failed); correct {}/{} ({:.0} %); fast_1 {:.0} %, fast_1.2 {:.0} %, fast_2 {:.0} %; geomean speedup {}; tuning {} evaluations, {:.1} s",
+        s.kernels,
+        s.tuned,
+        s.baseline_best,
+        s.not_tuned,
+        s.failed,
+        s.correct,
+        s.kernels,
+        s.correctness_rate * 100.0,
+        s.fast_1 * 100.0,
+        s.fast_1_2 * 100.0,
+        s.fast_2 * 100.0,
+        s.geomean_speedup
+            .map_or_else(|| "–".to_owned(), |g| format!("{g:.2}x")),
+        s.tuning_evaluations,
+        s.tuning_seconds,
+    );
+}
