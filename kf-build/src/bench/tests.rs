@@ -227,6 +227,9 @@ fn run_options() -> RunOptions {
         force: false,
         kernel: None,
         timeout_s: None,
+        operators: None,
+        llm: false,
+        llm_replay_only: false,
     }
 }
 

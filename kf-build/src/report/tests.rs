@@ -149,6 +149,9 @@ fn tune(root: &Path, target: &Path) -> crate::tune::KernelResult {
             force: true,
             kernel: None,
             timeout_s: None,
+            operators: None,
+            llm: false,
+            llm_replay_only: false,
         },
     )
     .unwrap();

@@ -166,6 +166,8 @@ impl Evaluator for Judge {
                 baseline_ns: 1000.0,
                 candidate_ns: 1000.0 / s,
                 speedup: s,
+                baseline_spread: 0.0,
+                candidate_spread: 0.0,
                 spread: 0.01,
                 samples: r.plan.samples,
                 method: "fake".into(),
