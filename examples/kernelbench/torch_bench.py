@@ -175,6 +175,13 @@ def _(n):
     return (lambda: F.gelu(x, approximate="tanh")), 2 * nbytes(x), None
 
 
+@op(KB, "SAXPY", dict(n=1 << 24))
+def _(n):
+    # The quickstart's SAXPY: y = a * x + y in place (reads x and y, writes y).
+    x, y = rand(n), rand(n)
+    return (lambda: y.add_(x, alpha=2.5)), 3 * nbytes(x), None
+
+
 @op(KB, "SILU", dict(n=1 << 22))
 def _(n):
     x = rand(n, lo=-6.0, hi=6.0)

@@ -49,6 +49,9 @@ pub struct Options {
     pub tune_shapes: Vec<String>,
     /// Seconds one evaluation may take before its worker is killed.
     pub timeout_s: f64,
+    /// Measure the entries tuned for this adapter key instead of the evaluator's own (the
+    /// crossover question: does a variant tuned on one GPU pay on another?).
+    pub entries_for: Option<kf_runtime::adapter::AdapterKey>,
 }
 
 impl Default for Options {
@@ -58,6 +61,7 @@ impl Default for Options {
             seed: 7,
             tune_shapes: Vec::new(),
             timeout_s: 600.0,
+            entries_for: None,
         }
     }
 }
@@ -296,7 +300,10 @@ pub fn bench_kernel(
         }
     };
     out.content_hash = Some(kernel.content_hash.clone());
-    let key = evaluator.adapter().key.clone();
+    let key = options
+        .entries_for
+        .clone()
+        .unwrap_or_else(|| evaluator.adapter().key.clone());
     let entry = crate::store::read_entry(&f.crate_root, &f.name, &kernel.content_hash, &key);
     let candidate = match &entry {
         Some((path, e)) => {
@@ -545,6 +552,9 @@ pub struct BenchReport {
     pub kernels: Vec<KernelBench>,
     /// The suite's figures.
     pub suite: Suite,
+    /// The adapter key whose entries were measured, when not the adapter's own (`--entries-for`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries_for: Option<String>,
 }
 
 impl BenchReport {
@@ -576,12 +586,18 @@ impl BenchReport {
             samples,
             suite: Suite::of(&kernels),
             kernels,
+            entries_for: None,
         }
     }
 
     /// The report as a markdown table per kernel followed by the suite's figures.
     pub fn markdown(&self) -> String {
         let mut out = String::new();
+        if let Some(key) = &self.entries_for {
+            out.push_str(&format!(
+                "Variants tuned for adapter key `{key}`, measured on this adapter.\n\n"
+            ));
+        }
         out.push_str(&format!(
             "Adapter: {} ({}, {}), {} samples per shape{}.\n\n",
             md(&self.adapter.name),

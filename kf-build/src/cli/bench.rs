@@ -30,6 +30,11 @@ pub(crate) struct BenchArgs {
     /// Seconds one evaluation may take before its worker is killed.
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     timeout: f64,
+    /// Measure the variants tuned for this adapter key (see `cargo kernelfoundry list`) instead
+    /// of this adapter's own: a crossover check of whether tuning on one GPU pays on another.
+    /// Every variant is still verified against the baseline on this adapter.
+    #[arg(long, value_name = "KEY", value_parser = parse_key)]
+    entries_for: Option<kf_runtime::adapter::AdapterKey>,
     /// Print a markdown table (for BENCHMARKS.md) instead of the plain summary.
     #[arg(long, conflicts_with = "json")]
     markdown: bool,
@@ -72,6 +77,9 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
             adapter.identity.describe(),
             adapter.key
         );
+        if let Some(key) = &args.entries_for {
+            eprintln!("measuring the variants tuned for adapter key {key} (--entries-for)");
+        }
     }
     let ceilings = crate::tune::ceilings(&mut worker, Some(&ws.root), |name| {
         if !quiet {
@@ -82,6 +90,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
         samples: args.samples,
         tune_shapes: args.tune_shapes.clone(),
         timeout_s: args.timeout,
+        entries_for: args.entries_for.clone(),
         ..Options::default()
     };
     let mut kernels = Vec::new();
@@ -97,7 +106,8 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
             Some(&ws.target_dir),
         ));
     }
-    let report = BenchReport::new(&adapter, ceilings.as_ref(), args.samples, kernels);
+    let mut report = BenchReport::new(&adapter, ceilings.as_ref(), args.samples, kernels);
+    report.entries_for = args.entries_for.as_ref().map(|k| k.to_string());
     // A cached variant or a reference that fails here, or a kernel that cannot be measured, is a
     // failure of the benchmark; a kernel nobody tuned for this adapter is not.
     let failed = report.kernels.iter().any(|k| {
@@ -226,4 +236,9 @@ fn print_human(report: &BenchReport) {
         s.tuning_evaluations,
         s.tuning_seconds,
     );
+}
+
+fn parse_key(text: &str) -> Result<kf_runtime::adapter::AdapterKey, String> {
+    kf_runtime::adapter::AdapterKey::parse(text)
+        .ok_or_else(|| format!("`{text}` is not an adapter key (16 hex digits, as `cargo kernelfoundry adapters` prints)"))
 }
