@@ -696,7 +696,10 @@ impl Runner {
         } else {
             ROTATION_BYTES
         };
-        let n_sets = rotation.div_ceil(set_bytes).clamp(2, 16) as usize;
+        let diag = Diagnostics::from_env();
+        let n_sets = diag
+            .n_sets
+            .unwrap_or_else(|| rotation.div_ceil(set_bytes).clamp(2, 16) as usize);
         // Two distinct contents alternate over the buffer sets: what defeats a cache is the
         // addresses, and generating inputs is the slow part on the host.
         let seeds = [0x5EED_0000, 0x5EED_0001];
@@ -722,10 +725,21 @@ impl Runner {
         let period = f64::from(self.gpu.queue.get_timestamp_period());
         let mut rng = StdRng::seed_from_u64(plan.order_seed);
         let mut samples: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        let started = Instant::now();
+        if let Some(ms) = diag.warm_ms {
+            while started.elapsed().as_millis() < u128::from(ms) {
+                for which in [0, 1] {
+                    self.submit(programs[which], &sets[which][0], counts[which], None, &[]);
+                }
+                self.wait()?;
+            }
+        }
         for i in 0..(plan.warmup + plan.samples.max(1)) {
             let first = usize::from(rng.random_bool(0.5));
             for which in [first, 1 - first] {
-                let bound = &sets[which][i as usize % n_sets];
+                let owner = if diag.swap { 1 - which } else { which };
+                let set = i as usize % n_sets;
+                let bound = &sets[owner][set];
                 let t0 = Instant::now();
                 self.submit(programs[which], bound, counts[which], stamps.as_ref(), &[]);
                 if let Some(t) = &stamps {
@@ -741,6 +755,7 @@ impl Runner {
                     }
                     None => wall.as_nanos() as f64,
                 };
+                diag.sample(which, owner, set, i, ns, wall.as_nanos(), started.elapsed());
                 if i >= plan.warmup {
                     samples[which].push(ns);
                 }
@@ -954,5 +969,60 @@ mod tests {
             (m - 1.0).abs() < 1e-12 && (s - 0.1).abs() < 1e-12,
             "{m} {s}"
         );
+    }
+}
+
+/// Timing diagnostics for investigating an adapter's behaviour, off unless the environment asks:
+/// `KERNELFOUNDRY_DIAG=FILE` appends one JSON line per timed dispatch (program, buffer set owner and
+/// index, sample, timestamp and wall nanoseconds, milliseconds since the timing began);
+/// `KERNELFOUNDRY_DIAG_WARM_MS=N` keeps the GPU busy with both programs for N ms before sampling;
+/// `KERNELFOUNDRY_DIAG_NSETS=N` rotates N buffer sets per program; `KERNELFOUNDRY_DIAG_SWAP=1` runs
+/// each program on the other's buffer sets (to tell buffer placement from program speed).
+/// None of them changes what a report means; they exist to find out why timings vary.
+struct Diagnostics {
+    file: Option<std::fs::File>,
+    warm_ms: Option<u64>,
+    n_sets: Option<usize>,
+    swap: bool,
+}
+
+impl Diagnostics {
+    fn from_env() -> Self {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Diagnostics {
+            file: var("KERNELFOUNDRY_DIAG").and_then(|path| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .ok()
+            }),
+            warm_ms: var("KERNELFOUNDRY_DIAG_WARM_MS").and_then(|v| v.parse().ok()),
+            n_sets: var("KERNELFOUNDRY_DIAG_NSETS")
+                .and_then(|v| v.parse().ok())
+                .filter(|&n: &usize| n >= 1),
+            swap: var("KERNELFOUNDRY_DIAG_SWAP").is_some_and(|v| v == "1"),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn sample(
+        &self,
+        which: usize,
+        owner: usize,
+        set: usize,
+        i: u32,
+        ns: f64,
+        wall_ns: u128,
+        since: std::time::Duration,
+    ) {
+        if let Some(mut f) = self.file.as_ref() {
+            use std::io::Write;
+            let _ = writeln!(
+                f,
+                "{{\"program\":{which},\"owner\":{owner},\"set\":{set},\"i\":{i},\"ns\":{ns},\"wall_ns\":{wall_ns},\"ms\":{:.3}}}",
+                since.as_secs_f64() * 1e3
+            );
+        }
     }
 }
