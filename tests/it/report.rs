@@ -240,19 +240,44 @@ fn report_draws_the_archive_heatmap_in_a_headless_browser() {
     let foreign = "f00df00df00df00d";
     let own_file = std::path::PathBuf::from(saxpy["cache_file"].as_str().unwrap());
     assert!(own_file.ends_with(format!("{own_key}.json")));
-    std::fs::rename(&own_file, own_file.with_file_name(format!("{foreign}.json"))).unwrap();
-    let mine = run_ok(&mut kf_here(&["bench", "--json", "--samples", "3", "--kernel", "SAXPY"]));
-    assert_eq!(mine.json()["kernels"][0]["status"], "not-tuned", "{}", mine.dump());
+    std::fs::rename(
+        &own_file,
+        own_file.with_file_name(format!("{foreign}.json")),
+    )
+    .unwrap();
+    let mine = run_ok(&mut kf_here(&[
+        "bench",
+        "--json",
+        "--samples",
+        "3",
+        "--kernel",
+        "SAXPY",
+    ]));
+    assert_eq!(
+        mine.json()["kernels"][0]["status"],
+        "not-tuned",
+        "{}",
+        mine.dump()
+    );
     assert!(mine.json().get("entries_for").is_none());
     let crossed = run_ok(&mut kf_here(&[
-        "bench", "--json", "--samples", "3", "--kernel", "SAXPY", "--entries-for", foreign,
+        "bench",
+        "--json",
+        "--samples",
+        "3",
+        "--kernel",
+        "SAXPY",
+        "--entries-for",
+        foreign,
     ]));
     let cj = crossed.json();
     assert_eq!(cj["entries_for"], foreign, "{}", crossed.dump());
     assert_eq!(cj["kernels"][0]["status"], "tuned", "{}", crossed.dump());
     assert_eq!(cj["kernels"][0]["variant"], saxpy["variant"]);
     assert_eq!(cj["kernels"][0]["correct"], true, "{}", crossed.dump());
-    let bad = kf_here(&["bench", "--entries-for", "not-a-key"]).output().unwrap();
+    let bad = kf_here(&["bench", "--entries-for", "not-a-key"])
+        .output()
+        .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("is not an adapter key"));
 }

@@ -73,6 +73,25 @@ const ROTATION_BYTES: u64 = 256 << 20;
 /// The same on a CPU adapter, whose last-level cache is smaller and whose memory is the host's.
 const ROTATION_BYTES_CPU: u64 = 64 << 20;
 
+/// How long the GPU is kept busy before timing (see `Runner::sustain`); `KERNELFOUNDRY_WARM_MS`
+/// overrides it.
+const SUSTAIN_GPU: Duration = Duration::from_millis(400);
+/// The GPU work of one command buffer while sustaining the load.
+const SUSTAIN_BATCH: Duration = Duration::from_millis(8);
+
+/// How long to sustain the load before timing: [`SUSTAIN_GPU`] on a GPU, nothing on a CPU adapter
+/// (whose clock does not depend on a GPU's idle state), or `KERNELFOUNDRY_WARM_MS`.
+pub(crate) fn sustain_duration(cpu: bool) -> Duration {
+    match std::env::var("KERNELFOUNDRY_WARM_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        Some(ms) => Duration::from_millis(ms),
+        None if cpu => Duration::ZERO,
+        None => SUSTAIN_GPU,
+    }
+}
+
 /// Bytes of baseline outputs kept for reuse across evaluations.
 const REFERENCE_CACHE_BYTES: usize = 1 << 30;
 
@@ -464,6 +483,63 @@ impl Runner {
         self.gpu.queue.submit([encoder.finish()]);
     }
 
+    /// Keeps the GPU busy with both programs for `duration` before their timing, in command
+    /// buffers of several dispatches each (about [`SUSTAIN_BATCH`] of GPU work), so the timed
+    /// samples run at the clocks a busy GPU reaches.
+    ///
+    /// Why: a discrete GPU idles at a fraction of its clock and raises it only after a sustained
+    /// load. Measured on an H200 (Vulkan), a row-wise softmax ran at 11.8 ms per launch for the first
+    /// ~0.25 s of back-to-back samples and at 2.3 ms from then on; kernels shorter than a few
+    /// milliseconds never reached the higher clock within their samples at all, so a speedup
+    /// depended on how long the GPU had been idle before. BENCHMARKS.md has the measurement.
+    fn sustain(
+        &self,
+        programs: &[&Compiled; 2],
+        bound: [&Bound; 2],
+        counts: [[u32; 3]; 2],
+        duration: Duration,
+    ) -> Step<()> {
+        if duration.is_zero() {
+            return Ok(());
+        }
+        let start = Instant::now();
+        let mut reps = 1u32;
+        while start.elapsed() < duration {
+            let t = Instant::now();
+            for which in [0, 1] {
+                self.submit_repeated(programs[which], bound[which], counts[which], reps);
+            }
+            self.wait()?;
+            let took = t.elapsed().max(Duration::from_micros(1));
+            // Aim the next batch at SUSTAIN_BATCH of work, so the host's round trip is a small
+            // share of the time and the GPU stays busy.
+            let scale = SUSTAIN_BATCH.as_secs_f64() / took.as_secs_f64();
+            reps = ((f64::from(reps) * scale).round() as u32).clamp(1, 4096);
+        }
+        Ok(())
+    }
+
+    /// Encodes `reps` dispatches of one program in one pass and submits them.
+    fn submit_repeated(&self, compiled: &Compiled, bound: &Bound, counts: [u32; 3], reps: u32) {
+        let device = &self.gpu.device;
+        let mut encoder =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&compiled.pipeline);
+            for (i, bg) in bound.bind_groups.iter().enumerate() {
+                pass.set_bind_group(i as u32, bg, &[]);
+            }
+            for _ in 0..reps {
+                pass.dispatch_workgroups(counts[0], counts[1], counts[2]);
+            }
+        }
+        self.gpu.queue.submit([encoder.finish()]);
+    }
+
     fn wait(&self) -> Step<()> {
         self.gpu
             .device
@@ -725,15 +801,9 @@ impl Runner {
         let period = f64::from(self.gpu.queue.get_timestamp_period());
         let mut rng = StdRng::seed_from_u64(plan.order_seed);
         let mut samples: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        let sustain = sustain_duration(self.gpu.is_cpu());
         let started = Instant::now();
-        if let Some(ms) = diag.warm_ms {
-            while started.elapsed().as_millis() < u128::from(ms) {
-                for which in [0, 1] {
-                    self.submit(programs[which], &sets[which][0], counts[which], None, &[]);
-                }
-                self.wait()?;
-            }
-        }
+        self.sustain(&programs, [&sets[0][0], &sets[1][0]], counts, sustain)?;
         for i in 0..(plan.warmup + plan.samples.max(1)) {
             let first = usize::from(rng.random_bool(0.5));
             for which in [first, 1 - first] {
@@ -975,13 +1045,11 @@ mod tests {
 /// Timing diagnostics for investigating an adapter's behaviour, off unless the environment asks:
 /// `KERNELFOUNDRY_DIAG=FILE` appends one JSON line per timed dispatch (program, buffer set owner and
 /// index, sample, timestamp and wall nanoseconds, milliseconds since the timing began);
-/// `KERNELFOUNDRY_DIAG_WARM_MS=N` keeps the GPU busy with both programs for N ms before sampling;
 /// `KERNELFOUNDRY_DIAG_NSETS=N` rotates N buffer sets per program; `KERNELFOUNDRY_DIAG_SWAP=1` runs
 /// each program on the other's buffer sets (to tell buffer placement from program speed).
 /// None of them changes what a report means; they exist to find out why timings vary.
 struct Diagnostics {
     file: Option<std::fs::File>,
-    warm_ms: Option<u64>,
     n_sets: Option<usize>,
     swap: bool,
 }
@@ -997,7 +1065,6 @@ impl Diagnostics {
                     .open(path)
                     .ok()
             }),
-            warm_ms: var("KERNELFOUNDRY_DIAG_WARM_MS").and_then(|v| v.parse().ok()),
             n_sets: var("KERNELFOUNDRY_DIAG_NSETS")
                 .and_then(|v| v.parse().ok())
                 .filter(|&n: &usize| n >= 1),
