@@ -1024,24 +1024,6 @@ pub fn default_timeout(baseline_wall: Duration) -> Duration {
     (baseline_wall * 10).clamp(Duration::from_secs(10), Duration::from_secs(300))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn median_and_spread_of_ratios() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
-        let (m, s) = median_and_spread(&[1.0, 1.0, 1.0, 1.0]);
-        assert_eq!((m, s), (1.0, 0.0));
-        let (m, s) = median_and_spread(&[0.8, 0.9, 1.0, 1.1, 1.2]);
-        assert!(
-            (m - 1.0).abs() < 1e-12 && (s - 0.1).abs() < 1e-12,
-            "{m} {s}"
-        );
-    }
-}
-
 /// Timing diagnostics for investigating an adapter's behaviour, off unless the environment asks:
 /// `KERNELFOUNDRY_DIAG=FILE` appends one JSON line per timed dispatch (program, buffer set owner and
 /// index, sample, timestamp and wall nanoseconds, milliseconds since the timing began);
@@ -1091,5 +1073,23 @@ impl Diagnostics {
                 since.as_secs_f64() * 1e3
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_spread_of_ratios() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        let (m, s) = median_and_spread(&[1.0, 1.0, 1.0, 1.0]);
+        assert_eq!((m, s), (1.0, 0.0));
+        let (m, s) = median_and_spread(&[0.8, 0.9, 1.0, 1.1, 1.2]);
+        assert!(
+            (m - 1.0).abs() < 1e-12 && (s - 0.1).abs() < 1e-12,
+            "{m} {s}"
+        );
     }
 }
