@@ -702,3 +702,69 @@ fn a_worker_command_speaks_the_protocol_over_stdio() {
     );
     assert!(json["kernels"][0]["cache_file"].is_string(), "{json}");
 }
+
+#[test]
+fn the_broker_bench_script_needs_only_the_binary_and_nats_server() {
+    // A PATH with the shell tools the script uses and nothing else: no cargo, as on a GPU machine
+    // that only received the release binary.
+    let tools = tempfile::tempdir().unwrap();
+    for tool in [
+        "bash", "realpath", "mkdir", "mktemp", "cp", "rm", "sed", "printf", "cat", "date", "grep",
+        "awk", "wc", "cut", "paste", "tee", "seq", "sleep", "kill", "dirname", "head", "echo",
+    ] {
+        let found = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(tool))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("{tool} is not installed"));
+        std::os::unix::fs::symlink(found, tools.path().join(tool)).unwrap();
+    }
+    let out_dir = tempfile::tempdir().unwrap();
+    let script = kf_tests::root().join("examples/kernelbench/scripts/broker-bench.sh");
+    let out: Run = Command::new(tools.path().join("bash"))
+        .arg(&script)
+        .arg(kf_tests::bin())
+        .arg(nats_server())
+        .arg(out_dir.path())
+        .arg("2")
+        .env_clear()
+        .env("PATH", tools.path())
+        .env("HOME", out_dir.path())
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(out.code, Some(0), "{}", out.dump());
+    let text = std::fs::read_to_string(out_dir.path().join("broker-bench.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let modes: Vec<(String, u64)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["mode"].as_str().unwrap().to_owned(),
+                l["workers"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            ("local".to_owned(), 0),
+            ("broker".to_owned(), 1),
+            ("broker".to_owned(), 2)
+        ]
+    );
+    for l in &lines {
+        assert_eq!(l["kernels"], 3, "{l}");
+        assert_eq!(l["evaluations"], 6, "two per kernel: {l}");
+        assert!(l["evals_per_s"].as_f64().unwrap() > 0.0, "{l}");
+        assert_eq!(l["tune_evals_per_s"].as_array().unwrap().len(), 3, "{l}");
+    }
+    let worker2 = std::fs::read_to_string(out_dir.path().join("worker-2.log")).unwrap();
+    assert!(
+        worker2.contains("reported "),
+        "the second worker took nothing:\n{worker2}"
+    );
+}
