@@ -104,7 +104,7 @@ impl BrokerAddress {
             let host = url.host_str().filter(|h| !h.is_empty()).ok_or_else(|| {
                 BrokerError::Address(format!("`{}` names no host", strip_userinfo(part)))
             })?;
-            if url.path().trim_matches('/') != "" {
+            if !url.path().trim_matches('/').is_empty() {
                 return Err(BrokerError::Address(format!(
                     "`{}` has a path; a broker URL is scheme://[user:password@]host[:port]",
                     strip_userinfo(part)

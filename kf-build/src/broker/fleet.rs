@@ -66,7 +66,7 @@ impl Fleet {
             let all = self.announcements()?;
             let by_key = group(&all);
             let missing = if keys.is_empty() {
-                by_key.is_empty().then(|| None)
+                by_key.is_empty().then_some(None)
             } else {
                 keys.iter()
                     .find(|k| !by_key.contains_key(k.as_str()))

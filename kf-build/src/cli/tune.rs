@@ -476,18 +476,18 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
 /// Where the evaluations of one target run.
 enum Backend {
     /// A worker process: the current executable, or `--worker-cmd`.
-    Process(WorkerProcess),
+    Process(Box<WorkerProcess>),
     /// The workers of one adapter key behind a broker.
     #[cfg(feature = "broker")]
-    Fleet(crate::broker::FleetEvaluator, String),
+    Fleet(Box<crate::broker::FleetEvaluator>, String),
 }
 
 impl Backend {
     fn evaluator(&mut self) -> &mut dyn Evaluator {
         match self {
-            Backend::Process(w) => w,
+            Backend::Process(w) => w.as_mut(),
             #[cfg(feature = "broker")]
-            Backend::Fleet(f, _) => f,
+            Backend::Fleet(f, _) => f.as_mut(),
         }
     }
 
@@ -589,7 +589,7 @@ fn open_backends(
             WorkerProcess::start(args.adapter.selector(), timeout).context("cannot start tuning")?
         }
     };
-    Ok(Ok(vec![Backend::Process(worker)]))
+    Ok(Ok(vec![Backend::Process(Box::new(worker))]))
 }
 
 #[cfg(feature = "broker")]
@@ -613,7 +613,7 @@ fn open_fleet(args: &TuneArgs, url: &str) -> anyhow::Result<Result<Vec<Backend>,
     let mut backends = Vec::new();
     for target in &targets {
         backends.push(Backend::Fleet(
-            fleet.evaluator(target, wait.max(Duration::from_secs(1)))?,
+            Box::new(fleet.evaluator(target, wait.max(Duration::from_secs(1)))?),
             shown.clone(),
         ));
     }

@@ -3,8 +3,6 @@
 //! (`--stdio`, what `tune --worker-cmd` runs, see [`crate::harness::relay`]).
 
 use super::{AdapterArgs, exit};
-use crate::harness::Evaluator;
-use crate::harness::worker::WorkerProcess;
 use anyhow::Context;
 use clap::Args;
 use std::time::Duration;
@@ -61,6 +59,8 @@ pub(crate) fn run(args: WorkerArgs) -> anyhow::Result<i32> {
 #[cfg(feature = "broker")]
 fn serve_broker(args: &WorkerArgs, url: &str, timeout: Duration) -> anyhow::Result<i32> {
     use crate::broker::worker::{WorkerEvent, WorkerOptions};
+    use crate::harness::Evaluator;
+    use crate::harness::worker::WorkerProcess;
     let address = crate::broker::BrokerAddress::parse(url, &|name| std::env::var(name).ok())?;
     crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
     let mut local = WorkerProcess::start(args.adapter.selector(), timeout)
