@@ -208,3 +208,22 @@ pub fn quickstart_lines(stdout: &str) -> Vec<(String, String, String, bool)> {
         })
         .collect()
 }
+
+/// The `nats-server` binary the broker tests start (`apt-get install nats-server` puts it in
+/// `/usr/sbin`). A machine without it fails those tests with this hint, never skips them.
+pub fn nats_server() -> PathBuf {
+    let dirs = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    dirs.into_iter()
+        .chain(["/usr/sbin", "/usr/local/sbin", "/usr/bin"].map(PathBuf::from))
+        .map(|d| d.join("nats-server"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "nats-server is not installed (looked on PATH and in /usr/sbin): the broker tests \
+                 start a real one; install it with `apt-get install nats-server` (Debian 12 has \
+                 2.9) or put its binary on PATH"
+            )
+        })
+}

@@ -27,6 +27,8 @@ pub use track::{STAMP_ENV, stamp, track_cache, track_cache_lines};
 
 #[cfg(feature = "cli")]
 pub mod bench;
+#[cfg(feature = "broker")]
+pub mod broker;
 #[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "cli")]

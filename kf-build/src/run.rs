@@ -45,6 +45,13 @@ pub struct RunOptions {
     /// Whether LLM answers came only from the response cache.
     #[serde(default)]
     pub llm_replay_only: bool,
+    /// Children per island and generation (more than one when several workers evaluated).
+    #[serde(default = "one")]
+    pub width: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// `run.json`.
@@ -195,6 +202,7 @@ mod tests {
             operators: None,
             llm: false,
             llm_replay_only: false,
+            width: 1,
         }
     }
 

@@ -45,6 +45,8 @@ pub struct Options {
     pub operators: Option<Vec<String>>,
     /// The LLM session, when the evolution strategies should ask an LLM for children too.
     pub llm: Option<std::sync::Arc<crate::llm::Session>>,
+    /// Children per island and generation (see `search::Config::width`).
+    pub width: usize,
 }
 
 impl Default for Options {
@@ -60,6 +62,7 @@ impl Default for Options {
             tune_shapes: Vec::new(),
             operators: None,
             llm: None,
+            width: 1,
         }
     }
 }
@@ -361,6 +364,7 @@ pub fn tune_kernel(
         time_s: options.time_s,
         gradients: options.gradients,
         operators: options.operators.clone(),
+        width: options.width,
         ..Config::default()
     };
     let started = std::time::Instant::now();

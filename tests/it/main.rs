@@ -2,6 +2,7 @@
 //! CI), real copies of the example crates, real builds. One test binary, one module per area.
 
 mod adversarial;
+mod broker;
 mod cache_state;
 mod cli;
 mod e2e;

@@ -230,6 +230,7 @@ fn run_options() -> RunOptions {
         operators: None,
         llm: false,
         llm_replay_only: false,
+        width: 1,
     }
 }
 

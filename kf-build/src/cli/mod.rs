@@ -14,6 +14,7 @@ mod eval;
 mod list;
 mod report;
 mod tune;
+mod worker;
 
 use crate::gpu::{AdapterSelector, GpuError};
 use clap::{Args, Parser, Subcommand};
@@ -75,6 +76,9 @@ enum Command {
     /// Write one self-contained HTML report of the newest tune run: per kernel the archive
     /// heatmap, fitness over evaluations and roofline placement, and the suite table.
     Report(report::ReportArgs),
+    /// Evaluate candidates for tuners on other machines: through a broker (`--broker URL`), or on
+    /// stdin/stdout for `tune --worker-cmd` (`--stdio`).
+    Worker(worker::WorkerArgs),
 }
 
 /// Options shared by the verbs that read the workspace.
@@ -221,6 +225,7 @@ pub fn main() -> i32 {
         Command::Ablate(a) => ablate::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Report(a) => report::run(a),
+        Command::Worker(a) => worker::run(a),
     };
     match result {
         Ok(code) => code,

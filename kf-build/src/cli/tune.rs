@@ -1,5 +1,6 @@
 //! `cargo kernelfoundry tune`: parse the arguments, run the tune pipeline ([`crate::tune`]) on a
-//! worker process, print what it returns.
+//! worker process (local, or reached through `--worker-cmd`) or on the workers of each adapter key
+//! behind a broker (`--broker`, one archive, run and cache entry per key), print what it returns.
 
 use super::{AdapterArgs, WorkspaceArgs, exit, fmt_ns, print_json};
 use crate::harness::Evaluator;
@@ -9,7 +10,7 @@ use crate::search::{Event, StrategyKind};
 use crate::tune::{self, KernelResult, Options, Status};
 use anyhow::Context;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -79,9 +80,41 @@ pub(crate) struct TuneArgs {
     /// List every evaluated candidate with its verdict.
     #[arg(long, short = 'v')]
     verbose: bool,
-    /// Print one JSON object on stdout.
+    /// Print one JSON object on stdout (with several adapter keys: `{"targets": [..]}`, one
+    /// object per key).
     #[arg(long)]
     json: bool,
+    /// Send the evaluations to the workers on this broker (`cargo kernelfoundry worker --broker
+    /// URL` on the GPU machines) instead of a local worker: `nats://[user:password@]host[:port]`,
+    /// `tls://…` for TLS. Credentials may come from KERNELFOUNDRY_BROKER_USER and
+    /// KERNELFOUNDRY_BROKER_PASSWORD (or KERNELFOUNDRY_BROKER_TOKEN) instead; they are never
+    /// printed. This machine needs no GPU.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "KERNELFOUNDRY_BROKER",
+        hide_env_values = true,
+        help_heading = "Fleet"
+    )]
+    broker: Option<String>,
+    /// Tune for this adapter key (may be repeated): one archive, run and cache entry per key.
+    /// Default: every key a worker on the broker serves.
+    #[arg(long = "adapter-key", value_name = "KEY", help_heading = "Fleet")]
+    adapter_keys: Vec<String>,
+    /// Seconds to wait for the workers of each adapter key to announce themselves, and for a
+    /// worker to take an evaluation, before the tune stops and names the key nobody serves.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 60.0,
+        help_heading = "Fleet"
+    )]
+    broker_timeout: f64,
+    /// Run the evaluation worker through this command (by `sh -c`) instead of locally, e.g.
+    /// `ssh gpu-box cargo-kernelfoundry worker --stdio`; it speaks the worker protocol on
+    /// stdin/stdout and kills a candidate at its deadline itself.
+    #[arg(long, value_name = "COMMAND", help_heading = "Fleet")]
+    worker_cmd: Option<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -155,6 +188,10 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         args.llm = o.llm;
         args.no_llm = !o.llm;
         args.llm_replay_only = o.llm_replay_only;
+        if args.broker.is_some() {
+            // A run tunes for one adapter key: resume it on that key's workers.
+            args.adapter_keys = vec![run.record.adapter_key.clone()];
+        }
         if !args.json {
             eprintln!("resuming the run in {}", run.dir.display());
         }
@@ -162,6 +199,14 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
     } else {
         None
     };
+    if args.worker_cmd.is_some() && args.broker.is_some() {
+        anyhow::bail!(
+            "--worker-cmd and --broker exclude each other (KERNELFOUNDRY_BROKER may be set in the environment)"
+        );
+    }
+    if !args.adapter_keys.is_empty() && args.broker.is_none() {
+        anyhow::bail!("--adapter-key chooses among the workers of a broker; it needs --broker URL");
+    }
     if found.is_empty() {
         anyhow::bail!(
             "no #[kernelfoundry] kernels found in {} (select packages with -p or --workspace)",
@@ -199,38 +244,61 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         );
     }
     super::drop_skipped(&mut found, args.json)?;
-    // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
-    crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
-    let mut worker = WorkerProcess::start(
-        args.adapter.selector(),
-        args.timeout
-            .map_or(Duration::from_secs(600), Duration::from_secs_f64),
-    )
-    .context("cannot start tuning")?;
-    let adapter = worker.adapter().clone();
-    if !args.json {
-        eprintln!(
-            "tuning on [{}] {} (key {})",
-            adapter.index,
-            adapter.identity.describe(),
-            adapter.key
-        );
-    }
-    let ceilings = tune::ceilings(&mut worker, Some(&ws.root), |name| {
-        if !args.json {
-            eprintln!("measuring copy bandwidth and FMA rate of {name} …");
+    let timeout = args
+        .timeout
+        .map_or(Duration::from_secs(600), Duration::from_secs_f64);
+    let backends = match open_backends(&args, timeout)? {
+        Ok(b) => b,
+        Err(unserved) => {
+            eprintln!("error: {unserved}");
+            return Ok(exit::NO_GPU);
         }
-    });
+    };
+    let islands = crate::evolve::ArchiveConfig::default().islands.max(1);
+    let mut targets = Vec::new();
+    for mut backend in backends {
+        let adapter = backend.evaluator().adapter().clone();
+        let workers = backend.evaluator().parallelism();
+        if !args.json {
+            eprintln!(
+                "tuning on [{}] {} (key {}){}",
+                adapter.index,
+                adapter.identity.describe(),
+                adapter.key,
+                backend.describe()
+            );
+        }
+        let ceilings = tune::ceilings(backend.evaluator(), Some(&ws.root), |name| {
+            if !args.json {
+                eprintln!("measuring copy bandwidth and FMA rate of {name} …");
+            }
+        });
+        let width = match &resumed {
+            Some(run) => run.record.options.width,
+            None => workers.div_ceil(islands).clamp(1, 8),
+        };
+        targets.push(Target {
+            backend,
+            adapter,
+            ceilings,
+            width,
+            run: None,
+            results: Vec::new(),
+            fault: None,
+        });
+    }
     if let Some(config) = &llm_config
         && args.dry_run
     {
+        let target = &targets[0];
         let kernel = found
             .iter()
             .find_map(|f| f.resolved.as_ref().ok())
             .context("no kernel of the selection resolves, so there is no prompt to show")?;
         let kernel =
             tune::with_tune_shapes(kernel, &args.tune_shapes).map_err(anyhow::Error::msg)?;
-        let request = crate::llm::first_request(config, &kernel, &adapter, ceilings.as_ref());
+        let request =
+            crate::llm::first_request(config, &kernel, &target.adapter, target.ceilings.as_ref());
         println!(
             "dry run: the first request would go to {} (model {}, temperature {}, max_tokens {}; API key {}); nothing was sent",
             crate::llm::protocol::endpoint(&config.url),
@@ -289,47 +357,298 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         time_s: args.time,
         gradients: !args.no_gradients,
         tune_shapes: args.tune_shapes.clone(),
+        width: 1,
     };
-    let mut run = match resumed.take() {
-        Some(r) => r,
-        None => Run::create(
-            &ws.target_dir,
-            &adapter.key.to_string(),
-            RunOptions {
-                strategy: options.strategy.as_str().to_owned(),
-                seed: options.seed,
-                budget: options.budget,
-                time_s: options.time_s,
-                gradients: options.gradients,
-                tune_shapes: options.tune_shapes.clone(),
-                force: options.force,
-                kernel: args.kernel.clone(),
-                timeout_s: options.timeout,
-                operators: options.operators.clone(),
-                llm: options.llm.is_some(),
-                llm_replay_only: args.llm_replay_only,
-            },
-        )
-        .with_context(|| {
-            format!(
-                "cannot create a run directory under {}",
-                ws.target_dir.display()
+    // Run directories are created one after another: their names come from the clock.
+    for target in &mut targets {
+        let run = match resumed.take() {
+            Some(r) => r,
+            None => Run::create(
+                &ws.target_dir,
+                &target.adapter.key.to_string(),
+                RunOptions {
+                    strategy: options.strategy.as_str().to_owned(),
+                    seed: options.seed,
+                    budget: options.budget,
+                    time_s: options.time_s,
+                    gradients: options.gradients,
+                    tune_shapes: options.tune_shapes.clone(),
+                    force: options.force,
+                    kernel: args.kernel.clone(),
+                    timeout_s: options.timeout,
+                    operators: options.operators.clone(),
+                    llm: options.llm.is_some(),
+                    llm_replay_only: args.llm_replay_only,
+                    width: target.width,
+                },
             )
-        })?,
+            .with_context(|| {
+                format!(
+                    "cannot create a run directory under {}",
+                    ws.target_dir.display()
+                )
+            })?,
+        };
+        target.run = Some(run);
+    }
+    let bars = MultiProgress::with_draw_target(if args.json {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    });
+    let several = targets.len() > 1;
+    let view = TargetView {
+        found: &found,
+        options: &options,
+        bars: &bars,
+        several,
+        budget: args.budget,
+        root: &ws.root,
     };
-    let mut results = Vec::new();
-    for f in &found {
-        let bar = progress_bar(&f.name, args.budget, args.json);
+    if several {
+        // One archive per adapter key, searched at the same time: each target's workers are
+        // busy with its own batches.
+        std::thread::scope(|scope| {
+            for target in &mut targets {
+                let view = &view;
+                scope.spawn(move || tune_target(target, view));
+            }
+        });
+    } else {
+        for target in &mut targets {
+            tune_target(target, &view);
+        }
+    }
+    let failed = targets
+        .iter()
+        .flat_map(|t| &t.results)
+        .any(|k| k.status == Status::Failed);
+    if args.json {
+        let reports: Vec<Report<'_>> = targets
+            .iter()
+            .map(|t| Report {
+                adapter: AdapterOut {
+                    name: t.adapter.identity.name.clone(),
+                    backend: t.adapter.identity.backend.clone(),
+                    key: t.adapter.key.to_string(),
+                },
+                kernels: t
+                    .results
+                    .iter()
+                    .map(|r| KernelOut {
+                        result: r,
+                        candidates: args.verbose.then_some(r.candidates.as_slice()),
+                    })
+                    .collect(),
+            })
+            .collect();
+        if several {
+            print_json(&serde_json::json!({ "targets": reports }));
+        } else if let Some(report) = reports.first() {
+            print_json(report);
+        }
+    } else {
+        for t in &targets {
+            if several {
+                println!("{} (key {}):", t.adapter.identity.describe(), t.adapter.key);
+            }
+            for k in &t.results {
+                print_human(k, args.verbose);
+            }
+            for note in t.backend.notes() {
+                eprintln!("note: {note}");
+            }
+        }
+        if let Some(why) = llm.as_ref().and_then(|s| s.disabled()) {
+            eprintln!("note: the LLM was switched off during the run: {why}");
+        }
+    }
+    let faults: Vec<&String> = targets.iter().filter_map(|t| t.fault.as_ref()).collect();
+    if !faults.is_empty() {
+        for fault in faults {
+            eprintln!("error: {fault}");
+        }
+        return Ok(exit::NO_GPU);
+    }
+    Ok(if failed { exit::FAILED } else { exit::OK })
+}
+
+/// Where the evaluations of one target run.
+enum Backend {
+    /// A worker process: the current executable, or `--worker-cmd`.
+    Process(Box<WorkerProcess>),
+    /// The workers of one adapter key behind a broker.
+    #[cfg(feature = "broker")]
+    Fleet(Box<crate::broker::FleetEvaluator>, String),
+}
+
+impl Backend {
+    fn evaluator(&mut self) -> &mut dyn Evaluator {
+        match self {
+            Backend::Process(w) => w.as_mut(),
+            #[cfg(feature = "broker")]
+            Backend::Fleet(f, _) => f.as_mut(),
+        }
+    }
+
+    fn measured(&self) -> Option<&crate::harness::Ceilings> {
+        match self {
+            Backend::Process(w) => w.measured.as_ref(),
+            #[cfg(feature = "broker")]
+            Backend::Fleet(f, _) => f.measured.as_ref(),
+        }
+    }
+
+    /// Where the evaluations go, for the "tuning on" line.
+    fn describe(&self) -> String {
+        match self {
+            Backend::Process(_) => String::new(),
+            #[cfg(feature = "broker")]
+            Backend::Fleet(f, url) => {
+                format!(" through {} worker(s) on {url}", f.parallelism())
+            }
+        }
+    }
+
+    fn notes(&self) -> Vec<String> {
+        match self {
+            Backend::Process(w) if w.restarts > 0 => vec![format!(
+                "the evaluation worker was restarted {} time(s) after timeouts or crashes",
+                w.restarts
+            )],
+            Backend::Process(_) => Vec::new(),
+            #[cfg(feature = "broker")]
+            Backend::Fleet(f, _) => {
+                let mut notes = Vec::new();
+                if !f.workers_seen.is_empty() {
+                    let by: Vec<String> = f
+                        .workers_seen
+                        .iter()
+                        .map(|(w, n)| format!("{w} {n}"))
+                        .collect();
+                    notes.push(format!(
+                        "reports from the workers of {}: {}",
+                        f.key(),
+                        by.join(", ")
+                    ));
+                }
+                if f.redelivered > 0 {
+                    notes.push(format!(
+                        "{} evaluation(s) went to another worker after the first stopped answering",
+                        f.redelivered
+                    ));
+                }
+                notes
+            }
+        }
+    }
+}
+
+/// One adapter to tune for, and what came of it.
+struct Target {
+    backend: Backend,
+    adapter: crate::harness::AdapterReport,
+    ceilings: Option<crate::harness::Ceilings>,
+    width: usize,
+    run: Option<Run>,
+    results: Vec<KernelResult>,
+    fault: Option<String>,
+}
+
+/// What every target's tune shares.
+struct TargetView<'a> {
+    found: &'a [crate::discover::Found],
+    options: &'a Options,
+    bars: &'a MultiProgress,
+    several: bool,
+    budget: u64,
+    root: &'a std::path::Path,
+}
+
+/// The evaluators to tune with: a local worker, the `--worker-cmd` command, or the workers of each
+/// adapter key on the broker. `Ok(Err(message))` when the broker has no worker for a key.
+fn open_backends(
+    args: &TuneArgs,
+    timeout: Duration,
+) -> anyhow::Result<Result<Vec<Backend>, String>> {
+    if let Some(url) = &args.broker {
+        return open_fleet(args, url);
+    }
+    let worker = match &args.worker_cmd {
+        Some(cmd) => WorkerProcess::start_command(
+            vec!["sh".into(), "-c".into(), cmd.into()],
+            // The far end kills a candidate at its deadline and answers; give it time to.
+            Duration::from_secs(30),
+            args.adapter.selector(),
+            timeout,
+        )
+        .with_context(|| format!("cannot start the worker command `{cmd}`"))?,
+        None => {
+            // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
+            crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
+            WorkerProcess::start(args.adapter.selector(), timeout).context("cannot start tuning")?
+        }
+    };
+    Ok(Ok(vec![Backend::Process(Box::new(worker))]))
+}
+
+#[cfg(feature = "broker")]
+fn open_fleet(args: &TuneArgs, url: &str) -> anyhow::Result<Result<Vec<Backend>, String>> {
+    use crate::broker::{BrokerAddress, BrokerError, Fleet};
+    let address = BrokerAddress::parse(url, &|name| std::env::var(name).ok())?;
+    let mut keys = Vec::new();
+    for k in &args.adapter_keys {
+        keys.push(kf_runtime::AdapterKey::parse(k).with_context(|| {
+            format!("`{k}` is not an adapter key (16 hex digits, as `cargo kernelfoundry adapters` shows)")
+        })?);
+    }
+    let shown = address.to_string();
+    let fleet = Fleet::connect(address)?;
+    let wait = Duration::from_secs_f64(args.broker_timeout.max(0.0));
+    let targets = match fleet.targets(&keys, wait) {
+        Ok(t) => t,
+        Err(e @ BrokerError::NoWorker { .. }) => return Ok(Err(e.to_string())),
+        Err(e) => return Err(e.into()),
+    };
+    let mut backends = Vec::new();
+    for target in &targets {
+        backends.push(Backend::Fleet(
+            Box::new(fleet.evaluator(target, wait.max(Duration::from_secs(1)))?),
+            shown.clone(),
+        ));
+    }
+    Ok(Ok(backends))
+}
+
+#[cfg(not(feature = "broker"))]
+fn open_fleet(_: &TuneArgs, _: &str) -> anyhow::Result<Result<Vec<Backend>, String>> {
+    anyhow::bail!("this build has no broker client (kf-build's `broker` feature is off)")
+}
+
+/// Tunes every kernel for one target; stops at the first kernel whose evaluator reports a fault.
+fn tune_target(target: &mut Target, view: &TargetView<'_>) {
+    let options = Options {
+        width: target.width,
+        ..view.options.clone()
+    };
+    let run = target.run.as_mut().expect("every target has a run");
+    for f in view.found {
+        let label = if view.several {
+            format!("{}@{}", f.name, &target.adapter.key.as_str()[..6])
+        } else {
+            f.name.clone()
+        };
+        let bar = view.bars.add(progress_bar(&label, view.budget));
         let mut best = 0.0f64;
         let mut cells = 0usize;
         let started = std::time::Instant::now();
         let mut done = 0u64;
         let result = tune::tune_kernel(
             f,
-            &mut worker,
-            ceilings.as_ref(),
+            target.backend.evaluator(),
+            target.ceilings.as_ref(),
             &options,
-            Some(&run),
+            Some(run),
             |event| match event {
                 Event::Baseline(_) => bar.set_message("searching"),
                 Event::Evaluated(_, report) => {
@@ -356,50 +675,24 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
             },
         );
         bar.finish_and_clear();
-        results.push(result);
+        view.bars.remove(&bar);
+        target.results.push(result);
+        if let Some(fault) = target.backend.evaluator().fault() {
+            target.fault = Some(fault);
+            break;
+        }
     }
-    crate::store::remember_ceilings(&ws.root, worker.measured.as_ref());
-    if let Err(e) = run.finish() {
+    crate::store::remember_ceilings(view.root, target.backend.measured());
+    // A run stopped by a fault stays unfinished, so `--resume` continues it.
+    if target.fault.is_none()
+        && let Err(e) = run.finish()
+    {
         log::warn!("could not mark the run {} finished: {e}", run.dir.display());
     }
-    let failed = results.iter().any(|k| k.status == Status::Failed);
-    if args.json {
-        print_json(&Report {
-            adapter: AdapterOut {
-                name: adapter.identity.name.clone(),
-                backend: adapter.identity.backend.clone(),
-                key: adapter.key.to_string(),
-            },
-            kernels: results
-                .iter()
-                .map(|r| KernelOut {
-                    result: r,
-                    candidates: args.verbose.then_some(r.candidates.as_slice()),
-                })
-                .collect(),
-        });
-    } else {
-        for k in &results {
-            print_human(k, args.verbose);
-        }
-        if let Some(why) = llm.as_ref().and_then(|s| s.disabled()) {
-            eprintln!("note: the LLM was switched off during the run: {why}");
-        }
-        if worker.restarts > 0 {
-            eprintln!(
-                "note: the evaluation worker was restarted {} time(s) after timeouts or crashes",
-                worker.restarts
-            );
-        }
-    }
-    Ok(if failed { exit::FAILED } else { exit::OK })
 }
 
-fn progress_bar(name: &str, budget: u64, hidden: bool) -> ProgressBar {
-    if hidden {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(budget), ProgressDrawTarget::stderr());
+fn progress_bar(name: &str, budget: u64) -> ProgressBar {
+    let bar = ProgressBar::new(budget);
     bar.set_style(
         ProgressStyle::with_template("{prefix:>12} [{bar:24}] {pos}/{len} {msg}")
             .expect("valid template")

@@ -15,6 +15,7 @@
 pub mod compare;
 pub mod inputs;
 pub mod probe;
+pub mod relay;
 mod resources;
 pub mod runner;
 pub mod traffic;

@@ -514,7 +514,8 @@ pub enum Response {
     },
 }
 
-/// Something that evaluates candidates: a local worker process today, a remote one later.
+/// Something that evaluates candidates: a local worker process, one reached through a command
+/// (`--worker-cmd`), or the workers behind a broker.
 pub trait Evaluator {
     /// The adapter the evaluator runs on.
     fn adapter(&self) -> &AdapterReport;
@@ -527,4 +528,15 @@ pub trait Evaluator {
     }
     /// Measures the adapter's ceilings.
     fn probe(&mut self) -> Result<Ceilings, String>;
+    /// How many evaluations it can run at once (the workers behind a broker); the search may
+    /// propose wider batches for it.
+    fn parallelism(&self) -> usize {
+        1
+    }
+    /// Why it can evaluate nothing more (its broker lost every worker of the adapter), once that
+    /// is so: the reports it returned since are placeholders, and the search stops without
+    /// recording them.
+    fn fault(&self) -> Option<String> {
+        None
+    }
 }

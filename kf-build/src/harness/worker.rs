@@ -17,6 +17,7 @@ use super::{
 };
 use crate::gpu::{self, AdapterReport, AdapterSelector};
 use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -152,7 +153,11 @@ enum CallError {
 
 /// The tuner's handle on a worker process.
 pub struct WorkerProcess {
-    exe: PathBuf,
+    /// The program and its arguments.
+    command: Vec<OsString>,
+    /// Extra time granted beyond each evaluation's deadline: a worker reached through a command
+    /// (`--worker-cmd`) enforces the deadline itself and answers with a timeout report.
+    grace: Duration,
     selector: AdapterSelector,
     live: Option<Live>,
     adapter: Option<AdapterReport>,
@@ -199,8 +204,27 @@ impl WorkerProcess {
         selector: AdapterSelector,
         timeout: Duration,
     ) -> Result<Self, WorkerError> {
+        Self::start_command(
+            vec![exe.into_os_string(), WORKER_VERB.into()],
+            Duration::ZERO,
+            selector,
+            timeout,
+        )
+    }
+
+    /// Starts a worker running `command` (program and arguments), which must speak this protocol
+    /// on its stdin/stdout, e.g. `ssh gpu-box cargo-kernelfoundry worker --stdio`. Each
+    /// evaluation gets `grace` beyond its deadline before the command is killed.
+    pub fn start_command(
+        command: Vec<OsString>,
+        grace: Duration,
+        selector: AdapterSelector,
+        timeout: Duration,
+    ) -> Result<Self, WorkerError> {
+        assert!(!command.is_empty(), "a worker command names a program");
         let mut worker = WorkerProcess {
-            exe,
+            command,
+            grace,
             selector,
             live: None,
             adapter: None,
@@ -219,14 +243,14 @@ impl WorkerProcess {
     }
 
     fn spawn(&mut self) -> Result<(), WorkerError> {
-        let mut child = Command::new(&self.exe)
-            .arg(WORKER_VERB)
+        let mut child = Command::new(&self.command[0])
+            .args(&self.command[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|source| WorkerError::Spawn {
-                exe: self.exe.display().to_string(),
+                exe: PathBuf::from(&self.command[0]).display().to_string(),
                 source,
             })?;
         let stdin = child.stdin.take().expect("piped stdin");
@@ -381,7 +405,8 @@ impl Evaluator for WorkerProcess {
         let timeout = request
             .deadline_s
             .filter(|s| s.is_finite() && *s > 0.0)
-            .map_or(self.timeout, Duration::from_secs_f64);
+            .map_or(self.timeout, Duration::from_secs_f64)
+            + self.grace;
         let mut request = request.clone();
         if let (Some(known), Some(measured)) = (&mut request.ceilings, &self.measured)
             && known.adapter.key == measured.adapter.key

@@ -152,6 +152,7 @@ fn tune(root: &Path, target: &Path) -> crate::tune::KernelResult {
             operators: None,
             llm: false,
             llm_replay_only: false,
+            width: 1,
         },
     )
     .unwrap();

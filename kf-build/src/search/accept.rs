@@ -126,6 +126,9 @@ pub fn measure_baseline(
         final_plan(job.kernel, job.config.samples, job.config.seed),
         Some(deadline),
     ));
+    if let Some(fault) = evaluator.fault() {
+        return Err(SearchError::Evaluator(fault));
+    }
     if !report.is_correct() {
         let failure = report
             .failure
@@ -154,6 +157,9 @@ pub fn accept(
     let mut finals = Vec::new();
     let mut best = None;
     for c in ranking.iter().take(FINALISTS) {
+        if evaluator.fault().is_some() {
+            break;
+        }
         let report = evaluator.evaluate(&request(
             job,
             c.clone(),

@@ -8,7 +8,8 @@
 //! killed one, and the first request the journal cannot answer is the first one never finished.
 //!
 //! Invariant: a line is written only after its evaluation finished, and a line cut short by a kill
-//! is ignored on reading, so the journal never holds a report that was not produced.
+//! is ignored on reading, so the journal never holds a report that was not produced (nor the
+//! placeholders of an evaluator that reports a fault).
 
 use crate::harness::{
     AdapterReport, Candidate, Ceilings, EvalPlan, EvalReport, EvalRequest, Evaluator,
@@ -144,6 +145,9 @@ impl Evaluator for Journal<'_> {
             return r.clone();
         }
         let report = self.inner.evaluate(request);
+        if self.inner.fault().is_some() {
+            return report;
+        }
         self.evaluated += 1;
         self.record(request, key, &report);
         report
@@ -160,6 +164,16 @@ impl Evaluator for Journal<'_> {
                 .map(|&i| requests[i].clone())
                 .collect::<Vec<_>>(),
         );
+        if self.inner.fault().is_some() {
+            // Placeholders of an evaluator that gave up are not evaluations.
+            let mut fresh = fresh.into_iter();
+            return (0..requests.len())
+                .map(|i| match self.done.get(&keys[i]) {
+                    Some(r) => r.clone(),
+                    None => fresh.next().expect("one report per missing request"),
+                })
+                .collect();
+        }
         for (&i, report) in missing.iter().zip(&fresh) {
             self.evaluated += 1;
             self.record(&requests[i], keys[i].clone(), report);
@@ -170,5 +184,13 @@ impl Evaluator for Journal<'_> {
 
     fn probe(&mut self) -> Result<Ceilings, String> {
         self.inner.probe()
+    }
+
+    fn parallelism(&self) -> usize {
+        self.inner.parallelism()
+    }
+
+    fn fault(&self) -> Option<String> {
+        self.inner.fault()
     }
 }

@@ -48,6 +48,9 @@ pub struct Config {
     pub gradients: bool,
     /// Only these offline operators (by name) in the evolution strategies; `None`: all of them.
     pub operators: Option<Vec<String>>,
+    /// Children per island and generation in the evolution strategies: 1 for one evaluator,
+    /// more when several workers evaluate a batch in parallel.
+    pub width: usize,
 }
 
 impl Default for Config {
@@ -62,6 +65,7 @@ impl Default for Config {
             time_s: None,
             gradients: true,
             operators: None,
+            width: 1,
         }
     }
 }
@@ -172,6 +176,9 @@ pub enum SearchError {
         /// The distilled log.
         log: String,
     },
+    /// The evaluator can evaluate nothing more (a broker without workers for the adapter).
+    #[error("{0}")]
+    Evaluator(String),
 }
 
 /// Searches `kernel` on `evaluator` with the configured strategy.
@@ -272,6 +279,9 @@ pub fn run(
             })
             .collect();
         let mut evaluated = evaluator.evaluate_batch(&requests).into_iter();
+        if let Some(fault) = evaluator.fault() {
+            return Err(SearchError::Evaluator(fault));
+        }
         for mut p in batch {
             let report = match p.judged.take() {
                 Some(r) => r,
@@ -292,6 +302,9 @@ pub fn run(
     let decision = accept::accept(job, evaluator, &baseline, &ranking, &history, |c, r| {
         progress(Event::Final(c, r))
     });
+    if let Some(fault) = evaluator.fault() {
+        return Err(SearchError::Evaluator(fault));
+    }
     Ok(Outcome {
         baseline,
         tuned: decision.tuned,

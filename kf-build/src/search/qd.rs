@@ -2,7 +2,8 @@
 //! with islands and gradient steering), and the two baselines it is measured against (greedy and
 //! random).
 //!
-//! Each generation proposes one child per island: a parent from the archive (explore / exploit /
+//! Each generation proposes one child per island (`Config::width` children per island when several
+//! workers evaluate a batch in parallel): a parent from the archive (explore / exploit /
 //! random, blended with gradient weights), an operator (half the time a targeted mutation that
 //! raises one behaviour dimension of the parent's cell, otherwise weighted by how well the
 //! operator's declared move agrees with the gradient), and one of the operator's rewrites that was
@@ -136,6 +137,7 @@ pub struct Evolution {
     seed: u64,
     samples: u32,
     gradients: bool,
+    width: usize,
     archive: Archive<Payload>,
     tracker: GradientTracker,
     step: u64,
@@ -169,6 +171,7 @@ impl Evolution {
             seed: config.seed,
             samples: config.samples,
             gradients: config.gradients && config.strategy == StrategyKind::Qd,
+            width: config.width.max(1),
             archive: Archive::new(ArchiveConfig::default()),
             tracker: GradientTracker::new(GradientConfig::default()),
             step: 0,
@@ -500,15 +503,19 @@ impl Strategy for Evolution {
         let external = self.external(remaining);
         let covered: HashSet<usize> = external.iter().map(|(i, _)| *i).collect();
         let mut out: Vec<Proposal> = external.into_iter().map(|(_, p)| p).collect();
-        for island in 0..islands {
-            if out.len() as u64 >= remaining {
-                break;
-            }
+        // A generation is `width` children per island (one unless several workers evaluate in
+        // parallel); with width 1 this is exactly one child per island.
+        'islands: for island in 0..islands {
             if covered.contains(&island) {
                 continue;
             }
-            if let Some(p) = self.propose_for(island) {
-                out.push(p);
+            for _ in 0..self.width {
+                if out.len() as u64 >= remaining {
+                    break 'islands;
+                }
+                if let Some(p) = self.propose_for(island) {
+                    out.push(p);
+                }
             }
         }
         // Nothing from anyone while answers are on their way: this generation waits for them.

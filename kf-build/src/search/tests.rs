@@ -531,3 +531,106 @@ fn a_constrained_space_holds_only_points_that_meet_every_constraint() {
         );
     }
 }
+
+/// Counts the batches a search hands to `inner`; after `healthy` evaluations it reports a fault,
+/// as a broker evaluator does when no worker serves the adapter any more.
+struct Fleet<E> {
+    inner: E,
+    batches: Vec<usize>,
+    healthy: usize,
+    done: usize,
+    fault: Option<String>,
+}
+
+impl<E: Evaluator> Evaluator for Fleet<E> {
+    fn adapter(&self) -> &AdapterReport {
+        self.inner.adapter()
+    }
+    fn evaluate(&mut self, request: &EvalRequest) -> EvalReport {
+        self.evaluate_batch(std::slice::from_ref(request))
+            .pop()
+            .unwrap()
+    }
+    fn evaluate_batch(&mut self, requests: &[EvalRequest]) -> Vec<EvalReport> {
+        self.batches.push(requests.len());
+        // Like a broker evaluator, a batch is answered whole or not at all.
+        if self.done + requests.len() > self.healthy {
+            self.fault = Some("no worker serves adapter key 0123456789abcdef".into());
+        }
+        if self.fault.is_some() {
+            return requests
+                .iter()
+                .map(|r| EvalReport::failed(&r.candidate.id, Reason::Crash, "not evaluated"))
+                .collect();
+        }
+        self.done += requests.len();
+        requests.iter().map(|r| self.inner.evaluate(r)).collect()
+    }
+    fn probe(&mut self) -> Result<Ceilings, String> {
+        self.inner.probe()
+    }
+    fn fault(&self) -> Option<String> {
+        self.fault.clone()
+    }
+}
+
+fn fleet<E: Evaluator>(inner: E, healthy: usize) -> Fleet<E> {
+    Fleet {
+        inner,
+        batches: Vec::new(),
+        healthy,
+        done: 0,
+        fault: None,
+    }
+}
+
+#[test]
+fn a_wider_generation_gives_each_island_several_children() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+    );
+    let batches = |width| {
+        let mut ev = fleet(fake(by_workgroup), usize::MAX);
+        let config = Config {
+            width,
+            ..qd_config(5, 16)
+        };
+        let out = search(&k, &mut ev, None, &config, |_| {}).unwrap();
+        let unique: std::collections::HashSet<_> = out.history.iter().map(|(c, _)| &c.id).collect();
+        assert_eq!(unique.len(), out.history.len(), "no candidate twice");
+        // The baseline's measurement is the first batch; the generations follow.
+        ev.batches[1..].to_vec()
+    };
+    let one = batches(1);
+    assert!(one.iter().all(|&n| n <= 4), "one child per island: {one:?}");
+    let two = batches(2);
+    assert!(
+        two[0] > one[0] && two[0] <= 8,
+        "two children per island: {two:?} against {one:?}"
+    );
+}
+
+#[test]
+fn a_fault_stops_the_search_and_records_no_placeholder() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.jsonl");
+    // The baseline and the first generation, then the workers are gone.
+    let mut ev = fleet(fake(by_workgroup), 5);
+    let err = {
+        let mut j = journal::Journal::open(&mut ev, &path).unwrap();
+        search(&k, &mut j, None, &qd_config(3, 12), |_| {}).unwrap_err()
+    };
+    assert!(ev.done >= 2 && ev.batches.len() > 2, "{:?}", ev.batches);
+    assert!(
+        matches!(&err, SearchError::Evaluator(m) if m.contains("0123456789abcdef")),
+        "{err}"
+    );
+    let lines = journal::read(&path).unwrap();
+    assert_eq!(lines.len(), ev.done, "only real evaluations are journaled");
+    assert!(lines.iter().all(|l| l.report.failure.is_none()));
+}
