@@ -53,6 +53,8 @@ fn saxpy(
 
 # Features
 - `wgpu` (default): [`Kernel::load`], [`LoadedKernel`] and the dispatch helpers.
+- `measure` (default): [`Kernel::load_with`] with [`LoadMode::Measure`], selection by
+  measurement for a GPU no entry was tuned on (see below).
 - `spec`: the attribute grammar and WGSL reflection shared with `kf-macros` and `kf-build`.
   Without `wgpu` the crate is pure data (spec, hashes, adapter keys, cache format) and does no
   GPU work.
@@ -67,7 +69,10 @@ pub mod interface;
 mod kernel;
 #[cfg(feature = "wgpu")]
 mod load;
+#[cfg(feature = "measure")]
+pub mod measure;
 pub mod params;
+pub mod plan;
 pub mod program;
 #[cfg(feature = "spec")]
 pub mod resolve;
@@ -79,6 +84,10 @@ pub mod variant;
 
 pub use adapter::{AdapterIdentity, AdapterKey};
 pub use kernel::{Binding, EmbeddedVariant, Kernel, MatchKind, Selection, VARIANT_ENV};
+#[cfg(feature = "measure")]
+pub use load::LoadMode;
+#[cfg(feature = "measure")]
+pub use measure::{Measure, Measurement};
 #[cfg(feature = "wgpu")]
 pub use load::{
     LoadError, LoadedKernel, bind_group_layouts, build_pipeline, check_limits, layout_entry,
