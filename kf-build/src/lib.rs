@@ -28,6 +28,8 @@ pub use track::{STAMP_ENV, stamp, track_cache, track_cache_lines};
 #[cfg(feature = "cli")]
 pub mod bench;
 #[cfg(feature = "cli")]
+pub mod cache_tools;
+#[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "cli")]
 pub mod discover;

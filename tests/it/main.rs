@@ -2,6 +2,7 @@
 //! CI), real copies of the example crates, real builds. One test binary, one module per area.
 
 mod adversarial;
+mod cache_tools;
 mod cache_state;
 mod cli;
 mod e2e;
@@ -9,6 +10,7 @@ mod evolve;
 mod examples;
 mod kernels;
 mod llm;
+mod measure;
 mod operators;
 mod report;
 mod rewrites;

@@ -10,6 +10,7 @@
 mod ablate;
 mod adapters;
 mod bench;
+mod cache;
 mod eval;
 mod list;
 mod report;
@@ -75,6 +76,9 @@ enum Command {
     /// Write one self-contained HTML report of the newest tune run: per kernel the archive
     /// heatmap, fitness over evaluations and roofline placement, and the suite table.
     Report(report::ReportArgs),
+    /// Look after the committed cache: `verify` every entry, `gc` entries no kernel matches,
+    /// `merge` entries from other machines.
+    Cache(cache::CacheArgs),
 }
 
 /// Options shared by the verbs that read the workspace.
@@ -221,6 +225,7 @@ pub fn main() -> i32 {
         Command::Ablate(a) => ablate::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Report(a) => report::run(a),
+        Command::Cache(a) => cache::run(a),
     };
     match result {
         Ok(code) => code,
