@@ -112,12 +112,10 @@ fn owner<'a>(found: &'a [Found], crate_root: &Path, kernel: &str, hash: &str) ->
     if same.is_empty() {
         return Owner::NoKernel;
     }
-    if let Some(k) = same.iter().find_map(|f| {
-        f.resolved
-            .as_ref()
-            .ok()
-            .filter(|k| k.content_hash == hash)
-    }) {
+    if let Some(k) = same
+        .iter()
+        .find_map(|f| f.resolved.as_ref().ok().filter(|k| k.content_hash == hash))
+    {
         return Owner::Matched(k);
     }
     if let Some(error) = same.iter().find_map(|f| f.resolved.as_ref().err()) {
@@ -242,7 +240,10 @@ fn verify_file(file: &CacheFile, found: &[Found]) -> Option<Problem> {
                 now.join(" or "),
                 file.hash
             ),
-            format!("retune with `cargo kernelfoundry tune --kernel {}`; {gc}", file.kernel),
+            format!(
+                "retune with `cargo kernelfoundry tune --kernel {}`; {gc}",
+                file.kernel
+            ),
         )),
         Owner::NoKernel => Some(problem(
             "unmatched",
@@ -344,7 +345,11 @@ pub struct Destination {
 /// or a checkout), else `DIR` itself.
 pub fn source_cache_dir(dir: &Path) -> PathBuf {
     let inner = dir.join(CACHE_DIR);
-    if inner.is_dir() { inner } else { dir.to_owned() }
+    if inner.is_dir() {
+        inner
+    } else {
+        dir.to_owned()
+    }
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -417,7 +422,11 @@ fn merge_file(
         );
     }
     if path.extension().is_none_or(|e| e != "json") {
-        return action(None, "skipped", "not a cache entry (not a .json file)".into());
+        return action(
+            None,
+            "skipped",
+            "not a cache entry (not a .json file)".into(),
+        );
     }
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -430,11 +439,13 @@ fn merge_file(
             return action(None, "failed", format!("{message}; not merged"));
         }
     };
-    let dest_root = match dests
-        .iter()
-        .find(|d| d.package == entry.kernel.package)
-        .or(if dests.len() == 1 { dests.first() } else { None })
-    {
+    let dest_root = match dests.iter().find(|d| d.package == entry.kernel.package).or(
+        if dests.len() == 1 {
+            dests.first()
+        } else {
+            None
+        },
+    ) {
         Some(d) => d.crate_root.clone(),
         None => {
             return action(
@@ -459,12 +470,14 @@ fn merge_file(
     let placed = if rel == expected_rel {
         String::new()
     } else {
-        format!(
-            " (it sat at {}; placed by its contents)",
-            rel.display()
-        )
+        format!(" (it sat at {}; placed by its contents)", rel.display())
     };
-    let kernel = match owner(found, &dest_root, &entry.kernel.name, &entry.kernel.content_hash) {
+    let kernel = match owner(
+        found,
+        &dest_root,
+        &entry.kernel.name,
+        &entry.kernel.content_hash,
+    ) {
         Owner::Matched(k) => Some(k),
         _ => None,
     };
@@ -500,7 +513,11 @@ fn merge_file(
         }
     };
     if existing_text == text {
-        return action(Some(dest.clone()), "identical", format!("same bytes{placed}"));
+        return action(
+            Some(dest.clone()),
+            "identical",
+            format!("same bytes{placed}"),
+        );
     }
     let existing = match CacheEntry::parse(&dest, &existing_text) {
         Ok(e) => e,
@@ -516,7 +533,10 @@ fn merge_file(
     };
     let (incoming_wins, why) = judge(&existing, &entry, kernel);
     if incoming_wins {
-        write(format!("kept the incoming entry: {why}{placed}"), "replaced")
+        write(
+            format!("kept the incoming entry: {why}{placed}"),
+            "replaced",
+        )
     } else {
         action(
             Some(dest.clone()),

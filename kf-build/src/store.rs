@@ -464,7 +464,10 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         assert!(b.exists());
         remove_entry(root, &b).unwrap();
         assert!(!root.join("kernelfoundry/K").exists());
-        assert!(root.join("kernelfoundry").is_dir(), "the cache directory stays");
+        assert!(
+            root.join("kernelfoundry").is_dir(),
+            "the cache directory stays"
+        );
         let outside = root.join("other.json");
         std::fs::write(&outside, "x").unwrap();
         assert!(remove_entry(root, &outside).is_err());

@@ -145,14 +145,8 @@ impl Kernel {
         if let Some(options) = measure
             && selection.matched == MatchKind::None
             && !crate::kernel::forced()
-            && let Some(chosen) = crate::measure::choose(
-                self,
-                device,
-                &identity,
-                options,
-                &layouts,
-                &pipeline_layout,
-            )
+            && let Some(chosen) =
+                crate::measure::choose(self, device, &identity, options, &layouts, &pipeline_layout)
         {
             use crate::measure::Chosen;
             let (program, pipeline, label, matched, reason, measurement) = match chosen {
@@ -178,7 +172,14 @@ impl Kernel {
                     matched,
                     reason,
                     measurement,
-                } => (&self.baseline, pipeline, "baseline", matched, reason, measurement),
+                } => (
+                    &self.baseline,
+                    pipeline,
+                    "baseline",
+                    matched,
+                    reason,
+                    measurement,
+                ),
             };
             let pipeline = match pipeline {
                 Some(p) => p,
@@ -189,7 +190,10 @@ impl Kernel {
                     },
                 )?,
             };
-            log::info!("kernel {}: variant={label} match={matched}: {reason}", self.name);
+            log::info!(
+                "kernel {}: variant={label} match={matched}: {reason}",
+                self.name
+            );
             let mut out = loaded(program, pipeline, label, matched, reason);
             out.measurement = measurement;
             return Ok(out);

@@ -37,7 +37,10 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let dir = copy_crate("examples/quickstart");
-    let good = write_entry(dir.path(), &saxpy_entry(dir.path(), &gpu("H200", 0x2335), 256, None));
+    let good = write_entry(
+        dir.path(),
+        &saxpy_entry(dir.path(), &gpu("H200", 0x2335), 256, None),
+    );
     let corrupt = good.with_file_name("0123456789abcdef.json");
     std::fs::write(&corrupt, "{ \"format_version\": 1, truncated").unwrap();
     let mut old = saxpy_entry(dir.path(), &gpu("H100", 0x2330), 128, None);
@@ -65,7 +68,11 @@ fn verify_fails_on_corrupt_and_mismatched_entries_naming_each_file() {
     let dir = f.dir.path();
     let r = cache(dir, &["verify"]);
     assert_eq!(r.code, Some(1), "{}", r.dump());
-    assert!(r.stdout.contains("4 entries checked, 3 problems"), "{}", r.dump());
+    assert!(
+        r.stdout.contains("4 entries checked, 3 problems"),
+        "{}",
+        r.dump()
+    );
     assert!(!r.stdout.contains(&rel(dir, &f.good)), "{}", r.dump());
     let line = |path: &Path| {
         let name = rel(dir, path);
@@ -79,16 +86,24 @@ fn verify_fails_on_corrupt_and_mismatched_entries_naming_each_file() {
     };
     let (problem, hint) = line(&f.corrupt);
     assert!(problem.contains("is not a valid cache entry"), "{problem}");
-    assert!(hint.contains("hint:") && hint.contains("tune --kernel SAXPY"), "{hint}");
+    assert!(
+        hint.contains("hint:") && hint.contains("tune --kernel SAXPY"),
+        "{hint}"
+    );
     let hash = content_hash(dir, "SAXPY");
     let (problem, hint) = line(&f.old);
     assert!(
-        problem.contains(&format!("kernel SAXPY has content hash {hash} now, not 00000000deadbeef")),
+        problem.contains(&format!(
+            "kernel SAXPY has content hash {hash} now, not 00000000deadbeef"
+        )),
         "{problem}"
     );
     assert!(hint.contains("cache gc"), "{hint}");
     let (problem, _) = line(&f.gone);
-    assert!(problem.contains("no marked kernel named RENAMED"), "{problem}");
+    assert!(
+        problem.contains("no marked kernel named RENAMED"),
+        "{problem}"
+    );
 
     // The same as JSON, and a clean cache passes.
     let json = cache(dir, &["verify", "--json"]).json();
@@ -99,7 +114,11 @@ fn verify_fails_on_corrupt_and_mismatched_entries_naming_each_file() {
     }
     let r = cache(dir, &["verify"]);
     assert_eq!(r.code, Some(0), "{}", r.dump());
-    assert!(r.stdout.contains("1 entry checked, 0 problems"), "{}", r.dump());
+    assert!(
+        r.stdout.contains("1 entry checked, 0 problems"),
+        "{}",
+        r.dump()
+    );
 }
 
 #[test]
@@ -114,13 +133,27 @@ fn gc_removes_only_entries_no_kernel_matches() {
         "{}",
         dry.dump()
     );
-    assert!(dry.stdout.contains(&format!("would remove {}", rel(dir, &f.gone))));
-    assert!(dry.stdout.contains("4 entries checked, would remove 2"), "{}", dry.dump());
-    assert!(f.old.exists() && f.gone.exists(), "a dry run removes nothing");
+    assert!(
+        dry.stdout
+            .contains(&format!("would remove {}", rel(dir, &f.gone)))
+    );
+    assert!(
+        dry.stdout.contains("4 entries checked, would remove 2"),
+        "{}",
+        dry.dump()
+    );
+    assert!(
+        f.old.exists() && f.gone.exists(),
+        "a dry run removes nothing"
+    );
 
     let r = cache(dir, &["gc"]);
     assert_eq!(r.code, Some(0), "{}", r.dump());
-    assert!(r.stdout.contains(&format!("removed {}", rel(dir, &f.old))), "{}", r.dump());
+    assert!(
+        r.stdout.contains(&format!("removed {}", rel(dir, &f.old))),
+        "{}",
+        r.dump()
+    );
     assert!(!f.old.exists() && !f.gone.exists());
     assert!(
         !dir.join("kernelfoundry/RENAMED").exists(),
@@ -129,7 +162,11 @@ fn gc_removes_only_entries_no_kernel_matches() {
     // The live hash's files stay, the corrupt one included (verify reports it, tune replaces it).
     assert!(f.good.exists() && f.corrupt.exists());
     let r = cache(dir, &["verify"]);
-    assert!(r.stdout.contains("2 entries checked, 1 problem"), "{}", r.dump());
+    assert!(
+        r.stdout.contains("2 entries checked, 1 problem"),
+        "{}",
+        r.dump()
+    );
     let again = cache(dir, &["gc", "--json"]).json();
     assert_eq!(again["remove"].as_array().unwrap().len(), 0);
 }
@@ -146,10 +183,20 @@ fn merge_adds_new_entries_and_keeps_the_faster_of_two_for_one_key() {
     faster.timings[0].variant_ns = mine.timings[0].variant_ns / 2.0;
     write_entry(other.path(), &faster);
     // And one for a GPU this crate has no entry for, plus a file that is not an entry.
-    let h100 = write_entry(other.path(), &saxpy_entry(dest.path(), &gpu("H100", 0x2330), 64, None));
-    std::fs::write(other.path().join("kernelfoundry/notes.txt"), "tuned on the lab box").unwrap();
+    let h100 = write_entry(
+        other.path(),
+        &saxpy_entry(dest.path(), &gpu("H100", 0x2330), 64, None),
+    );
+    std::fs::write(
+        other.path().join("kernelfoundry/notes.txt"),
+        "tuned on the lab box",
+    )
+    .unwrap();
 
-    let dry = cache(dest.path(), &["merge", "--dry-run", other.path().to_str().unwrap()]);
+    let dry = cache(
+        dest.path(),
+        &["merge", "--dry-run", other.path().to_str().unwrap()],
+    );
     assert_eq!(dry.code, Some(0), "{}", dry.dump());
     assert_eq!(
         std::fs::read_to_string(&here).unwrap(),
@@ -159,7 +206,8 @@ fn merge_adds_new_entries_and_keeps_the_faster_of_two_for_one_key() {
     let r = cache(dest.path(), &["merge", other.path().to_str().unwrap()]);
     assert_eq!(r.code, Some(0), "{}", r.dump());
     assert!(
-        r.stdout.contains("1 added, 1 replaced, 0 kept, 0 identical, 1 skipped, 0 failed"),
+        r.stdout
+            .contains("1 added, 1 replaced, 0 kept, 0 identical, 1 skipped, 0 failed"),
         "{}",
         r.dump()
     );
@@ -178,13 +226,21 @@ fn merge_adds_new_entries_and_keeps_the_faster_of_two_for_one_key() {
         replaced.contains(&format!("both were measured on adapter key {}", h200.key())),
         "{replaced}"
     );
-    assert!(r.stdout.contains("skipped:") && r.stdout.contains("notes.txt"), "{}", r.dump());
+    assert!(
+        r.stdout.contains("skipped:") && r.stdout.contains("notes.txt"),
+        "{}",
+        r.dump()
+    );
     assert_eq!(std::fs::read_to_string(&here).unwrap(), faster.to_json());
-    let merged_h100 = dest
-        .path()
-        .join(h100.strip_prefix(other.path()).unwrap());
+    let merged_h100 = dest.path().join(h100.strip_prefix(other.path()).unwrap());
     assert!(merged_h100.is_file(), "the new adapter's entry is added");
-    assert!(CacheEntry::parse(&merged_h100, &std::fs::read_to_string(&merged_h100).unwrap()).is_ok());
+    assert!(
+        CacheEntry::parse(
+            &merged_h100,
+            &std::fs::read_to_string(&merged_h100).unwrap()
+        )
+        .is_ok()
+    );
 
     // Merging the slower one back keeps the faster one and says so; the cache verifies.
     let back = tempfile::tempdir().unwrap();
@@ -205,5 +261,9 @@ fn merge_adds_new_entries_and_keeps_the_faster_of_two_for_one_key() {
     std::fs::write(&bad_path, "{").unwrap();
     let r = cache(dest.path(), &["merge", bad.path().to_str().unwrap()]);
     assert_eq!(r.code, Some(1), "{}", r.dump());
-    assert!(r.stdout.contains("failed:") && r.stdout.contains("not merged"), "{}", r.dump());
+    assert!(
+        r.stdout.contains("failed:") && r.stdout.contains("not merged"),
+        "{}",
+        r.dump()
+    );
 }

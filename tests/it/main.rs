@@ -2,8 +2,8 @@
 //! CI), real copies of the example crates, real builds. One test binary, one module per area.
 
 mod adversarial;
-mod cache_tools;
 mod cache_state;
+mod cache_tools;
 mod cli;
 mod e2e;
 mod evolve;

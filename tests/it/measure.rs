@@ -69,7 +69,11 @@ fn line(r: &Run, kernel: &str) -> (String, String, u64) {
         .lines()
         .find(|l| l.starts_with(&format!("{kernel}: ")))
         .unwrap_or_else(|| panic!("no line for {kernel}:\n{}", r.dump()));
-    assert!(l.ends_with(" ok"), "{kernel} computed a wrong result:\n{}", r.dump());
+    assert!(
+        l.ends_with(" ok"),
+        "{kernel} computed a wrong result:\n{}",
+        r.dump()
+    );
     let field = |key: &str| {
         l.split_whitespace()
             .find_map(|w| w.strip_prefix(key))
@@ -104,7 +108,11 @@ fn an_unseen_gpu_measures_the_variants_tuned_elsewhere_and_remembers_the_choice(
     let wrong_id = wrong.variant.as_ref().unwrap().id.clone();
     write_entry(dir.path(), &wrong);
     for key in [h200.key(), mi300.key()] {
-        assert_ne!(key, here.key(), "the entries must be foreign to this adapter");
+        assert_ne!(
+            key,
+            here.key(),
+            "the entries must be foreign to this adapter"
+        );
     }
     assert_ne!((h200.vendor, h200.device), (here.vendor, here.device));
     assert_ne!((mi300.vendor, mi300.device), (here.vendor, here.device));
@@ -123,7 +131,10 @@ fn an_unseen_gpu_measures_the_variants_tuned_elsewhere_and_remembers_the_choice(
         assert!(ok, "{kernel}:\n{}", plain.dump());
         assert_eq!((variant.as_str(), matched.as_str()), ("baseline", "none"));
     }
-    assert!(!selections.exists(), "the default load measures and writes nothing");
+    assert!(
+        !selections.exists(),
+        "the default load measures and writes nothing"
+    );
 
     // First start: measured.
     let first = run_measured(&selections);
@@ -134,7 +145,10 @@ fn an_unseen_gpu_measures_the_variants_tuned_elsewhere_and_remembers_the_choice(
         "SAXPY picks one of the variants tuned elsewhere, not {variant}:\n{}",
         first.dump()
     );
-    assert!(timed >= 3 * 4, "a warm-up and at least 3 rounds of 3 programs: {timed}");
+    assert!(
+        timed >= 3 * 4,
+        "a warm-up and at least 3 rounds of 3 programs: {timed}"
+    );
     assert!(
         first.stderr.contains("by measurement"),
         "the choice is logged:\n{}",
@@ -149,7 +163,9 @@ fn an_unseen_gpu_measures_the_variants_tuned_elsewhere_and_remembers_the_choice(
     );
     assert!(timed > 0);
     assert!(
-        first.stderr.contains("computes other values than the baseline"),
+        first
+            .stderr
+            .contains("computes other values than the baseline"),
         "{}",
         first.dump()
     );
@@ -161,7 +177,11 @@ fn an_unseen_gpu_measures_the_variants_tuned_elsewhere_and_remembers_the_choice(
     let file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&selections).unwrap()).unwrap();
     let choices = file["choices"].as_object().unwrap();
-    assert_eq!(choices.len(), 2, "SAXPY and MATMUL are remembered: {file:#}");
+    assert_eq!(
+        choices.len(),
+        2,
+        "SAXPY and MATMUL are remembered: {file:#}"
+    );
     for key in choices.keys() {
         assert!(key.starts_with(&format!("{}/", here.key())), "{key}");
     }
@@ -182,11 +202,17 @@ fn an_unseen_gpu_measures_the_variants_tuned_elsewhere_and_remembers_the_choice(
         second.dump()
     );
     assert!(
-        second.stderr.contains("remembered from an earlier measurement"),
+        second
+            .stderr
+            .contains("remembered from an earlier measurement"),
         "{}",
         second.dump()
     );
-    assert!(!second.stderr.contains("match=measured"), "{}", second.dump());
+    assert!(
+        !second.stderr.contains("match=measured"),
+        "{}",
+        second.dump()
+    );
 
     // A corrupt file fails nothing: it is ignored with a warning, measured again, rewritten.
     std::fs::write(&selections, "{ truncated").unwrap();

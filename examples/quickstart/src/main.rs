@@ -231,13 +231,7 @@ fn launch(
 
 /// Prints `<kernel>: variant=<id> match=<kind> [timed=<runs>] ok|MISMATCH` and returns whether it
 /// matched.
-fn report(
-    gpu: &Gpu,
-    loaded: &LoadedKernel,
-    got: &[f32],
-    expected: &[f32],
-    tolerance: f32,
-) -> bool {
+fn report(gpu: &Gpu, loaded: &LoadedKernel, got: &[f32], expected: &[f32], tolerance: f32) -> bool {
     let bad = got.iter().zip(expected).position(|(g, e)| {
         // NaN never compares as close.
         let close = (g - e).abs() <= tolerance * e.abs().max(1.0);

@@ -117,7 +117,12 @@ fn verify_names_every_problem_with_its_file_and_a_hint() {
     let good = put(root, "K", &h, &entry(&h, "a", 1000.0, 2.0));
     let corrupt = good.with_file_name("0123456789abcdef.json");
     std::fs::write(&corrupt, "{ not json").unwrap();
-    let old = put(root, "K", "00000000deadbeef", &entry("00000000deadbeef", "a", 1.0, 2.0));
+    let old = put(
+        root,
+        "K",
+        "00000000deadbeef",
+        &entry("00000000deadbeef", "a", 1.0, 2.0),
+    );
     let mut gone = entry("1111111111111111", "a", 1.0, 2.0);
     gone.kernel.name = "GONE".into();
     let gone = put(root, "GONE", "1111111111111111", &gone);
@@ -137,18 +142,34 @@ fn verify_names_every_problem_with_its_file_and_a_hint() {
             .find(|x| x.path == p)
             .unwrap_or_else(|| panic!("no problem for {}: {:#?}", p.display(), v.problems))
     };
-    assert!(v.problems.iter().all(|p| p.path != good), "{:#?}", v.problems);
+    assert!(
+        v.problems.iter().all(|p| p.path != good),
+        "{:#?}",
+        v.problems
+    );
     let p = by_path(&corrupt);
     assert_eq!(p.kind, "corrupt");
-    assert!(p.message.contains("is not a valid cache entry"), "{}", p.message);
+    assert!(
+        p.message.contains("is not a valid cache entry"),
+        "{}",
+        p.message
+    );
     assert!(p.hint.contains("tune --kernel K"), "{}", p.hint);
     let p = by_path(&old);
     assert_eq!(p.kind, "unmatched");
-    assert!(p.message.contains(&format!("has content hash {h} now")), "{}", p.message);
+    assert!(
+        p.message.contains(&format!("has content hash {h} now")),
+        "{}",
+        p.message
+    );
     assert!(p.hint.contains("cache gc"), "{}", p.hint);
     let p = by_path(&gone);
     assert_eq!(p.kind, "unmatched");
-    assert!(p.message.contains("no marked kernel named GONE"), "{}", p.message);
+    assert!(
+        p.message.contains("no marked kernel named GONE"),
+        "{}",
+        p.message
+    );
     assert_eq!(by_path(&misplaced).kind, "misplaced");
     let p = by_path(&misfit);
     assert_eq!(p.kind, "misfit");
@@ -177,7 +198,12 @@ fn gc_removes_only_entries_no_kernel_matches() {
     let good = put(root, "K", &h, &entry(&h, "a", 1000.0, 2.0));
     let corrupt = good.with_file_name("0123456789abcdef.json");
     std::fs::write(&corrupt, "{ not json").unwrap();
-    let old = put(root, "K", "00000000deadbeef", &entry("00000000deadbeef", "a", 1.0, 2.0));
+    let old = put(
+        root,
+        "K",
+        "00000000deadbeef",
+        &entry("00000000deadbeef", "a", 1.0, 2.0),
+    );
     let mut gone = entry("1111111111111111", "a", 1.0, 2.0);
     gone.kernel.name = "GONE".into();
     let gone = put(root, "GONE", "1111111111111111", &gone);
@@ -185,7 +211,11 @@ fn gc_removes_only_entries_no_kernel_matches() {
     let plan = gc_plan(&[root.to_owned()], &[found(root, Ok(kernel()))]);
     let removed: Vec<&Path> = plan.remove.iter().map(|r| r.path.as_path()).collect();
     assert_eq!(removed, vec![gone.as_path(), old.as_path()]);
-    assert!(plan.remove[1].reason.contains("has content hash"), "{:?}", plan.remove);
+    assert!(
+        plan.remove[1].reason.contains("has content hash"),
+        "{:?}",
+        plan.remove
+    );
     assert!(plan.kept.is_empty());
 
     // With the kernel unresolved, nothing of it is removed; a kernel that is gone still is.
@@ -205,7 +235,10 @@ fn judging_two_entries_for_one_key_keeps_the_faster_verified_one() {
     assert!(wins, "{why}");
     assert!(why.contains("timings[].variant_ns"), "{why}");
     assert!(why.contains("both were measured on adapter key"), "{why}");
-    assert!(why.contains("v1000, 1.0 µs is faster than v1500, 1.5 µs"), "{why}");
+    assert!(
+        why.contains("v1000, 1.0 µs is faster than v1500, 1.5 µs"),
+        "{why}"
+    );
     let (wins, why) = judge(&fast, &slow, Some(&k));
     assert!(!wins, "{why}");
     // A tie keeps what is there.
@@ -234,7 +267,11 @@ fn merge_accounts_for_every_file() {
     // than the one here, ceilings, a README and a corrupt file.
     let theirs = src.path().join(CACHE_DIR);
     put(src.path(), "K", &h, &entry(&h, "a", 1000.0, 2.0));
-    std::fs::copy(&here_b, theirs.join("K").join(&h).join(here_b.file_name().unwrap())).unwrap();
+    std::fs::copy(
+        &here_b,
+        theirs.join("K").join(&h).join(here_b.file_name().unwrap()),
+    )
+    .unwrap();
     put(src.path(), "K", &h, &entry(&h, "c", 800.0, 1.8));
     let here_d = put(dest.path(), "K", &h, &entry(&h, "d", 500.0, 3.0));
     put(src.path(), "K", &h, &entry(&h, "d", 600.0, 2.5));
@@ -250,7 +287,11 @@ fn merge_accounts_for_every_file() {
     let kernels = [found(dest.path(), Ok(kernel()))];
     let before_a = std::fs::read_to_string(&here_a).unwrap();
     let dry = merge(&[src.path().to_owned()], &dests, &kernels, true);
-    assert_eq!(std::fs::read_to_string(&here_a).unwrap(), before_a, "a dry run writes nothing");
+    assert_eq!(
+        std::fs::read_to_string(&here_a).unwrap(),
+        before_a,
+        "a dry run writes nothing"
+    );
     let actions = merge(&[src.path().to_owned()], &dests, &kernels, false);
     let dry_kinds: Vec<&str> = dry.iter().map(|a| a.action).collect();
     let kinds: Vec<&str> = actions.iter().map(|a| a.action).collect();
@@ -258,22 +299,41 @@ fn merge_accounts_for_every_file() {
     let count = |k: &str| kinds.iter().filter(|x| **x == k).count();
     assert_eq!(actions.len(), 7, "{actions:#?}");
     assert_eq!(
-        (count("replaced"), count("identical"), count("added"), count("kept")),
+        (
+            count("replaced"),
+            count("identical"),
+            count("added"),
+            count("kept")
+        ),
         (1, 1, 1, 1),
         "{actions:#?}"
     );
     assert_eq!((count("skipped"), count("failed")), (2, 1), "{actions:#?}");
     let replaced = actions.iter().find(|a| a.action == "replaced").unwrap();
     assert_eq!(replaced.dest.as_deref(), Some(here_a.as_path()));
-    assert!(replaced.message.contains("is faster than"), "{}", replaced.message);
     assert!(
-        std::fs::read_to_string(&here_a).unwrap().contains("\"variant_ns\": 1000.0"),
+        replaced.message.contains("is faster than"),
+        "{}",
+        replaced.message
+    );
+    assert!(
+        std::fs::read_to_string(&here_a)
+            .unwrap()
+            .contains("\"variant_ns\": 1000.0"),
         "the faster entry is in place"
     );
     let kept = actions.iter().find(|a| a.action == "kept").unwrap();
     assert_eq!(kept.dest.as_deref(), Some(here_d.as_path()));
-    assert!(kept.message.contains("kept the existing entry"), "{}", kept.message);
-    assert!(actions.iter().any(|a| a.failed() && a.message.contains("not merged")));
+    assert!(
+        kept.message.contains("kept the existing entry"),
+        "{}",
+        kept.message
+    );
+    assert!(
+        actions
+            .iter()
+            .any(|a| a.failed() && a.message.contains("not merged"))
+    );
     assert!(
         !dest.path().join(CACHE_DIR).join("_adapters").exists(),
         "ceilings are not merged"

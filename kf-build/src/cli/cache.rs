@@ -90,7 +90,10 @@ fn packages(
 
 /// `path` relative to `root` when it is inside it.
 fn rel(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root).unwrap_or(path).display().to_string()
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 fn verify(args: VerifyArgs) -> anyhow::Result<i32> {
@@ -202,7 +205,12 @@ fn merge(args: MergeArgs) -> anyhow::Result<i32> {
             .as_ref()
             .map(|d| format!(" → {}", rel(&root, d)))
             .unwrap_or_default();
-        println!("{}: {}{target}: {}", a.action, a.source.display(), a.message);
+        println!(
+            "{}: {}{target}: {}",
+            a.action,
+            a.source.display(),
+            a.message
+        );
     }
     let count = |kind: &str| actions.iter().filter(|a| a.action == kind).count();
     println!(

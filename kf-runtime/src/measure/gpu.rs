@@ -42,11 +42,7 @@ pub(crate) struct GpuBench<'a> {
 pub(crate) fn counts(program: &Program, shape: &Shape, max: u32) -> Result<[u32; 3], String> {
     program
         .dispatch
-        .workgroups(
-            program.workgroup_size,
-            |n| shape.get(n).copied(),
-            max,
-        )
+        .workgroups(program.workgroup_size, |n| shape.get(n).copied(), max)
         .map_err(|e| e.to_string())
 }
 
@@ -62,7 +58,12 @@ fn scoped<T>(device: &wgpu::Device, f: impl FnOnce() -> Result<T, String>) -> Re
         block_on(device, internal.pop()),
     ];
     match errors.into_iter().flatten().next() {
-        Some(e) => Err(e.to_string().lines().take(4).collect::<Vec<_>>().join(" | ")),
+        Some(e) => Err(e
+            .to_string()
+            .lines()
+            .take(4)
+            .collect::<Vec<_>>()
+            .join(" | ")),
         None => out,
     }
 }
@@ -172,8 +173,8 @@ fn bind(
     let limits = device.limits();
     let mut buffers = Vec::with_capacity(plan.buffers.len());
     for b in &plan.buffers {
-        let bytes = values::contents(b, shape, seed)
-            .map_err(|e| format!("binding `{}`: {e}", b.name))?;
+        let bytes =
+            values::contents(b, shape, seed).map_err(|e| format!("binding `{}`: {e}", b.name))?;
         let max = if b.uniform {
             u64::from(limits.max_uniform_buffer_binding_size)
         } else {
@@ -190,7 +191,9 @@ fn bind(
         let usage = if b.uniform {
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
         } else {
-            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST
+            wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST
         };
         buffers.push(
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {

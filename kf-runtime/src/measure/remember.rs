@@ -162,7 +162,11 @@ mod tests {
     fn choices_are_kept_per_key_and_survive_other_writes() {
         let dir = temp_dir("keys");
         let path = dir.join("nested/selections.json");
-        assert_eq!(lookup(&path, "a/h"), (None, None), "a missing file is empty");
+        assert_eq!(
+            lookup(&path, "a/h"),
+            (None, None),
+            "a missing file is empty"
+        );
         remember(&path, &key("a", "h"), choice("v1")).unwrap();
         remember(&path, &key("b", "h"), choice("baseline")).unwrap();
         assert_eq!(lookup(&path, "a/h").0, Some(choice("v1")));
@@ -190,7 +194,12 @@ mod tests {
         assert_eq!(lookup(&path, "a/h"), (Some(choice("v2")), None));
         // Another format version is ignored the same way.
         std::fs::write(&path, r#"{"format_version": 99, "choices": {}}"#).unwrap();
-        assert!(lookup(&path, "a/h").1.unwrap().contains("format_version 99"));
+        assert!(
+            lookup(&path, "a/h")
+                .1
+                .unwrap()
+                .contains("format_version 99")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -117,7 +117,11 @@ impl SplitMix {
 
     fn sample(&mut self, scalar: Scalar, lo: f64, hi: f64) -> f64 {
         if scalar.is_float() {
-            if hi > lo { lo + (hi - lo) * self.unit() } else { lo }
+            if hi > lo {
+                lo + (hi - lo) * self.unit()
+            } else {
+                lo
+            }
         } else {
             let (lo, hi) = (lo.ceil() as i64, hi.ceil() as i64);
             if hi > lo {
