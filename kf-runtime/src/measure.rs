@@ -187,7 +187,7 @@ pub(crate) fn choose(
             None => {}
         }
     }
-    let chosen = measure(
+    let (chosen, conclusive) = measure(
         kernel,
         device,
         options,
@@ -195,7 +195,6 @@ pub(crate) fn choose(
         pipeline_layout,
         &candidates,
     );
-    let (chosen, conclusive) = chosen;
     if conclusive && let Some(path) = &path {
         let (variant, reason, speedup) = match &chosen {
             Chosen::Variant {

@@ -267,3 +267,33 @@ fn merge_adds_new_entries_and_keeps_the_faster_of_two_for_one_key() {
         r.dump()
     );
 }
+
+#[test]
+fn help_documents_the_cache_verbs() {
+    let top = run_ok(&mut kf(&["--help"]));
+    assert!(top.stdout.contains("cache"), "{}", top.dump());
+    let r = run_ok(&mut kf(&["cache", "--help"]));
+    for verb in ["verify", "gc", "merge"] {
+        assert!(r.stdout.contains(verb), "{}", r.dump());
+    }
+    for (verb, options) in [
+        ("verify", &["--manifest-path", "--package", "--json"][..]),
+        ("gc", &["--manifest-path", "--dry-run", "--json"][..]),
+        (
+            "merge",
+            &["<DIR>", "--manifest-path", "--dry-run", "--json"][..],
+        ),
+    ] {
+        let r = run_ok(&mut kf(&["cache", verb, "--help"]));
+        for o in options {
+            assert!(
+                r.stdout.contains(o),
+                "`cache {verb} --help` documents {o}:\n{}",
+                r.dump()
+            );
+        }
+    }
+    // `merge` needs a directory.
+    let r = run(&mut kf(&["cache", "merge"]));
+    assert_eq!(r.code, Some(2), "{}", r.dump());
+}

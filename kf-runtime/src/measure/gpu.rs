@@ -176,9 +176,9 @@ fn bind(
         let bytes =
             values::contents(b, shape, seed).map_err(|e| format!("binding `{}`: {e}", b.name))?;
         let max = if b.uniform {
-            u64::from(limits.max_uniform_buffer_binding_size)
+            limits.max_uniform_buffer_binding_size
         } else {
-            u64::from(limits.max_storage_buffer_binding_size)
+            limits.max_storage_buffer_binding_size
         };
         if bytes.len() as u64 > max.min(limits.max_buffer_size) {
             return Err(format!(
