@@ -30,6 +30,8 @@ pub mod bench;
 #[cfg(feature = "broker")]
 pub mod broker;
 #[cfg(feature = "cli")]
+pub mod cache_tools;
+#[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "cli")]
 pub mod discover;

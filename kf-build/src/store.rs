@@ -45,6 +45,28 @@ pub fn write_entry(crate_root: &Path, entry: &CacheEntry) -> std::io::Result<Pat
     Ok(path)
 }
 
+/// Removes a cache entry file under `crate_root/kernelfoundry/`, then its content-hash and kernel
+/// directories if that left them empty (`cache gc`). Refuses a path outside the cache.
+pub fn remove_entry(crate_root: &Path, path: &Path) -> std::io::Result<()> {
+    let cache = crate_root.join(CACHE_DIR);
+    if !path.starts_with(&cache) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not under {}", path.display(), cache.display()),
+        ));
+    }
+    std::fs::remove_file(path)?;
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        // Only empty directories go (remove_dir refuses the others), never the cache itself.
+        if d == cache || std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+    Ok(())
+}
+
 /// The state of a kernel's cache entry for one adapter: what `list` shows and what `tune` does.
 #[derive(Debug)]
 pub enum EntryState {
@@ -427,6 +449,29 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         let entry = write_entry(dir.path(), &baseline_best(&kernel(""), "exhaustive", 1)).unwrap();
         let mode = std::fs::metadata(&entry).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o644 & plain_mode, "{mode:o} vs {plain_mode:o}");
+    }
+
+    #[test]
+    fn removing_an_entry_removes_the_directories_it_empties() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let a = root.join("kernelfoundry/K/h1/a.json");
+        let b = root.join("kernelfoundry/K/h2/b.json");
+        write_atomic(&a, "a").unwrap();
+        write_atomic(&b, "b").unwrap();
+        remove_entry(root, &a).unwrap();
+        assert!(!root.join("kernelfoundry/K/h1").exists());
+        assert!(b.exists());
+        remove_entry(root, &b).unwrap();
+        assert!(!root.join("kernelfoundry/K").exists());
+        assert!(
+            root.join("kernelfoundry").is_dir(),
+            "the cache directory stays"
+        );
+        let outside = root.join("other.json");
+        std::fs::write(&outside, "x").unwrap();
+        assert!(remove_entry(root, &outside).is_err());
+        assert!(outside.exists());
     }
 
     #[test]

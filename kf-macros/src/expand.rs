@@ -187,6 +187,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         ty,
     } = item;
     let content_hash = &kernel.content_hash;
+    let measure_plan = kf_runtime::plan::MeasurePlan::of(&kernel).to_json();
     Ok(quote! {
         #(#attrs)*
         #vis static #ident: #ty = ::kf_runtime::Kernel {
@@ -196,6 +197,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             bindings: &[#(#bindings),*],
             variants: &[#(#variants),*],
             build_notes: &[#(#notes),*],
+            measure_plan: #measure_plan,
         };
         #(#tracked)*
         #(#reference_tracked)*

@@ -78,6 +78,10 @@ pub struct Kernel {
     pub variants: &'static [EmbeddedVariant],
     /// Problems found at build time (skipped cache files), logged when the kernel loads.
     pub build_notes: &'static [&'static str],
+    /// What selection by measurement needs to run the kernel on inputs of its own: a
+    /// [`MeasurePlan`](crate::plan::MeasurePlan) as JSON, parsed only when measuring (empty
+    /// for none).
+    pub measure_plan: &'static str,
 }
 
 /// How the chosen entry relates to the adapter.
@@ -89,6 +93,11 @@ pub enum MatchKind {
     SameDevice,
     /// No entry applies (or one was rejected); the baseline runs.
     None,
+    /// No entry applies; the variants tuned elsewhere were measured on this adapter and the
+    /// fastest correct one (or the baseline) was chosen (`LoadMode::Measure`).
+    Measured,
+    /// No entry applies; an earlier measurement's choice was read back (`LoadMode::Measure`).
+    Remembered,
 }
 
 impl fmt::Display for MatchKind {
@@ -97,6 +106,8 @@ impl fmt::Display for MatchKind {
             MatchKind::Exact => "exact",
             MatchKind::SameDevice => "same-device",
             MatchKind::None => "none",
+            MatchKind::Measured => "measured",
+            MatchKind::Remembered => "remembered",
         })
     }
 }
@@ -146,6 +157,7 @@ impl Kernel {
             bindings: &[],
             variants: &[],
             build_notes: &[],
+            measure_plan: "",
         }
     }
 
@@ -244,6 +256,12 @@ impl Kernel {
     }
 }
 
+/// Whether [`VARIANT_ENV`] forces a choice.
+#[cfg(feature = "measure")]
+pub(crate) fn forced() -> bool {
+    std::env::var(VARIANT_ENV).is_ok_and(|v| !v.trim().is_empty())
+}
+
 fn match_kind(v: &EmbeddedVariant, adapter: &AdapterIdentity, key: &AdapterKey) -> MatchKind {
     if v.adapter_key == key.as_str() {
         MatchKind::Exact
@@ -324,6 +342,7 @@ mod tests {
             bindings: &[],
             variants: Box::leak(variants.into_boxed_slice()),
             build_notes: &[],
+            measure_plan: "",
         }))
     }
 

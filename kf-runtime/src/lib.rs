@@ -51,8 +51,19 @@ fn saxpy(
 }
 ```
 
+# A GPU nobody tuned on
+
+By default a GPU with no matching entry runs the baseline. [`Kernel::load_with`] with
+[`LoadMode::Measure`] instead times the variants tuned on other GPUs against the baseline on the
+first start (a small budget per kernel, inputs made from the spec), checks the fastest one's
+outputs against the baseline's, uses it only if it is faster beyond the noise and correct, and
+remembers the choice in a per-user file keyed by adapter key and content hash (see [`measure`]);
+later starts read it and measure nothing.
+
 # Features
 - `wgpu` (default): [`Kernel::load`], [`LoadedKernel`] and the dispatch helpers.
+- `measure` (default): [`Kernel::load_with`] with [`LoadMode::Measure`], selection by
+  measurement for a GPU no entry was tuned on (above).
 - `spec`: the attribute grammar and WGSL reflection shared with `kf-macros` and `kf-build`.
   Without `wgpu` the crate is pure data (spec, hashes, adapter keys, cache format) and does no
   GPU work.
@@ -67,7 +78,10 @@ pub mod interface;
 mod kernel;
 #[cfg(feature = "wgpu")]
 mod load;
+#[cfg(feature = "measure")]
+pub mod measure;
 pub mod params;
+pub mod plan;
 pub mod program;
 #[cfg(feature = "spec")]
 pub mod resolve;
@@ -79,11 +93,15 @@ pub mod variant;
 
 pub use adapter::{AdapterIdentity, AdapterKey};
 pub use kernel::{Binding, EmbeddedVariant, Kernel, MatchKind, Selection, VARIANT_ENV};
+#[cfg(feature = "measure")]
+pub use load::LoadMode;
 #[cfg(feature = "wgpu")]
 pub use load::{
     LoadError, LoadedKernel, bind_group_layouts, build_pipeline, check_limits, layout_entry,
     texture_format, view_dimension,
 };
+#[cfg(feature = "measure")]
+pub use measure::{Measure, Measurement};
 pub use program::{Dispatch, DispatchError, DispatchMode, Program};
 
 #[doc(hidden)]

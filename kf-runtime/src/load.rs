@@ -6,7 +6,12 @@
 //! derived from the baseline's bindings, so bind groups the user built for the baseline fit every
 //! variant (an automatic layout would drop bindings a variant does not use).
 //!
-//! Invariant: [`Kernel::load`] returns `Err` only when the *baseline* cannot be built.
+//! [`Kernel::load_with`] takes a [`LoadMode`]: the default chooses among the embedded entries as
+//! above; `LoadMode::Measure` (feature `measure`) also measures the variants tuned on other GPUs
+//! when no entry matches this adapter (see the `measure` module).
+//!
+//! Invariant: [`Kernel::load`] and [`Kernel::load_with`] return `Err` only when the *baseline*
+//! cannot be built.
 
 use crate::adapter::AdapterIdentity;
 use crate::interface::{BindingKind, SampleType, TexelFormat, TextureAccess, TextureDim};
@@ -30,6 +35,22 @@ pub enum LoadError {
     },
 }
 
+/// How [`Kernel::load_with`] chooses when no embedded entry was tuned on this adapter.
+#[cfg(feature = "measure")]
+#[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
+pub enum LoadMode<'a> {
+    /// Exact adapter key → same vendor, device and backend with another driver → baseline
+    /// (what [`Kernel::load`] does).
+    #[default]
+    Embedded,
+    /// As `Embedded` when an entry matches; otherwise time the variants tuned on other GPUs
+    /// against the baseline within a budget, check the fastest against the baseline, use it if
+    /// it is faster beyond the noise and correct, and remember the choice per user so later
+    /// starts measure nothing. See [`crate::measure`].
+    Measure(crate::measure::Measure<'a>),
+}
+
 /// A kernel with its selected program built into a pipeline.
 #[derive(Debug)]
 pub struct LoadedKernel {
@@ -41,6 +62,8 @@ pub struct LoadedKernel {
     pipeline: wgpu::ComputePipeline,
     layouts: Vec<wgpu::BindGroupLayout>,
     max_workgroups_per_dimension: u32,
+    #[cfg(feature = "measure")]
+    measurement: Option<crate::measure::Measurement>,
 }
 
 impl Kernel {
@@ -52,6 +75,45 @@ impl Kernel {
         &'static self,
         device: &wgpu::Device,
         info: &wgpu::AdapterInfo,
+    ) -> Result<LoadedKernel, LoadError> {
+        self.load_inner(
+            device,
+            info,
+            #[cfg(feature = "measure")]
+            None,
+        )
+    }
+
+    /// Like [`Kernel::load`], choosing as `mode` says when no embedded entry was tuned on this
+    /// adapter.
+    ///
+    /// ```no_run
+    /// # fn f(device: &wgpu::Device, queue: &wgpu::Queue, adapter: &wgpu::Adapter, k: &'static kf_runtime::Kernel) -> Result<(), kf_runtime::LoadError> {
+    /// use kf_runtime::{LoadMode, Measure};
+    /// let mode = LoadMode::Measure(Measure::new(queue).budget(std::time::Duration::from_millis(50)));
+    /// let loaded = k.load_with(device, &adapter.get_info(), mode)?;
+    /// println!("{}: {} ({})", k.name, loaded.variant(), loaded.matched()); // e.g. `measured`
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "measure")]
+    pub fn load_with(
+        &'static self,
+        device: &wgpu::Device,
+        info: &wgpu::AdapterInfo,
+        mode: LoadMode<'_>,
+    ) -> Result<LoadedKernel, LoadError> {
+        let measure = match &mode {
+            LoadMode::Embedded => None,
+            LoadMode::Measure(options) => Some(options),
+        };
+        self.load_inner(device, info, measure)
+    }
+
+    fn load_inner(
+        &'static self,
+        device: &wgpu::Device,
+        info: &wgpu::AdapterInfo,
+        #[cfg(feature = "measure")] measure: Option<&crate::measure::Measure<'_>>,
     ) -> Result<LoadedKernel, LoadError> {
         for note in self.build_notes {
             log::warn!("kernel {}: {note}", self.name);
@@ -75,7 +137,67 @@ impl Kernel {
             pipeline,
             layouts: layouts.clone(),
             max_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+            #[cfg(feature = "measure")]
+            measurement: None,
         };
+
+        #[cfg(feature = "measure")]
+        if let Some(options) = measure
+            && selection.matched == MatchKind::None
+            && !crate::kernel::forced()
+            && let Some(chosen) =
+                crate::measure::choose(self, device, &identity, options, &layouts, &pipeline_layout)
+        {
+            use crate::measure::Chosen;
+            let (program, pipeline, label, matched, reason, measurement) = match chosen {
+                Chosen::Variant {
+                    variant,
+                    pipeline,
+                    matched,
+                    reason,
+                    measurement,
+                } => (
+                    variant
+                        .program
+                        .as_ref()
+                        .expect("measurement chooses variants with a program"),
+                    Some(pipeline),
+                    variant.id,
+                    matched,
+                    reason,
+                    measurement,
+                ),
+                Chosen::Baseline {
+                    pipeline,
+                    matched,
+                    reason,
+                    measurement,
+                } => (
+                    &self.baseline,
+                    pipeline,
+                    "baseline",
+                    matched,
+                    reason,
+                    measurement,
+                ),
+            };
+            let pipeline = match pipeline {
+                Some(p) => p,
+                None => build_pipeline(device, &pipeline_layout, program, self.name).map_err(
+                    |message| LoadError::Baseline {
+                        kernel: self.name,
+                        message,
+                    },
+                )?,
+            };
+            log::info!(
+                "kernel {}: variant={label} match={matched}: {reason}",
+                self.name
+            );
+            let mut out = loaded(program, pipeline, label, matched, reason);
+            out.measurement = measurement;
+            return Ok(out);
+        }
 
         if let Some(variant) = selection.variant {
             let program = variant
@@ -343,7 +465,7 @@ fn first_lines(text: &str, n: usize) -> String {
 
 /// Drives a wgpu future to completion. Native error-scope futures are ready at once; the loop
 /// only matters for backends that resolve them asynchronously.
-fn block_on<F: Future>(device: &wgpu::Device, future: F) -> F::Output {
+pub(crate) fn block_on<F: Future>(device: &wgpu::Device, future: F) -> F::Output {
     let mut future = pin!(future);
     let mut cx = Context::from_waker(std::task::Waker::noop());
     loop {
@@ -374,6 +496,13 @@ impl LoadedKernel {
     /// Why this program was chosen.
     pub fn reason(&self) -> &str {
         &self.reason
+    }
+
+    /// What selection by measurement did on this load: `Some` only when it timed the variants
+    /// now (`matched() == MatchKind::Measured`); a remembered choice measured nothing.
+    #[cfg(feature = "measure")]
+    pub fn measurement(&self) -> Option<&crate::measure::Measurement> {
+        self.measurement.as_ref()
     }
 
     /// The program that runs.

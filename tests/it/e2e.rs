@@ -9,14 +9,14 @@ use kf_tests::*;
 use std::borrow::Cow;
 use std::path::Path;
 
-fn lock() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn lock() -> std::sync::MutexGuard<'static, ()> {
     crate::BUILD_AND_RUN
         .lock()
         .unwrap_or_else(|e| e.into_inner())
 }
 
 /// The identity of the adapter the tuner uses by default.
-fn this_adapter() -> AdapterIdentity {
+pub(crate) fn this_adapter() -> AdapterIdentity {
     let r = run_ok(&mut kf(&["adapters", "--json"]));
     let json = r.json();
     let adapters = json["adapters"].as_array().expect("adapters");
@@ -33,7 +33,7 @@ fn this_adapter() -> AdapterIdentity {
 }
 
 /// Content hashes of the copied quickstart's kernels, from `list --json`.
-fn content_hash(dir: &Path, kernel: &str) -> String {
+pub(crate) fn content_hash(dir: &Path, kernel: &str) -> String {
     let r = run_ok(kf(&["list", "--json", "--manifest-path"]).arg(dir.join("Cargo.toml")));
     let json = r.json();
     json["kernels"]
@@ -48,7 +48,7 @@ fn content_hash(dir: &Path, kernel: &str) -> String {
 }
 
 /// A cache entry for the quickstart's SAXPY with the workgroup size lifted and set to `wg`.
-fn saxpy_entry(
+pub(crate) fn saxpy_entry(
     dir: &Path,
     adapter: &AdapterIdentity,
     wg: u32,
@@ -122,7 +122,7 @@ fn saxpy_entry(
     }
 }
 
-fn write_entry(dir: &Path, entry: &CacheEntry) -> std::path::PathBuf {
+pub(crate) fn write_entry(dir: &Path, entry: &CacheEntry) -> std::path::PathBuf {
     let path = CacheEntry::path(
         dir,
         &entry.kernel.name,

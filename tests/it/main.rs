@@ -4,12 +4,14 @@
 mod adversarial;
 mod broker;
 mod cache_state;
+mod cache_tools;
 mod cli;
 mod e2e;
 mod evolve;
 mod examples;
 mod kernels;
 mod llm;
+mod measure;
 mod operators;
 mod report;
 mod rewrites;

@@ -4,11 +4,18 @@
 //! ```text
 //! cargo kernelfoundry tune --manifest-path examples/quickstart/Cargo.toml
 //! cargo run -p quickstart
+//! cargo run -p quickstart -- --measure   # on a GPU no entry was tuned on: measure, remember
+//! cargo run -p quickstart -- --measure --measure-budget-ms 200
 //! ```
+//!
+//! With `--measure` each kernel loads with `LoadMode::Measure`: when no cache entry was tuned on
+//! this adapter, the variants tuned on other GPUs are timed against the kernel on first run, and
+//! the choice is remembered per user; the line of each kernel then adds `timed=<runs>`, the
+//! program runs measurement made (0 when the choice was remembered).
 
 mod kernels;
 
-use kf_runtime::{Kernel, LoadedKernel};
+use kf_runtime::{Kernel, LoadMode, LoadedKernel, Measure};
 use std::process::ExitCode;
 use wgpu::util::DeviceExt;
 
@@ -31,6 +38,10 @@ struct Gpu {
     device: wgpu::Device,
     queue: wgpu::Queue,
     info: wgpu::AdapterInfo,
+    /// `--measure`: load with `LoadMode::Measure`.
+    measure: bool,
+    /// `--measure-budget-ms <N>`: its timing budget per kernel.
+    budget: Option<std::time::Duration>,
 }
 
 fn gpu() -> Result<Gpu, String> {
@@ -51,6 +62,12 @@ fn gpu() -> Result<Gpu, String> {
         info: adapter.get_info(),
         device,
         queue,
+        measure: std::env::args().any(|a| a == "--measure"),
+        budget: std::env::args()
+            .skip_while(|a| a != "--measure-budget-ms")
+            .nth(1)
+            .and_then(|ms| ms.parse().ok())
+            .map(std::time::Duration::from_millis),
     })
 }
 
@@ -73,7 +90,7 @@ fn run() -> Result<bool, String> {
         &[("n", n as u64)],
     )?;
     let expected: Vec<f32> = x.iter().zip(&y).map(|(x, y)| a * x + y).collect();
-    all_ok &= report(&out.0, &out.1, &expected, 1e-6);
+    all_ok &= report(&gpu, &out.0, &out.1, &expected, 1e-6);
 
     // softmax
     let (rows, cols) = (300usize, 257usize);
@@ -101,7 +118,7 @@ fn run() -> Result<bool, String> {
             expected[r * cols + c] = (f64::from((row[c] - m).exp()) / s) as f32;
         }
     }
-    all_ok &= report(&out.0, &out.1, &expected, 1e-5);
+    all_ok &= report(&gpu, &out.0, &out.1, &expected, 1e-5);
 
     // matmul
     let (m, nn, k) = (70usize, 90usize, 33usize);
@@ -124,7 +141,7 @@ fn run() -> Result<bool, String> {
             expected[r * nn + c] = (0..k).map(|i| am[r * k + i] * bm[i * nn + c]).sum();
         }
     }
-    all_ok &= report(&out.0, &out.1, &expected, 0.0);
+    all_ok &= report(&gpu, &out.0, &out.1, &expected, 0.0);
     Ok(all_ok)
 }
 
@@ -141,8 +158,17 @@ fn launch(
     read_back: usize,
     sizes: &[(&str, u64)],
 ) -> Result<(LoadedKernel, Vec<f32>), String> {
+    let mode = if gpu.measure {
+        let measure = Measure::new(&gpu.queue);
+        LoadMode::Measure(match gpu.budget {
+            Some(budget) => measure.budget(budget),
+            None => measure,
+        })
+    } else {
+        LoadMode::Embedded
+    };
     let loaded = kernel
-        .load(&gpu.device, &gpu.info)
+        .load_with(&gpu.device, &gpu.info, mode)
         .map_err(|e| e.to_string())?;
     let last = buffers.len() - 1;
     let gpu_buffers: Vec<wgpu::Buffer> = buffers
@@ -203,8 +229,9 @@ fn launch(
     Ok((loaded, data))
 }
 
-/// Prints `<kernel>: variant=<id> match=<kind> ok|MISMATCH` and returns whether it matched.
-fn report(loaded: &LoadedKernel, got: &[f32], expected: &[f32], tolerance: f32) -> bool {
+/// Prints `<kernel>: variant=<id> match=<kind> [timed=<runs>] ok|MISMATCH` and returns whether it
+/// matched.
+fn report(gpu: &Gpu, loaded: &LoadedKernel, got: &[f32], expected: &[f32], tolerance: f32) -> bool {
     let bad = got.iter().zip(expected).position(|(g, e)| {
         // NaN never compares as close.
         let close = (g - e).abs() <= tolerance * e.abs().max(1.0);
@@ -214,8 +241,13 @@ fn report(loaded: &LoadedKernel, got: &[f32], expected: &[f32], tolerance: f32) 
         None => "ok".to_string(),
         Some(i) => format!("MISMATCH at {i}: got {} expected {}", got[i], expected[i]),
     };
+    let timed = if gpu.measure {
+        format!(" timed={}", loaded.measurement().map_or(0, |m| m.runs))
+    } else {
+        String::new()
+    };
     println!(
-        "{}: variant={} match={} {status}",
+        "{}: variant={} match={}{timed} {status}",
         loaded.kernel().name,
         loaded.variant(),
         loaded.matched()

@@ -10,6 +10,7 @@
 mod ablate;
 mod adapters;
 mod bench;
+mod cache;
 mod eval;
 mod list;
 mod report;
@@ -79,6 +80,9 @@ enum Command {
     /// Evaluate candidates for tuners on other machines: through a broker (`--broker URL`), or on
     /// stdin/stdout for `tune --worker-cmd` (`--stdio`).
     Worker(worker::WorkerArgs),
+    /// Look after the committed cache: `verify` every entry, `gc` entries no kernel matches,
+    /// `merge` entries from other machines.
+    Cache(cache::CacheArgs),
 }
 
 /// Options shared by the verbs that read the workspace.
@@ -226,6 +230,7 @@ pub fn main() -> i32 {
         Command::Bench(a) => bench::run(a),
         Command::Report(a) => report::run(a),
         Command::Worker(a) => worker::run(a),
+        Command::Cache(a) => cache::run(a),
     };
     match result {
         Ok(code) => code,
