@@ -258,6 +258,51 @@ fn wall_clock_timing_works_where_timestamps_are_switched_off() {
 }
 
 #[test]
+fn timing_starts_after_the_sustained_load_and_the_diagnostics_log_every_dispatch() {
+    let fixture = copy_crate("tests/fixtures/adversarial");
+    let log = fixture.path().join("timing.jsonl");
+    let r = run_ok(
+        kf(&[
+            "eval",
+            "--json",
+            "--samples",
+            "3",
+            "--kernel",
+            "ELEMWISE",
+            "--manifest-path",
+        ])
+        .arg(fixture.path().join("Cargo.toml"))
+        .arg("--candidate")
+        .arg(root().join("tests/data/adversarial/honest_wider_workgroup.wgsl"))
+        // A CPU adapter skips the sustained load unless asked for it.
+        .env("KERNELFOUNDRY_WARM_MS", "150")
+        .env("KERNELFOUNDRY_DIAG", &log),
+    );
+    assert_eq!(r.json()["level"], 5, "{}", r.dump());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    // Every timed dispatch of both programs (warm-up samples included), in pairs.
+    assert!(lines.len() >= 6 && lines.len() % 2 == 0, "{text}");
+    for pair in lines.chunks(2) {
+        let programs: Vec<u64> = pair
+            .iter()
+            .map(|l| l["program"].as_u64().unwrap())
+            .collect();
+        assert!(programs == [0, 1] || programs == [1, 0], "{text}");
+        assert!(pair.iter().all(|l| l["ns"].as_f64().unwrap() > 0.0));
+    }
+    // No sample was taken before the 150 ms of sustained load had passed.
+    let first = lines
+        .iter()
+        .map(|l| l["ms"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(first >= 150.0, "first sample at {first} ms:\n{text}");
+}
+
+#[test]
 fn no_adapter_exits_3_and_says_what_to_install() {
     for verb in [&["adapters"][..], &["tune", "--manifest-path"][..]] {
         let mut cmd = kf(verb);

@@ -634,3 +634,92 @@ fn a_fault_stops_the_search_and_records_no_placeholder() {
     assert_eq!(lines.len(), ev.done, "only real evaluations are journaled");
     assert!(lines.iter().all(|l| l.report.failure.is_none()));
 }
+
+const ROW_SUM: &str = r#"
+struct Shape { rows: u32, cols: u32 }
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> shape: Shape;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let row = g.x;
+    if (row >= shape.rows) {
+        return;
+    }
+    var s = 0.0;
+    for (var c = 0u; c < shape.cols; c++) {
+        s += x[row * shape.cols + c];
+    }
+    y[row] = s;
+}
+"#;
+
+#[test]
+fn every_operator_is_tried_on_the_users_kernel_before_children_are_built_on() {
+    let k = kernel(
+        ROW_SUM,
+        r#"source = "", sizes(rows = 64, cols = 256), bind(x = input(rows * cols), y = output(rows), shape = uniform(rows, cols)), grid = (rows)"#,
+    );
+    // The operators that apply to the user's kernel, asked directly.
+    let target = crate::operators::Target {
+        limits: limits(1024),
+        features: vec![],
+    };
+    let subject = crate::operators::Subject {
+        kernel: &k,
+        program: &k.baseline,
+        target: &target,
+    };
+    let applicable: std::collections::BTreeSet<&str> = crate::operators::all()
+        .iter()
+        .filter(|op| op.apply(&subject).is_ok_and(|r| !r.is_empty()))
+        .map(|op| op.name())
+        .collect();
+    assert!(
+        applicable.contains("reduce") && applicable.contains("unroll"),
+        "{applicable:?}"
+    );
+    for strategy in [StrategyKind::Qd, StrategyKind::Greedy, StrategyKind::Random] {
+        for seed in 1..=3 {
+            // Unrolled children look far better than anything else, so a search that built on
+            // children before covering the seed would pile onto them (and unrolling the loop
+            // rules the reduction out).
+            let mut ev = fake(|c: &Candidate| {
+                Some(if c.origin.starts_with("unroll") {
+                    8.0
+                } else {
+                    1.1
+                })
+            });
+            let config = Config {
+                budget: applicable.len() as u64 + 6,
+                seed,
+                strategy,
+                ..Config::default()
+            };
+            let out = search(&k, &mut ev, None, &config, |_| {}).unwrap();
+            let first: Vec<&str> = out
+                .history
+                .iter()
+                .map(|(c, _)| c.origin.as_str())
+                .filter(|o| *o != "baseline")
+                .take(applicable.len())
+                .collect();
+            assert!(
+                first.iter().all(|o| !o.contains('→')),
+                "{strategy:?} seed {seed}: a child of a child before the seed was covered: {first:?}"
+            );
+            let ops: std::collections::BTreeSet<&str> =
+                first.iter().map(|o| o.split('(').next().unwrap()).collect();
+            assert_eq!(
+                ops.len(),
+                first.len(),
+                "{strategy:?} seed {seed}: {first:?}"
+            );
+            assert!(
+                first.iter().any(|o| o.starts_with("reduce")),
+                "{strategy:?} seed {seed}: {first:?}"
+            );
+        }
+    }
+}
