@@ -234,17 +234,27 @@ fn report_draws_the_archive_heatmap_in_a_headless_browser() {
     // And a colour no heatmap cell has is not found, so the check can fail.
     assert!(!image.has_square([0x12, 0x34, 0x56], 14));
 
-    // Crossover: SAXPY's entry filed under another adapter's key is measured here only when
-    // asked for with --entries-for, and is verified on this adapter like any variant.
+    // Crossover: SAXPY's entry, refiled as if tuned on another adapter, is measured here only
+    // when asked for with --entries-for, and is verified on this adapter like any variant.
     let own_key = json["adapter"]["key"].as_str().unwrap().to_owned();
-    let foreign = "f00df00df00df00d";
-    let own_file = std::path::PathBuf::from(saxpy["cache_file"].as_str().unwrap());
+    let own_file = PathBuf::from(saxpy["cache_file"].as_str().unwrap());
     assert!(own_file.ends_with(format!("{own_key}.json")));
-    std::fs::rename(
-        &own_file,
+    let mut entry: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&own_file).unwrap()).unwrap();
+    let mut identity: kf_runtime::AdapterIdentity =
+        serde_json::from_value(entry["adapter"].clone()).unwrap();
+    identity.name = "another GPU".into();
+    let foreign_key = identity.key().to_string();
+    let foreign = foreign_key.as_str();
+    assert_ne!(foreign, own_key);
+    entry["adapter"]["name"] = serde_json::Value::String(identity.name.clone());
+    entry["adapter"]["key"] = serde_json::Value::String(foreign_key.clone());
+    std::fs::write(
         own_file.with_file_name(format!("{foreign}.json")),
+        serde_json::to_string_pretty(&entry).unwrap(),
     )
     .unwrap();
+    std::fs::remove_file(&own_file).unwrap();
     let mine = run_ok(&mut kf_here(&[
         "bench",
         "--json",

@@ -1,3 +1,5 @@
+//! Tests of the cache tools on entries written into temporary crates: what verify reports, what gc removes, what merge keeps.
+
 use super::*;
 use kf_runtime::AdapterIdentity;
 use kf_runtime::cache::{
