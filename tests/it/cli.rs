@@ -285,7 +285,7 @@ fn timing_starts_after_the_sustained_load_and_the_diagnostics_log_every_dispatch
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
     // Every timed dispatch of both programs (warm-up samples included), in pairs.
-    assert!(lines.len() >= 6 && lines.len() % 2 == 0, "{text}");
+    assert!(lines.len() >= 6 && lines.len().is_multiple_of(2), "{text}");
     for pair in lines.chunks(2) {
         let programs: Vec<u64> = pair
             .iter()
