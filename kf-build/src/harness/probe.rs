@@ -120,35 +120,20 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    /// Keeps the GPU busy with this kernel for `duration` (command buffers of about 8 ms of
-    /// dispatches), so the measurement that follows runs at the clock a busy GPU reaches; see
-    /// `runner::sustain_duration` for why.
-    fn sustain(&self, duration: Duration) -> Result<(), String> {
-        let device = &self.gpu.device;
-        let start = Instant::now();
-        let mut reps = 1u32;
-        while start.elapsed() < duration {
-            let t = Instant::now();
-            let mut encoder = device.create_command_encoder(&Default::default());
-            {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: None,
-                    timestamp_writes: None,
-                });
-                pass.set_pipeline(&self.pipeline);
-                pass.set_bind_group(0, &self.bind_group, &[]);
-                for _ in 0..reps {
-                    pass.dispatch_workgroups(self.counts.0, self.counts.1, 1);
-                }
+    /// Keeps the GPU busy with this kernel before a measurement (see `runner::sustain_load`).
+    fn sustain(&self) -> Result<(), String> {
+        let duration = super::runner::sustain_duration(self.gpu.is_cpu());
+        super::runner::sustain_load(self.gpu, duration, |encoder, reps| {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &self.bind_group, &[]);
+            for _ in 0..reps {
+                pass.dispatch_workgroups(self.counts.0, self.counts.1, 1);
             }
-            self.gpu.queue.submit([encoder.finish()]);
-            device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| e.to_string())?;
-            let took = t.elapsed().max(Duration::from_micros(1)).as_secs_f64();
-            reps = ((f64::from(reps) * 0.008 / took).round() as u32).clamp(1, 4096);
-        }
-        Ok(())
+        })
     }
 
     fn median_ns(&self, warmup: u32, samples: u32) -> Result<(f64, &'static str), String> {
@@ -267,7 +252,7 @@ pub fn measure_copy(gpu: &Gpu, rounds: u32) -> Result<(Vec<CopyPoint>, &'static 
             bind_group,
             counts: grid(bytes / 16),
         };
-        bench.sustain(super::runner::sustain_duration(cpu))?;
+        bench.sustain()?;
         let mut best: Option<CopyPoint> = None;
         for _ in 0..rounds.max(1) {
             let (ns, m) = bench.median_ns(warmup, samples)?;
@@ -322,7 +307,7 @@ pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
         bind_group,
         counts: grid(invocations),
     };
-    bench.sustain(super::runner::sustain_duration(cpu))?;
+    bench.sustain()?;
     let (ns, _) = bench.median_ns(warmup, samples)?;
     let flops = invocations * FMA_ITERS * 8 * 4 * 2;
     let errors = gpu.take_uncaptured();

@@ -73,7 +73,7 @@ const ROTATION_BYTES: u64 = 256 << 20;
 /// The same on a CPU adapter, whose last-level cache is smaller and whose memory is the host's.
 const ROTATION_BYTES_CPU: u64 = 64 << 20;
 
-/// How long the GPU is kept busy before timing (see `Runner::sustain`); `KERNELFOUNDRY_WARM_MS`
+/// How long the GPU is kept busy before timing (see [`sustain_load`]); `KERNELFOUNDRY_WARM_MS`
 /// overrides it.
 const SUSTAIN_GPU: Duration = Duration::from_millis(400);
 /// The GPU work of one command buffer while sustaining the load.
@@ -90,6 +90,40 @@ pub(crate) fn sustain_duration(cpu: bool) -> Duration {
         None if cpu => Duration::ZERO,
         None => SUSTAIN_GPU,
     }
+}
+
+/// Keeps the GPU busy for `duration`: command buffers in which `encode` records `reps`
+/// repetitions of its work, `reps` adjusted so each holds about [`SUSTAIN_BATCH`] of GPU time
+/// (the host's round trip then is a small share and the GPU stays busy). Used before every
+/// timing, by the evaluator and by the ceilings probe.
+///
+/// Why: a discrete GPU idles at a fraction of its clock and raises it only after a sustained
+/// load. Measured on an H200 (Vulkan), a row-wise softmax ran at 11.8 ms per launch for the first
+/// ~0.25 s of back-to-back samples and at 2.3 ms from then on; kernels shorter than a few
+/// milliseconds never reached the higher clock within their samples at all, so a speedup
+/// depended on how long the GPU had been idle before. BENCHMARKS.md has the measurement.
+pub(crate) fn sustain_load(
+    gpu: &Gpu,
+    duration: Duration,
+    encode: impl Fn(&mut wgpu::CommandEncoder, u32),
+) -> Result<(), String> {
+    let start = Instant::now();
+    let mut reps = 1u32;
+    while start.elapsed() < duration {
+        let t = Instant::now();
+        let mut encoder = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        encode(&mut encoder, reps);
+        gpu.queue.submit([encoder.finish()]);
+        gpu.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| e.to_string())?;
+        let took = t.elapsed().max(Duration::from_micros(1)).as_secs_f64();
+        let scale = SUSTAIN_BATCH.as_secs_f64() / took;
+        reps = ((f64::from(reps) * scale).round() as u32).clamp(1, 4096);
+    }
+    Ok(())
 }
 
 /// Bytes of baseline outputs kept for reuse across evaluations.
@@ -483,63 +517,6 @@ impl Runner {
         self.gpu.queue.submit([encoder.finish()]);
     }
 
-    /// Keeps the GPU busy with both programs for `duration` before their timing, in command
-    /// buffers of several dispatches each (about [`SUSTAIN_BATCH`] of GPU work), so the timed
-    /// samples run at the clocks a busy GPU reaches.
-    ///
-    /// Why: a discrete GPU idles at a fraction of its clock and raises it only after a sustained
-    /// load. Measured on an H200 (Vulkan), a row-wise softmax ran at 11.8 ms per launch for the first
-    /// ~0.25 s of back-to-back samples and at 2.3 ms from then on; kernels shorter than a few
-    /// milliseconds never reached the higher clock within their samples at all, so a speedup
-    /// depended on how long the GPU had been idle before. BENCHMARKS.md has the measurement.
-    fn sustain(
-        &self,
-        programs: &[&Compiled; 2],
-        bound: [&Bound; 2],
-        counts: [[u32; 3]; 2],
-        duration: Duration,
-    ) -> Step<()> {
-        if duration.is_zero() {
-            return Ok(());
-        }
-        let start = Instant::now();
-        let mut reps = 1u32;
-        while start.elapsed() < duration {
-            let t = Instant::now();
-            for which in [0, 1] {
-                self.submit_repeated(programs[which], bound[which], counts[which], reps);
-            }
-            self.wait()?;
-            let took = t.elapsed().max(Duration::from_micros(1));
-            // Aim the next batch at SUSTAIN_BATCH of work, so the host's round trip is a small
-            // share of the time and the GPU stays busy.
-            let scale = SUSTAIN_BATCH.as_secs_f64() / took.as_secs_f64();
-            reps = ((f64::from(reps) * scale).round() as u32).clamp(1, 4096);
-        }
-        Ok(())
-    }
-
-    /// Encodes `reps` dispatches of one program in one pass and submits them.
-    fn submit_repeated(&self, compiled: &Compiled, bound: &Bound, counts: [u32; 3], reps: u32) {
-        let device = &self.gpu.device;
-        let mut encoder =
-            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: None,
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(&compiled.pipeline);
-            for (i, bg) in bound.bind_groups.iter().enumerate() {
-                pass.set_bind_group(i as u32, bg, &[]);
-            }
-            for _ in 0..reps {
-                pass.dispatch_workgroups(counts[0], counts[1], counts[2]);
-            }
-        }
-        self.gpu.queue.submit([encoder.finish()]);
-    }
-
     fn wait(&self) -> Step<()> {
         self.gpu
             .device
@@ -803,7 +780,23 @@ impl Runner {
         let mut samples: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
         let sustain = sustain_duration(self.gpu.is_cpu());
         let started = Instant::now();
-        self.sustain(&programs, [&sets[0][0], &sets[1][0]], counts, sustain)?;
+        // Both programs keep the GPU busy before their timing (see `sustain_load`).
+        sustain_load(&self.gpu, sustain, |encoder, reps| {
+            for which in [0, 1] {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: None,
+                    timestamp_writes: None,
+                });
+                pass.set_pipeline(&programs[which].pipeline);
+                for (i, bg) in sets[which][0].bind_groups.iter().enumerate() {
+                    pass.set_bind_group(i as u32, bg, &[]);
+                }
+                for _ in 0..reps {
+                    pass.dispatch_workgroups(counts[which][0], counts[which][1], counts[which][2]);
+                }
+            }
+        })
+        .map_err(|e| (Reason::Runtime, format!("waiting for the GPU failed: {e}")))?;
         for i in 0..(plan.warmup + plan.samples.max(1)) {
             let first = usize::from(rng.random_bool(0.5));
             for which in [first, 1 - first] {
