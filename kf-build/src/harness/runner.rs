@@ -750,9 +750,7 @@ impl Runner {
             ROTATION_BYTES
         };
         let diag = Diagnostics::from_env();
-        let n_sets = diag
-            .n_sets
-            .unwrap_or_else(|| rotation.div_ceil(set_bytes).clamp(2, 16) as usize);
+        let n_sets = rotation.div_ceil(set_bytes).clamp(2, 16) as usize;
         // Two distinct contents alternate over the buffer sets: what defeats a cache is the
         // addresses, and generating inputs is the slow part on the host.
         let seeds = [0x5EED_0000, 0x5EED_0001];
@@ -800,9 +798,8 @@ impl Runner {
         for i in 0..(plan.warmup + plan.samples.max(1)) {
             let first = usize::from(rng.random_bool(0.5));
             for which in [first, 1 - first] {
-                let owner = if diag.swap { 1 - which } else { which };
                 let set = i as usize % n_sets;
-                let bound = &sets[owner][set];
+                let bound = &sets[which][set];
                 let t0 = Instant::now();
                 self.submit(programs[which], bound, counts[which], stamps.as_ref(), &[]);
                 if let Some(t) = &stamps {
@@ -818,7 +815,7 @@ impl Runner {
                     }
                     None => wall.as_nanos() as f64,
                 };
-                diag.sample(which, owner, set, i, ns, wall.as_nanos(), started.elapsed());
+                diag.sample(which, set, i, ns, wall.as_nanos(), started.elapsed());
                 if i >= plan.warmup {
                     samples[which].push(ns);
                 }
@@ -1017,16 +1014,12 @@ pub fn default_timeout(baseline_wall: Duration) -> Duration {
     (baseline_wall * 10).clamp(Duration::from_secs(10), Duration::from_secs(300))
 }
 
-/// Timing diagnostics for investigating an adapter's behaviour, off unless the environment asks:
-/// `KERNELFOUNDRY_DIAG=FILE` appends one JSON line per timed dispatch (program, buffer set owner and
-/// index, sample, timestamp and wall nanoseconds, milliseconds since the timing began);
-/// `KERNELFOUNDRY_DIAG_NSETS=N` rotates N buffer sets per program; `KERNELFOUNDRY_DIAG_SWAP=1` runs
-/// each program on the other's buffer sets (to tell buffer placement from program speed).
-/// None of them changes what a report means; they exist to find out why timings vary.
+/// Timing diagnostics, off unless the environment asks: `KERNELFOUNDRY_DIAG=FILE` appends one
+/// JSON line per timed dispatch (program, buffer set, sample, timestamp and wall nanoseconds,
+/// milliseconds since the timing began), for finding out why an adapter's timings vary (it is how
+/// the clock ramp in BENCHMARKS.md was found). It changes nothing a report says.
 struct Diagnostics {
     file: Option<std::fs::File>,
-    n_sets: Option<usize>,
-    swap: bool,
 }
 
 impl Diagnostics {
@@ -1040,18 +1033,12 @@ impl Diagnostics {
                     .open(path)
                     .ok()
             }),
-            n_sets: var("KERNELFOUNDRY_DIAG_NSETS")
-                .and_then(|v| v.parse().ok())
-                .filter(|&n: &usize| n >= 1),
-            swap: var("KERNELFOUNDRY_DIAG_SWAP").is_some_and(|v| v == "1"),
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn sample(
         &self,
         which: usize,
-        owner: usize,
         set: usize,
         i: u32,
         ns: f64,
@@ -1062,7 +1049,7 @@ impl Diagnostics {
             use std::io::Write;
             let _ = writeln!(
                 f,
-                "{{\"program\":{which},\"owner\":{owner},\"set\":{set},\"i\":{i},\"ns\":{ns},\"wall_ns\":{wall_ns},\"ms\":{:.3}}}",
+                "{{\"program\":{which},\"set\":{set},\"i\":{i},\"ns\":{ns},\"wall_ns\":{wall_ns},\"ms\":{:.3}}}",
                 since.as_secs_f64() * 1e3
             );
         }
