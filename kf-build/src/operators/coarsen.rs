@@ -22,6 +22,14 @@
 //! The coarsened dimension is the id component with a unit coefficient in the stored indices
 //! (the contiguous one), else the first component used.
 //!
+//! A kernel without such a bounds test is still coarsened when its launch rule gives that
+//! dimension a constant extent (`grid = (4096, rows)`: a flattened 2-D index such as
+//! `i = gid.y * 4096u + gid.x`, whose guard tests `i`, not the id). The original launch then ran
+//! exactly the ids below `X` = the extent rounded up to whole workgroups, whatever the sizes, so the
+//! new entry point calls the body only for ids below the literal `X` and launches `⌈X / k⌉`
+//! invocations along it: every id the original ran is run once, and no other. The literal travels
+//! with the rewritten text, so a later change of the workgroup size keeps it true.
+//!
 //! Invariant: the user's function body is kept byte for byte.
 
 use super::ir::{self, Analysis, Edit, Var};
@@ -62,11 +70,11 @@ impl Operator for Coarsen {
         let a = parsed
             .analyse(&subject.program.entry)
             .map_err(|e| Skip(e.to_string()))?;
-        let dim = plan(&a, subject)?;
+        let Plan { dim, extent } = plan(&a, subject)?;
         let mut out = Vec::new();
         for k in FACTORS {
             for mapping in [Mapping::Contiguous, Mapping::Strided] {
-                let text = render(&a, dim, k, mapping)?;
+                let text = render(&a, dim, extent, k, mapping)?;
                 let reflected =
                     kf_runtime::resolve::reflect(&text, Some(&subject.program.entry), "coarsen")
                         .map_err(|e| {
@@ -80,14 +88,20 @@ impl Operator for Coarsen {
                     )));
                 }
                 let mut size = subject.program.dispatch.size.clone();
-                let mut ops = size[dim].ops().to_vec();
-                ops.extend([
-                    Op::Lit(u64::from(k - 1)),
-                    Op::Add,
-                    Op::Lit(u64::from(k)),
-                    Op::Div,
-                ]);
-                size[dim] = SizeExpr::from_ops(ops);
+                size[dim] = match extent {
+                    // Enough invocations that `k` ids each reach the whole original extent.
+                    Some(x) => SizeExpr::lit(x.div_ceil(u64::from(k))),
+                    None => {
+                        let mut ops = size[dim].ops().to_vec();
+                        ops.extend([
+                            Op::Lit(u64::from(k - 1)),
+                            Op::Add,
+                            Op::Lit(u64::from(k)),
+                            Op::Div,
+                        ]);
+                        SizeExpr::from_ops(ops)
+                    }
+                };
                 out.push(Rewrite {
                     program: kf_runtime::Program {
                         wgsl: Cow::Owned(text),
@@ -116,8 +130,17 @@ impl Operator for Coarsen {
     }
 }
 
+/// What the checks established.
+struct Plan {
+    /// The id component to coarsen.
+    dim: usize,
+    /// `Some(X)` when the kernel has no bounds test of that component but the original launch
+    /// ran exactly the ids below `X` along it (a constant extent in whole workgroups).
+    extent: Option<u64>,
+}
+
 /// The dimension to coarsen, after the checks.
-fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<usize, Skip> {
+fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
     let skip = |why: &str| Err(Skip(why.to_owned()));
     if subject.program.dispatch.mode != DispatchMode::Grid {
         return skip("the launch rule counts workgroups; coarsening needs a `grid` rule");
@@ -181,13 +204,21 @@ fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<usize, Skip> {
         })
     });
     let dim = unit.unwrap_or(used[0]);
-    if !guarded(a, dim as u32) {
-        return Err(Skip(format!(
-            "no bounds test of the invocation id's {} before the kernel's stores",
-            ["x", "y", "z"][dim]
-        )));
+    if guarded(a, dim as u32) {
+        return Ok(Plan { dim, extent: None });
     }
-    Ok(dim)
+    let wg = u64::from(subject.program.workgroup_size[dim]);
+    match subject.program.dispatch.size[dim].as_constant() {
+        Some(n) if n > 0 && wg > 0 => Ok(Plan {
+            dim,
+            extent: Some(n.div_ceil(wg) * wg),
+        }),
+        _ => Err(Skip(format!(
+            "no bounds test of the invocation id's {c} before the kernel's stores, and the launch \
+             rule's extent along {c} is not a constant",
+            c = ["x", "y", "z"][dim]
+        ))),
+    }
 }
 
 /// Whether expression `h` is exactly the invocation id's component `d` (through lets, vars
@@ -302,7 +333,13 @@ fn guarded(a: &Analysis<'_>, d: u32) -> bool {
     false
 }
 
-fn render(a: &Analysis<'_>, dim: usize, k: u32, mapping: Mapping) -> Result<String, Skip> {
+fn render(
+    a: &Analysis<'_>,
+    dim: usize,
+    extent: Option<u64>,
+    k: u32,
+    mapping: Mapping,
+) -> Result<String, Skip> {
     let sig = a
         .entry_signature()
         .ok_or_else(|| Skip("the entry point's signature was not found in the text".into()))?;
@@ -365,10 +402,22 @@ fn render(a: &Analysis<'_>, dim: usize, k: u32, mapping: Mapping) -> Result<Stri
             )
         }
     };
+    let call = match extent {
+        None => format!(
+            "        {body_fn}(vec3<u32>({}, {}, {}));\n",
+            ids[0], ids[1], ids[2]
+        ),
+        Some(x) => {
+            let id = std::mem::replace(&mut ids[dim], "kf_id".to_owned());
+            format!(
+                "        // The original launch ran exactly the ids below {x} along {c}.\n        let kf_id = {id};\n        if (kf_id < {x}u) {{\n            {body_fn}(vec3<u32>({}, {}, {}));\n        }}\n",
+                ids[0], ids[1], ids[2]
+            )
+        }
+    };
     text.push_str(&decls);
     text.push_str(&format!(
-        "\n// KernelFoundry: thread coarsening, each invocation runs {what} of the original kernel (along {c}).\n@compute @workgroup_size({wg_args})\nfn {entry}(@builtin(global_invocation_id) kf_gid: vec3<u32>{params}) {{\n{prologue}    for (var kf_k = 0u; kf_k < {k}u; kf_k++) {{\n        {body_fn}(vec3<u32>({}, {}, {}));\n    }}\n}}\n",
-        ids[0], ids[1], ids[2]
+        "\n// KernelFoundry: thread coarsening, each invocation runs {what} of the original kernel (along {c}).\n@compute @workgroup_size({wg_args})\nfn {entry}(@builtin(global_invocation_id) kf_gid: vec3<u32>{params}) {{\n{prologue}    for (var kf_k = 0u; kf_k < {k}u; kf_k++) {{\n{call}    }}\n}}\n"
     ));
     Ok(text)
 }

@@ -139,3 +139,59 @@ fn unguarded_kernels_and_other_builtins_skip() {
     .0;
     assert!(why.contains("LocalInvocationId"), "{why}");
 }
+
+#[test]
+fn a_flattened_index_with_a_constant_extent_is_coarsened_within_the_original_ids() {
+    let r = apply(
+        &Coarsen,
+        &corpus_kernel("gelu_flat_rows.wgsl"),
+        &testkit::lavapipe(),
+    )
+    .unwrap();
+    let strided4 = r
+        .iter()
+        .find(|r| r.step == "coarsen(4, strided, x)")
+        .unwrap();
+    // 64 ids per row, four per invocation: 16 invocations along x.
+    assert_eq!(
+        strided4.program.dispatch.to_string(),
+        "grid(16, (n + 63) / 64, 1)"
+    );
+    let text = &strided4.program.wgsl;
+    for expected in [
+        "let kf_id = kf_gid.x + kf_k * kf_stride;",
+        "if (kf_id < 64u) {",
+        "kf_coarse_main(vec3<u32>(kf_id, kf_gid.y, kf_gid.z));",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}`: {text}");
+    }
+    // A 48-wide row launched in 32-wide workgroups ran ids up to 63: the rewrite keeps them.
+    let r = apply(
+        &Coarsen,
+        &corpus_kernel("scale_rows_ragged_wg.wgsl"),
+        &testkit::lavapipe(),
+    )
+    .unwrap();
+    let contiguous8 = r
+        .iter()
+        .find(|r| r.step == "coarsen(8, contiguous, x)")
+        .unwrap();
+    assert_eq!(
+        contiguous8.program.dispatch.to_string(),
+        "grid(8, (n + 47) / 48, 1)"
+    );
+    let text = &contiguous8.program.wgsl;
+    assert!(text.contains("let kf_id = kf_gid.x * 8u + kf_k;"), "{text}");
+    assert!(text.contains("if (kf_id < 64u) {"), "{text}");
+}
+
+#[test]
+fn an_unguarded_id_with_a_size_dependent_extent_skips() {
+    let k = testkit::resolve(
+        "K",
+        "sizes(n = 1000), bind(x = input(n), y = output(n), p = uniform(n)), grid = (n / 10, 10)",
+        "struct P { n: u32 }\n@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@group(0) @binding(2) var<uniform> p: P;\n@compute @workgroup_size(20)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) { let i = g.y * 100u + g.x; if (i >= p.n) { return; } y[i] = x[i]; }\n",
+    );
+    let why = apply(&Coarsen, &k, &testkit::lavapipe()).unwrap_err().0;
+    assert!(why.contains("not a constant"), "{why}");
+}
