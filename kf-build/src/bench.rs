@@ -507,7 +507,10 @@ impl Suite {
             references: with_reference.len(),
             at_least_reference,
             tuning_evaluations: costs.iter().map(|c| c.evaluations).sum(),
-            tuning_seconds: costs.iter().filter_map(|c| c.seconds).sum(),
+            tuning_seconds: costs
+                .iter()
+                .filter_map(|c| c.seconds)
+                .fold(0.0, |a, b| a + b), // `sum` of none is -0.0
             tuning_seconds_kernels: costs.iter().filter(|c| c.seconds.is_some()).count(),
         }
     }
