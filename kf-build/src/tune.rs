@@ -22,6 +22,9 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+#[cfg(test)]
+mod tests;
+
 /// What the user asked of a tune.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -39,7 +42,10 @@ pub struct Options {
     pub time_s: Option<f64>,
     /// Gradient-informed steering of the quality-diversity search.
     pub gradients: bool,
-    /// Tune shapes replacing the attribute's for this run (`rows=4096,cols=4096`).
+    /// Tune shapes replacing the attribute's for this run (`rows=4096,cols=4096`), each for every
+    /// kernel, or for one kernel when qualified (`GEMM:m=512,n=512,k=512`); see
+    /// [`with_tune_shapes`]. The command line checks qualifiers with [`check_shape_kernels`]; a
+    /// qualifier naming no kernel is ignored here.
     pub tune_shapes: Vec<String>,
     /// Only these offline operators (by name); `None`: all of them.
     pub operators: Option<Vec<String>>,
@@ -67,19 +73,100 @@ impl Default for Options {
     }
 }
 
-/// Replaces `kernel`'s tune shapes with `shapes` (each `name=value,…`; unnamed sizes keep their
-/// defaults). Verification shapes derived from the old tune shapes are derived anew; explicit
-/// ones are kept. Every binding length and the launch rule must evaluate on the new shapes.
+/// One `--tune-shape` value, `[KERNEL:]name=value,…`, split into its kernel qualifier and sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapeArg<'a> {
+    /// The static's name before the `:`, when the shape is for one kernel only.
+    pub kernel: Option<&'a str>,
+    /// The `name=value,…` list (may be empty: every size at its default).
+    pub sizes: &'a str,
+}
+
+impl<'a> ShapeArg<'a> {
+    /// Splits `text` at its first `:`; what precedes it must be a kernel name (an identifier).
+    pub fn parse(text: &'a str) -> Result<Self, String> {
+        let Some((head, sizes)) = text.split_once(':') else {
+            return Ok(ShapeArg {
+                kernel: None,
+                sizes: text,
+            });
+        };
+        let head = head.trim();
+        let identifier = head
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && head.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !identifier {
+            return Err(format!(
+                "`{text}` in --tune-shape: `{head}` before `:` is not a kernel name (use `KERNEL:name=value,…` or `name=value,…`)"
+            ));
+        }
+        Ok(ShapeArg {
+            kernel: Some(head),
+            sizes,
+        })
+    }
+}
+
+/// The shapes of `shapes` (each `[KERNEL:]name=value,…`) that apply to kernel `name`, in order:
+/// every unqualified one and every one qualified with `name`. Empty: the kernel keeps the
+/// attribute's tune shapes.
+pub fn shapes_for<'a>(shapes: &'a [String], name: &str) -> Result<Vec<&'a str>, String> {
+    let mut out = Vec::new();
+    for text in shapes {
+        let arg = ShapeArg::parse(text)?;
+        if arg.kernel.is_none_or(|k| k == name) {
+            out.push(arg.sizes);
+        }
+    }
+    Ok(out)
+}
+
+/// Checks that every `--tune-shape` parses and that every kernel qualifier names one of
+/// `selected` (the kernels the command runs on). `found` is every kernel of the workspace, to tell
+/// a typo from a kernel the selection leaves out.
+pub fn check_shape_kernels(
+    shapes: &[String],
+    selected: &[&str],
+    found: &[&str],
+) -> Result<(), String> {
+    for text in shapes {
+        let Some(kernel) = ShapeArg::parse(text)?.kernel else {
+            continue;
+        };
+        if selected.contains(&kernel) {
+            continue;
+        }
+        let why = if found.contains(&kernel) {
+            "which the kernel selection leaves out"
+        } else {
+            "which is not a kernel of the selection"
+        };
+        return Err(format!(
+            "--tune-shape `{text}` names kernel `{kernel}`, {why}; the selected kernels are {}",
+            selected.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// Replaces `kernel`'s tune shapes with those of `shapes` that apply to it ([`shapes_for`]: the
+/// unqualified ones and those qualified with its name; each `name=value,…`, unnamed sizes keep
+/// their defaults). No shape applying: the kernel is returned unchanged. Verification shapes
+/// derived from the old tune shapes are derived anew; explicit ones are kept. Every binding length
+/// and the launch rule must evaluate on the new shapes.
 pub fn with_tune_shapes(
     kernel: &ResolvedKernel,
     shapes: &[String],
 ) -> Result<ResolvedKernel, String> {
+    let shapes = shapes_for(shapes, &kernel.name)?;
     if shapes.is_empty() {
         return Ok(kernel.clone());
     }
     let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
     let mut parsed = Vec::new();
-    for text in shapes {
+    for text in &shapes {
         let mut shape: kf_runtime::spec::Shape = kernel.sizes.iter().cloned().collect();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (name, value) = part
@@ -202,6 +289,9 @@ pub struct KernelResult {
     pub speedup: Option<f64>,
     /// Search evaluations spent.
     pub evaluations: u64,
+    /// The shapes it was tuned on (`(rows = 64, cols = 256)`; the attribute's or `--tune-shape`'s).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tune_shapes: Vec<String>,
     /// The cache file written or found.
     pub cache_file: Option<String>,
     /// Why it failed.
@@ -261,6 +351,7 @@ impl KernelResult {
             best_ns: None,
             speedup: None,
             evaluations: 0,
+            tune_shapes: Vec::new(),
             cache_file: None,
             error: None,
             variant: None,
@@ -337,6 +428,11 @@ pub fn tune_kernel(
     };
     let kernel = &tuned_kernel;
     out.content_hash = Some(kernel.content_hash.clone());
+    out.tune_shapes = kernel
+        .tune_shapes
+        .iter()
+        .map(kf_runtime::resolve::shape_text)
+        .collect();
     let key = evaluator.adapter().key.clone();
     // A stale entry (tuned with other settings) is searched again, a broken one replaced.
     let search = crate::store::SearchRequest {
@@ -465,7 +561,7 @@ pub fn tune_kernel(
         kernel,
         evaluator.adapter(),
         &outcome,
-        !options.tune_shapes.is_empty(),
+        shapes_for(&options.tune_shapes, &f.name).is_ok_and(|s| !s.is_empty()),
     );
     out.notes.extend(crate::harness::unseen_shapes_note(
         &kernel.verify_shapes,

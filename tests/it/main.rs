@@ -18,6 +18,7 @@ mod rewrites;
 mod roofline;
 mod tidy;
 mod tiling;
+mod tune_shapes;
 
 use std::sync::Mutex;
 

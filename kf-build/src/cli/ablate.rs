@@ -44,8 +44,12 @@ pub(crate) struct AblateArgs {
         default_value = "qd,qd-no-gradients,greedy,random"
     )]
     strategies: Vec<String>,
-    /// Tune on this shape instead of the attribute's (as in `tune --tune-shape`).
-    #[arg(long = "tune-shape", value_name = "NAME=N,…")]
+    /// Tune on this shape instead of the attribute's, e.g. `rows=4096,cols=4096`
+    /// (may be repeated; unnamed sizes keep their defaults). `KERNEL:name=N,…` (e.g.
+    /// `GEMM:m=512,n=512,k=512`) is for that kernel only: each kernel runs on the unqualified
+    /// shapes plus those qualified with its name, in the order given, and keeps the attribute's
+    /// tune shapes when none applies; a qualifier must name a selected kernel.
+    #[arg(long = "tune-shape", value_name = "[KERNEL:]NAME=N,…")]
     tune_shapes: Vec<String>,
     /// Print a markdown table (for BENCHMARKS.md) instead of the plain summary.
     #[arg(long)]
@@ -122,12 +126,14 @@ fn at(curve: &[f64], fraction: f64, budget: u64) -> f64 {
 
 pub(crate) fn run(args: AblateArgs) -> anyhow::Result<i32> {
     let (ws, mut found) = args.workspace.discover()?;
+    let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
     if !args.kernel.is_empty() {
         found.retain(|f| args.kernel.contains(&f.name));
     }
     if found.is_empty() {
         anyhow::bail!("no marked kernel matches the selection");
     }
+    super::check_shape_kernels(&args.tune_shapes, &found, &names)?;
     let strategies: Vec<(String, StrategyKind, bool)> = args
         .strategies
         .iter()

@@ -24,8 +24,12 @@ pub(crate) struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 30)]
     samples: u32,
     /// Measure on this shape instead of the attribute's tune shapes, e.g. `rows=4096,cols=4096`
-    /// (may be repeated; unnamed sizes keep their defaults), as `tune --tune-shape`.
-    #[arg(long = "tune-shape", value_name = "NAME=N,…")]
+    /// (may be repeated; unnamed sizes keep their defaults). `KERNEL:name=N,…` (e.g.
+    /// `GEMM:m=512,n=512,k=512`) is for that kernel only: each kernel runs on the unqualified
+    /// shapes plus those qualified with its name, in the order given, and keeps the attribute's
+    /// tune shapes when none applies; a qualifier must name a selected kernel.
+    /// As `tune --tune-shape`: the shapes a kernel was tuned on find its entry.
+    #[arg(long = "tune-shape", value_name = "[KERNEL:]NAME=N,…")]
     tune_shapes: Vec<String>,
     /// Seconds one evaluation may take before its worker is killed.
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
@@ -51,8 +55,8 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
             ws.root.display()
         );
     }
+    let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
     if !args.kernel.is_empty() {
-        let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
         if let Some(missing) = args.kernel.iter().find(|k| !names.contains(k)) {
             anyhow::bail!(
                 "no kernel named `{missing}`; the workspace has: {}",
@@ -61,6 +65,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
         found.retain(|f| args.kernel.contains(&f.name));
     }
+    super::check_shape_kernels(&args.tune_shapes, &found, &names)?;
     // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
     crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
     let mut worker = WorkerProcess::start(

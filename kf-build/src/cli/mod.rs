@@ -170,6 +170,18 @@ pub(crate) fn drop_skipped(
     Ok(())
 }
 
+/// Checks the kernel qualifiers of `--tune-shape` (`KERNEL:name=N,…`) against the kernels the
+/// verb runs on (`found`, after `--kernel`); `names` is every kernel of the workspace.
+pub(crate) fn check_shape_kernels(
+    shapes: &[String],
+    found: &[crate::discover::Found],
+    names: &[String],
+) -> anyhow::Result<()> {
+    let selected: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    crate::tune::check_shape_kernels(shapes, &selected, &names).map_err(anyhow::Error::msg)
+}
+
 /// The adapter option shared by the verbs that use the GPU.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct AdapterArgs {

@@ -44,8 +44,12 @@ pub(crate) struct TuneArgs {
     #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
     operators: Option<Vec<String>>,
     /// Tune on this shape instead of the attribute's tune shapes, e.g. `rows=4096,cols=4096`
-    /// (may be repeated; unnamed sizes keep their defaults). The entry records the shapes.
-    #[arg(long = "tune-shape", value_name = "NAME=N,…")]
+    /// (may be repeated; unnamed sizes keep their defaults). `KERNEL:name=N,…` (e.g.
+    /// `GEMM:m=512,n=512,k=512`) is for that kernel only: each kernel runs on the unqualified
+    /// shapes plus those qualified with its name, in the order given, and keeps the attribute's
+    /// tune shapes when none applies; a qualifier must name a selected kernel.
+    /// The entry records the shapes.
+    #[arg(long = "tune-shape", value_name = "[KERNEL:]NAME=N,…")]
     tune_shapes: Vec<String>,
     /// Continue the newest unfinished run (killed or interrupted) with its options, answering
     /// every evaluation it already finished from its journal.
@@ -213,8 +217,8 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
             ws.root.display()
         );
     }
+    let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
     if let Some(name) = &args.kernel {
-        let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
         found.retain(|f| f.name == *name);
         if found.is_empty() {
             anyhow::bail!(
@@ -223,6 +227,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
             );
         }
     }
+    super::check_shape_kernels(&args.tune_shapes, &found, &names)?;
     if let Some(names) = &args.operators {
         let known: Vec<&str> = crate::operators::all().iter().map(|o| o.name()).collect();
         if let Some(bad) = names.iter().find(|n| !known.contains(&n.as_str())) {

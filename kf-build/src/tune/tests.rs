@@ -1,0 +1,132 @@
+//! Unit tests of the tune pipeline's pure parts: which `--tune-shape` applies to which kernel.
+
+use super::*;
+use kf_runtime::resolve::shape_text;
+
+const WGSL: &str = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < arrayLength(&y)) { y[g.x] = 2.0 * x[g.x]; }
+}
+"#;
+
+/// A kernel named `name` over `rows * cols` elements.
+fn kernel(name: &str) -> ResolvedKernel {
+    let attr = r#"source = "", sizes(rows = 1024, cols = 256), bind(x = input(rows * cols), y = output(rows * cols)), grid = (rows * cols)"#;
+    let (spec, _) = kf_runtime::syntax::parse_spec(attr.parse().unwrap()).unwrap();
+    kf_runtime::resolve::resolve(name, &spec, WGSL, "k.wgsl").unwrap()
+}
+
+fn args(shapes: &[&str]) -> Vec<String> {
+    shapes.iter().map(|s| s.to_string()).collect()
+}
+
+/// The tune shapes `shapes` give kernel `name`, as text.
+#[track_caller]
+fn tuned(name: &str, shapes: &[&str]) -> Vec<String> {
+    let k = with_tune_shapes(&kernel(name), &args(shapes)).unwrap();
+    k.tune_shapes.iter().map(shape_text).collect()
+}
+
+#[test]
+fn a_qualifier_is_the_identifier_before_the_first_colon() {
+    let parse = |t| ShapeArg::parse(t).unwrap();
+    assert_eq!(
+        parse("rows=4,cols=8"),
+        ShapeArg {
+            kernel: None,
+            sizes: "rows=4,cols=8"
+        }
+    );
+    assert_eq!(
+        parse(" GEMM :m=512,n=512"),
+        ShapeArg {
+            kernel: Some("GEMM"),
+            sizes: "m=512,n=512"
+        }
+    );
+    assert_eq!(
+        parse("_K2:"),
+        ShapeArg {
+            kernel: Some("_K2"),
+            sizes: ""
+        }
+    );
+    for bad in ["rows=4:cols=8", "2K:n=1", ":n=1", "A B:n=1"] {
+        let e = ShapeArg::parse(bad).unwrap_err();
+        assert!(e.contains("is not a kernel name") && e.contains(bad), "{e}");
+    }
+}
+
+#[test]
+fn a_kernel_gets_the_unqualified_shapes_and_its_own_in_order() {
+    let shapes = args(&["A:rows=1", "rows=2", "B:rows=3", "A:rows=4,cols=5"]);
+    assert_eq!(
+        shapes_for(&shapes, "A").unwrap(),
+        ["rows=1", "rows=2", "rows=4,cols=5"]
+    );
+    assert_eq!(shapes_for(&shapes, "B").unwrap(), ["rows=2", "rows=3"]);
+    assert_eq!(shapes_for(&shapes, "C").unwrap(), ["rows=2"]);
+    assert!(shapes_for(&args(&["A:rows=1"]), "C").unwrap().is_empty());
+}
+
+#[test]
+fn qualified_shapes_replace_only_their_kernels_tune_shapes() {
+    let shapes = ["A:rows=8,cols=16", "B:rows=2"];
+    assert_eq!(tuned("A", &shapes), ["(cols = 16, rows = 8)"]);
+    assert_eq!(tuned("B", &shapes), ["(cols = 256, rows = 2)"]);
+    // A kernel no shape applies to keeps the attribute's shapes and verification shapes.
+    let c = kernel("C");
+    assert_eq!(with_tune_shapes(&c, &args(&shapes)).unwrap(), c);
+    // Unqualified shapes apply beside a kernel's own.
+    assert_eq!(
+        tuned("A", &["cols=4", "A:rows=8"]),
+        ["(cols = 4, rows = 1024)", "(cols = 256, rows = 8)"]
+    );
+    // Derived verification shapes follow the kernel's new tune shapes.
+    let a = with_tune_shapes(&kernel("A"), &args(&shapes)).unwrap();
+    assert_eq!(
+        a.verify_shapes,
+        [kf_runtime::resolve::derive_verify_shape(&a.tune_shapes[0])]
+    );
+}
+
+#[test]
+fn a_shape_for_one_kernel_is_checked_only_against_that_kernel() {
+    // `m` is no size of A, but the shape is B's.
+    assert_eq!(tuned("A", &["B:m=512"]).len(), 1);
+    let e = with_tune_shapes(&kernel("B"), &args(&["B:m=512"])).unwrap_err();
+    assert!(
+        e.contains("size `m`") && e.contains("kernel B") && e.contains("rows, cols"),
+        "{e}"
+    );
+    let e = with_tune_shapes(&kernel("A"), &args(&["A:rows=0"])).unwrap_err();
+    assert!(e.contains("length 0"), "{e}");
+    let e = with_tune_shapes(&kernel("A"), &args(&["rows=4:cols=8"])).unwrap_err();
+    assert!(e.contains("not a kernel name"), "{e}");
+}
+
+#[test]
+fn a_qualifier_must_name_a_selected_kernel() {
+    let found = ["GEMM", "GEMV", "SOFTMAX"];
+    let selected = ["GEMM", "SOFTMAX"];
+    let check = |shapes: &[&str]| check_shape_kernels(&args(shapes), &selected, &found);
+    check(&["rows=4", "GEMM:m=8", "SOFTMAX:rows=2,cols=4"]).unwrap();
+    let typo = check(&["GEMM:m=8", "GEM:m=8"]).unwrap_err();
+    assert!(
+        typo.contains("`GEM:m=8`")
+            && typo.contains("kernel `GEM`")
+            && typo.contains("not a kernel of the selection")
+            && typo.contains("GEMM, SOFTMAX"),
+        "{typo}"
+    );
+    let left_out = check(&["GEMV:rows=8"]).unwrap_err();
+    assert!(
+        left_out.contains("`GEMV`") && left_out.contains("selection leaves out"),
+        "{left_out}"
+    );
+    let bad = check(&["1:rows=8"]).unwrap_err();
+    assert!(bad.contains("not a kernel name"), "{bad}");
+}
