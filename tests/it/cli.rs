@@ -280,10 +280,24 @@ fn timing_starts_after_the_sustained_load_and_the_diagnostics_log_every_dispatch
     );
     assert_eq!(r.json()["level"], 5, "{}", r.dump());
     let text = std::fs::read_to_string(&log).unwrap();
-    let lines: Vec<serde_json::Value> = text
+    let (phases, lines): (Vec<serde_json::Value>, Vec<serde_json::Value>) = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+        .partition(|l: &serde_json::Value| l.get("phases").is_some());
+    // One line of phases per evaluation, adding up to its wall time.
+    assert_eq!(phases.len(), 1, "{text}");
+    let wall = phases[0]["wall_ms"].as_f64().unwrap();
+    let sum: f64 = phases[0]["phases"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|ms| ms.as_f64().unwrap())
+        .sum();
+    assert!(wall > 0.0 && (sum - wall).abs() < 0.05, "{text}");
+    assert!(
+        phases[0]["phases"]["sustain"].as_f64().unwrap() >= 150.0,
+        "{text}"
+    );
     // Every timed dispatch of both programs (warm-up samples included), in pairs.
     assert!(lines.len() >= 6 && lines.len().is_multiple_of(2), "{text}");
     for pair in lines.chunks(2) {

@@ -36,6 +36,10 @@ pub(crate) struct EvalArgs {
     workspace: WorkspaceArgs,
     #[command(flatten)]
     adapter: AdapterArgs,
+    /// Verify and time on this shape instead of the attribute's tune shapes, e.g.
+    /// `n=16777216` (may be repeated; unnamed sizes keep their defaults), as `tune --tune-shape`.
+    #[arg(long = "tune-shape", value_name = "NAME=N,…")]
+    tune_shapes: Vec<String>,
     /// Timed samples of baseline and candidate per tune shape.
     #[arg(long, value_name = "N", default_value_t = 20)]
     samples: u32,
@@ -122,6 +126,8 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         ),
     };
     let kernel = f.resolved.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let kernel = &crate::tune::with_tune_shapes(kernel, &args.tune_shapes)
+        .map_err(|e| anyhow::anyhow!("kernel {}: {e}", f.name))?;
     let wgsl = std::fs::read_to_string(&args.candidate)
         .with_context(|| format!("cannot read the candidate {}", args.candidate.display()))?;
     let dispatch = match (&args.grid, &args.workgroups) {

@@ -13,10 +13,14 @@
 //! — that log is what a user (or a later LLM prompt) reads to fix the kernel.
 
 use super::inputs::{ScalarValue, read_scalar};
-use kf_runtime::interface::BufferLayout;
+use super::parts::parts;
+use kf_runtime::interface::{BufferLayout, Scalar};
+use rayon::prelude::*;
 
 /// Floor of an element's error denominator, as a fraction of the buffer's largest magnitude.
 const SCALE_FLOOR: f64 = 1e-2;
+/// Mismatches a report names.
+const FIRST_MISMATCHES: usize = 5;
 
 /// One mismatching element.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,6 +82,9 @@ fn show(v: ScalarValue) -> String {
 }
 
 /// Compares `candidate` against `reference`, both laid out as `layout` with `len` array elements.
+///
+/// The buffers are scanned in the fixed parts of [`super::parts`], in parallel, and the per-part
+/// results merged in part order: the first mismatches reported are the buffer's first.
 pub fn compare(
     layout: &BufferLayout,
     len: u64,
@@ -85,89 +92,48 @@ pub fn compare(
     candidate: &[u8],
     tolerance: f64,
 ) -> Comparison {
-    let mut scale: f64 = 0.0;
-    let mut first_float: Option<f64> = None;
-    let mut floats_constant = true;
-    let mut any_float = false;
-    let mut first_int: Option<u32> = None;
-    let mut ints_constant = true;
-    let mut any_int = false;
-    for (offset, scalar) in layout.scalars(len) {
-        match read_scalar(reference, offset as usize, scalar) {
-            ScalarValue::Float(f) if f.is_finite() => {
-                any_float = true;
-                scale = scale.max(f.abs());
-                match first_float {
-                    None => first_float = Some(f),
-                    Some(x) if x != f => floats_constant = false,
-                    Some(_) => {}
-                }
-            }
-            ScalarValue::Float(_) => {}
-            ScalarValue::Int(i) => {
-                any_int = true;
-                match first_int {
-                    None => first_int = Some(i),
-                    Some(x) if x != i => ints_constant = false,
-                    Some(_) => {}
-                }
-            }
-        }
-    }
+    let parts = parts(layout, len);
+    let scan = parts
+        .par_iter()
+        .map(|p| Scan::of(p.scalars(layout), reference))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(Scan::default(), Scan::then);
     let mut out = Comparison::default();
-    let floats_degenerate = !any_float || floats_constant || scale < 1e-30;
-    let ints_degenerate = !any_int || ints_constant;
+    let floats_degenerate = !scan.any_float || scan.floats_constant || scan.scale < 1e-30;
+    let ints_degenerate = !scan.any_int || scan.ints_constant;
     if floats_degenerate && ints_degenerate {
-        out.degenerate = Some(match (any_float, any_int, first_float) {
+        out.degenerate = Some(match (scan.any_float, scan.any_int, scan.first_float) {
             (false, false, _) => "the baseline wrote no finite value".to_owned(),
-            (true, _, Some(v)) if scale < 1e-30 || floats_constant => {
+            (true, _, Some(v)) if scan.scale < 1e-30 || scan.floats_constant => {
                 format!("every value the baseline wrote is {v}")
             }
             _ => "the baseline's output is constant".to_owned(),
         });
     }
-    let floor = (scale * SCALE_FLOOR).max(f64::MIN_POSITIVE);
-    let (mut diff2, mut ref2) = (0.0f64, 0.0f64);
-    for (i, (offset, scalar)) in layout.scalars(len).enumerate() {
-        out.scalars += 1;
-        let r = read_scalar(reference, offset as usize, scalar);
-        let c = read_scalar(candidate, offset as usize, scalar);
-        let bad = match (r, c) {
-            (ScalarValue::Float(r), ScalarValue::Float(c)) => {
-                if r.is_nan() || c.is_nan() {
-                    !(r.is_nan() && c.is_nan())
-                } else if r.is_infinite() || c.is_infinite() {
-                    r != c
-                } else {
-                    let mut err = (r - c).abs();
-                    // One step of a normalized 8-bit channel is rounding, not a wrong value.
-                    if scalar.quantum().is_some_and(|q| err <= q * 1.001) {
-                        err = 0.0;
-                    }
-                    diff2 += err * err;
-                    ref2 += r * r;
-                    let rel = err / r.abs().max(floor);
-                    out.max_rel_elem = out.max_rel_elem.max(rel);
-                    rel > tolerance
-                }
-            }
-            (ScalarValue::Int(r), ScalarValue::Int(c)) => r != c,
-            _ => true,
-        };
-        if bad {
-            out.mismatched += 1;
-            if out.first.len() < 5 {
-                out.first.push(Mismatch {
-                    index: i as u64,
-                    expected: show(r),
-                    actual: show(c),
-                });
-            }
-        }
-    }
-    out.rel_l2 = if ref2 > 0.0 {
-        (diff2 / ref2).sqrt()
-    } else if diff2 > 0.0 {
+    let floor = (scan.scale * SCALE_FLOOR).max(f64::MIN_POSITIVE);
+    let errors = parts
+        .par_iter()
+        .map(|p| {
+            Errors::of(
+                p.scalars(layout),
+                p.first_index(layout),
+                reference,
+                candidate,
+                floor,
+                tolerance,
+            )
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(Errors::default(), Errors::then);
+    out.scalars = errors.scalars;
+    out.mismatched = errors.mismatched;
+    out.first = errors.first;
+    out.max_rel_elem = errors.max_rel_elem;
+    out.rel_l2 = if errors.ref2 > 0.0 {
+        (errors.diff2 / errors.ref2).sqrt()
+    } else if errors.diff2 > 0.0 {
         f64::INFINITY
     } else {
         0.0
@@ -175,10 +141,160 @@ pub fn compare(
     out
 }
 
+/// What the reference's values say about the scale of the buffer and whether it is degenerate.
+struct Scan {
+    scale: f64,
+    first_float: Option<f64>,
+    floats_constant: bool,
+    any_float: bool,
+    first_int: Option<u32>,
+    ints_constant: bool,
+    any_int: bool,
+}
+
+impl Default for Scan {
+    fn default() -> Self {
+        Scan {
+            scale: 0.0,
+            first_float: None,
+            floats_constant: true,
+            any_float: false,
+            first_int: None,
+            ints_constant: true,
+            any_int: false,
+        }
+    }
+}
+
+impl Scan {
+    fn of(scalars: impl Iterator<Item = (u64, Scalar)>, reference: &[u8]) -> Scan {
+        let mut s = Scan::default();
+        for (offset, scalar) in scalars {
+            match read_scalar(reference, offset as usize, scalar) {
+                ScalarValue::Float(f) if f.is_finite() => {
+                    s.any_float = true;
+                    s.scale = s.scale.max(f.abs());
+                    match s.first_float {
+                        None => s.first_float = Some(f),
+                        Some(x) if x != f => s.floats_constant = false,
+                        Some(_) => {}
+                    }
+                }
+                ScalarValue::Float(_) => {}
+                ScalarValue::Int(i) => {
+                    s.any_int = true;
+                    match s.first_int {
+                        None => s.first_int = Some(i),
+                        Some(x) if x != i => s.ints_constant = false,
+                        Some(_) => {}
+                    }
+                }
+            }
+        }
+        s
+    }
+
+    /// This scan followed by `next`, the scan of the scalars after it.
+    fn then(self, next: Scan) -> Scan {
+        let same = |a: Option<f64>, b: Option<f64>| a.zip(b).is_none_or(|(a, b)| a == b);
+        Scan {
+            scale: self.scale.max(next.scale),
+            first_float: self.first_float.or(next.first_float),
+            floats_constant: self.floats_constant
+                && next.floats_constant
+                && same(self.first_float, next.first_float),
+            any_float: self.any_float || next.any_float,
+            first_int: self.first_int.or(next.first_int),
+            ints_constant: self.ints_constant
+                && next.ints_constant
+                && self
+                    .first_int
+                    .zip(next.first_int)
+                    .is_none_or(|(a, b)| a == b),
+            any_int: self.any_int || next.any_int,
+        }
+    }
+}
+
+/// The differences found in some of the scalars.
+#[derive(Default)]
+struct Errors {
+    scalars: u64,
+    mismatched: u64,
+    first: Vec<Mismatch>,
+    diff2: f64,
+    ref2: f64,
+    max_rel_elem: f64,
+}
+
+impl Errors {
+    /// Compares `scalars`, the first of which is the buffer's scalar number `index`.
+    fn of(
+        scalars: impl Iterator<Item = (u64, Scalar)>,
+        index: u64,
+        reference: &[u8],
+        candidate: &[u8],
+        floor: f64,
+        tolerance: f64,
+    ) -> Errors {
+        let mut out = Errors::default();
+        for (i, (offset, scalar)) in scalars.enumerate() {
+            out.scalars += 1;
+            let r = read_scalar(reference, offset as usize, scalar);
+            let c = read_scalar(candidate, offset as usize, scalar);
+            let bad = match (r, c) {
+                (ScalarValue::Float(r), ScalarValue::Float(c)) => {
+                    if r.is_nan() || c.is_nan() {
+                        !(r.is_nan() && c.is_nan())
+                    } else if r.is_infinite() || c.is_infinite() {
+                        r != c
+                    } else {
+                        let mut err = (r - c).abs();
+                        // One step of a normalized 8-bit channel is rounding, not a wrong value.
+                        if scalar.quantum().is_some_and(|q| err <= q * 1.001) {
+                            err = 0.0;
+                        }
+                        out.diff2 += err * err;
+                        out.ref2 += r * r;
+                        let rel = err / r.abs().max(floor);
+                        out.max_rel_elem = out.max_rel_elem.max(rel);
+                        rel > tolerance
+                    }
+                }
+                (ScalarValue::Int(r), ScalarValue::Int(c)) => r != c,
+                _ => true,
+            };
+            if bad {
+                out.mismatched += 1;
+                if out.first.len() < FIRST_MISMATCHES {
+                    out.first.push(Mismatch {
+                        index: index + i as u64,
+                        expected: show(r),
+                        actual: show(c),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// These errors followed by `next`, those of the scalars after them.
+    fn then(mut self, next: Errors) -> Errors {
+        self.scalars += next.scalars;
+        self.mismatched += next.mismatched;
+        let room = FIRST_MISMATCHES - self.first.len().min(FIRST_MISMATCHES);
+        self.first.extend(next.first.into_iter().take(room));
+        self.diff2 += next.diff2;
+        self.ref2 += next.ref2;
+        self.max_rel_elem = self.max_rel_elem.max(next.max_rel_elem);
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kf_runtime::interface::{ArrayLayout, Field, Scalar};
+    use kf_runtime::interface::{ArrayLayout, Field};
 
     fn layout(scalar: Scalar) -> BufferLayout {
         BufferLayout {
@@ -267,6 +383,61 @@ mod tests {
         let two_steps = compare(&l, 4, &r, &[12, 200, 128, 0], 1e-4);
         assert!(!two_steps.ok(1e-4));
         assert_eq!(two_steps.mismatched, 1);
+    }
+
+    #[test]
+    fn mismatches_across_parts_are_counted_and_the_first_named_in_order() {
+        use crate::harness::parts::PART_ELEMENTS;
+        let n = 3 * PART_ELEMENTS as usize + 5;
+        let r: Vec<f32> = (0..n).map(|i| (i % 97) as f32 + 1.0).collect();
+        let mut c = r.clone();
+        let wrong = [
+            3 * PART_ELEMENTS as usize + 4,
+            2 * PART_ELEMENTS as usize + 1,
+            3,
+            PART_ELEMENTS as usize + 7,
+            PART_ELEMENTS as usize + 8,
+            PART_ELEMENTS as usize + 9,
+            5,
+        ];
+        for &i in &wrong {
+            c[i] += 1.0;
+        }
+        let cmp = compare(&layout(Scalar::F32), n as u64, &f(&r), &f(&c), 1e-4);
+        assert_eq!(cmp.scalars, n as u64);
+        assert_eq!(cmp.mismatched, wrong.len() as u64);
+        let mut sorted = wrong.to_vec();
+        sorted.sort();
+        let named: Vec<u64> = cmp.first.iter().map(|m| m.index).collect();
+        let first: Vec<u64> = sorted[..5].iter().map(|&i| i as u64).collect();
+        assert_eq!(named, first);
+        // The same on one thread: the parts, not the threads, decide.
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(|| compare(&layout(Scalar::F32), n as u64, &f(&r), &f(&c), 1e-4));
+        assert_eq!(one, cmp);
+    }
+
+    #[test]
+    fn a_reference_constant_within_each_part_but_not_across_is_judged() {
+        use crate::harness::parts::PART_ELEMENTS;
+        let n = 2 * PART_ELEMENTS as usize;
+        let mut r = vec![2.0f32; n];
+        assert!(check(&r, &r, true).degenerate.is_some());
+        r[PART_ELEMENTS as usize..].fill(3.0);
+        assert!(check(&r, &r, true).degenerate.is_none());
+        // The scale comes from every part: an element near zero in the first part is judged
+        // against 1 % of the largest value, which sits in the last part.
+        let mut r = vec![1.0f32; n];
+        r[0] = 0.01;
+        let mut c = r.clone();
+        c[0] = 0.0101;
+        check(&r, &c, false);
+        r[n - 1] = 300.0;
+        c[n - 1] = 300.0;
+        check(&r, &c, true);
     }
 
     #[test]

@@ -8,14 +8,27 @@
 //! Textures are filled the same way through their tightly packed texel layout; 8-bit channels,
 //! which have no NaN, are poisoned with `0xA5`.
 //!
+//! Large buffers are generated in parallel: the array's elements are split into the fixed parts
+//! of [`super::parts`], and each part draws from its own stream, derived from the buffer's stream
+//! and the part's number, so the values do not depend on how many threads generated them.
+//!
+//! A worker keeps what it generated in a [`Cache`], keyed by kernel, shape and seed (and without
+//! the seed for buffers that do not depend on it, such as poisoned outputs): the same trial's
+//! contents serve the baseline's run and the candidate's, and every later evaluation of the same
+//! kernel. Buffers on the GPU are still created fresh from these bytes for every run.
+//!
 //! Invariant: contents depend only on the plan, the shape and the seed — never on earlier trials.
 
+use super::parts::PART_ELEMENTS;
 use half::f16;
-use kf_runtime::interface::Scalar;
-use kf_runtime::resolve::BufferPlan;
+use kf_runtime::interface::{ArrayLayout, Scalar};
+use kf_runtime::resolve::{BufferPlan, shape_text};
 use kf_runtime::spec::{Init, Role, Shape};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Poison for f32 outputs: a quiet NaN with a recognisable payload.
 pub const POISON_F32: u32 = 0x7FC0_DEAD;
@@ -25,6 +38,63 @@ pub const POISON_F16: u16 = 0x7E5A;
 pub const POISON_INT: u32 = 0xDEAD_BEEF;
 /// Poison for padding bytes.
 pub const POISON_PAD: u8 = 0xA5;
+
+/// The bytes of every buffer of a trial, in the kernel's binding order, shared between runs.
+pub type Contents = Vec<Arc<Vec<u8>>>;
+
+/// Bytes of generated contents a [`Cache`] holds before it starts over.
+const CACHE_BYTES: usize = 1 << 30;
+
+/// Contents generated in this process, kept for the next trial that needs them.
+#[derive(Default)]
+pub struct Cache {
+    /// By (content hash, shape, seed if the buffer depends on it, binding index).
+    held: HashMap<(String, String, Option<u64>, usize), Arc<Vec<u8>>>,
+    bytes: usize,
+}
+
+impl Cache {
+    /// The contents of the buffers `plans` of the kernel with content hash `kernel` for the
+    /// trial `(shape, seed)`, generated or reused; an error names the index of the binding that
+    /// failed.
+    pub fn contents(
+        &mut self,
+        kernel: &str,
+        plans: &[BufferPlan],
+        shape: &Shape,
+        seed: u64,
+    ) -> Result<Contents, (usize, String)> {
+        let shape_key = shape_text(shape);
+        let mut out = Vec::with_capacity(plans.len());
+        for (i, plan) in plans.iter().enumerate() {
+            let key = (
+                kernel.to_owned(),
+                shape_key.clone(),
+                seeded(plan).then_some(seed),
+                i,
+            );
+            if let Some(bytes) = self.held.get(&key) {
+                out.push(bytes.clone());
+                continue;
+            }
+            let bytes = Arc::new(contents(plan, shape, seed).map_err(|e| (i, e))?);
+            if self.bytes + bytes.len() > CACHE_BYTES {
+                self.held.clear();
+                self.bytes = 0;
+            }
+            self.bytes += bytes.len();
+            self.held.insert(key, bytes.clone());
+            out.push(bytes);
+        }
+        Ok(out)
+    }
+}
+
+/// Whether a buffer's contents depend on the trial's seed.
+fn seeded(plan: &BufferPlan) -> bool {
+    matches!(plan.role, Role::Input | Role::Inout)
+        && !matches!(plan.init, Some(Init::Values(_) | Init::Constant(_)))
+}
 
 /// The bytes of `plan`'s buffer for one trial.
 pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, String> {
@@ -53,8 +123,6 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
             Ok(bytes)
         }
         Role::Input | Role::Inout => {
-            let mut bytes = vec![0u8; size];
-            let mut rng = StdRng::seed_from_u64(stream_seed(seed, &plan.binding.name));
             let (lo, hi, constant) = match &plan.init {
                 Some(Init::Range(lo, hi)) => (
                     lo.eval(shape).map_err(|e| e.to_string())?,
@@ -66,19 +134,44 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
                 }
                 Some(Init::Values(_)) | None => (f64::NAN, f64::NAN, None),
             };
-            for (offset, scalar) in plan.layout().scalars(len) {
-                let v = match constant {
-                    Some(c) => c,
-                    None => {
-                        let (lo, hi) = if lo.is_nan() {
-                            default_range(scalar)
-                        } else {
-                            (lo, hi)
-                        };
-                        sample(&mut rng, scalar, lo, hi)
-                    }
-                };
-                write_scalar(&mut bytes, offset as usize, scalar, v);
+            let value = |rng: &mut StdRng, scalar: Scalar| match constant {
+                Some(c) => c,
+                None => {
+                    let (lo, hi) = if lo.is_nan() {
+                        default_range(scalar)
+                    } else {
+                        (lo, hi)
+                    };
+                    sample(rng, scalar, lo, hi)
+                }
+            };
+            let layout = plan.layout();
+            let stream = stream_seed(seed, &plan.binding.name);
+            let mut bytes = vec![0u8; size];
+            let mut rng = StdRng::seed_from_u64(part_seed(stream, None));
+            for f in &layout.header {
+                write_scalar(
+                    &mut bytes,
+                    f.offset as usize,
+                    f.scalar,
+                    value(&mut rng, f.scalar),
+                );
+            }
+            if let Some(a) = &layout.array {
+                let n = a.count.map_or(len, u64::from) as usize;
+                let array = &mut bytes[layout.header_size as usize..];
+                fill_elements(
+                    a,
+                    n,
+                    array,
+                    |k| StdRng::seed_from_u64(part_seed(stream, Some(k))),
+                    |rng, bytes, at| {
+                        for f in &a.fields {
+                            let v = value(rng, f.scalar);
+                            write_scalar(bytes, at + f.offset as usize, f.scalar, v);
+                        }
+                    },
+                );
             }
             Ok(bytes)
         }
@@ -89,20 +182,96 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
 pub fn poison(plan: &BufferPlan, shape: &Shape) -> Result<Vec<u8>, String> {
     let size = plan.byte_size(shape).map_err(|e| e.to_string())? as usize;
     let len = plan.len_on(shape).map_err(|e| e.to_string())?;
+    let layout = plan.layout();
     let mut bytes = vec![POISON_PAD; size];
-    for (offset, scalar) in plan.layout().scalars(len) {
-        let o = offset as usize;
-        match scalar {
-            Scalar::F32 => bytes[o..o + 4].copy_from_slice(&POISON_F32.to_le_bytes()),
-            Scalar::F16 => bytes[o..o + 2].copy_from_slice(&POISON_F16.to_le_bytes()),
-            Scalar::U32 | Scalar::I32 => bytes[o..o + 4].copy_from_slice(&POISON_INT.to_le_bytes()),
-            Scalar::U16 | Scalar::I16 => {
-                bytes[o..o + 2].copy_from_slice(&(POISON_INT as u16).to_le_bytes())
+    for f in &layout.header {
+        poison_scalar(&mut bytes, f.offset as usize, f.scalar);
+    }
+    if let Some(a) = &layout.array {
+        // Every element is poisoned alike: one element's pattern, copied.
+        let mut pattern = vec![POISON_PAD; a.stride as usize];
+        let n = a.count.map_or(len, u64::from) as usize;
+        let array = &mut bytes[layout.header_size as usize..];
+        if regular(a) {
+            for f in &a.fields {
+                poison_scalar(&mut pattern, f.offset as usize, f.scalar);
             }
-            Scalar::Unorm8 | Scalar::Snorm8 | Scalar::U8 | Scalar::I8 => bytes[o] = POISON_PAD,
+            fill_elements(
+                a,
+                n,
+                array,
+                |_| (),
+                |_, bytes, at| bytes[at..at + pattern.len()].copy_from_slice(&pattern),
+            );
+        } else {
+            fill_elements(
+                a,
+                n,
+                array,
+                |_| (),
+                |_, bytes, at| {
+                    for f in &a.fields {
+                        poison_scalar(bytes, at + f.offset as usize, f.scalar);
+                    }
+                },
+            );
         }
     }
     Ok(bytes)
+}
+
+fn poison_scalar(bytes: &mut [u8], o: usize, scalar: Scalar) {
+    match scalar {
+        Scalar::F32 => bytes[o..o + 4].copy_from_slice(&POISON_F32.to_le_bytes()),
+        Scalar::F16 => bytes[o..o + 2].copy_from_slice(&POISON_F16.to_le_bytes()),
+        Scalar::U32 | Scalar::I32 => bytes[o..o + 4].copy_from_slice(&POISON_INT.to_le_bytes()),
+        Scalar::U16 | Scalar::I16 => {
+            bytes[o..o + 2].copy_from_slice(&(POISON_INT as u16).to_le_bytes())
+        }
+        Scalar::Unorm8 | Scalar::Snorm8 | Scalar::U8 | Scalar::I8 => bytes[o] = POISON_PAD,
+    }
+}
+
+/// Whether every field of an element lies within its stride, so elements own disjoint bytes.
+fn regular(a: &ArrayLayout) -> bool {
+    a.stride > 0
+        && a.fields
+            .iter()
+            .all(|f| f.offset + f.scalar.size() <= a.stride)
+}
+
+/// Writes the first `n` elements of `array` (the buffer's bytes from the array's start): `fill`
+/// gets the state of the element's part (`start(k)` for the `k`-th part of [`PART_ELEMENTS`]
+/// elements), bytes, and the element's offset in them. Parts run in parallel when elements own
+/// disjoint bytes, one after the other otherwise; each part sees its elements in order, so the
+/// result is the same either way.
+fn fill_elements<S>(
+    a: &ArrayLayout,
+    n: usize,
+    array: &mut [u8],
+    start: impl Fn(u64) -> S + Sync,
+    fill: impl Fn(&mut S, &mut [u8], usize) + Sync,
+) {
+    let stride = a.stride as usize;
+    let part = PART_ELEMENTS as usize;
+    if regular(a) {
+        array[..n * stride]
+            .par_chunks_mut(part * stride)
+            .enumerate()
+            .for_each(|(k, bytes)| {
+                let mut state = start(k as u64);
+                for at in (0..bytes.len()).step_by(stride) {
+                    fill(&mut state, bytes, at);
+                }
+            });
+    } else {
+        for k in 0..n.div_ceil(part) {
+            let mut state = start(k as u64);
+            for i in k * part..((k + 1) * part).min(n) {
+                fill(&mut state, array, i * stride);
+            }
+        }
+    }
 }
 
 fn default_range(scalar: Scalar) -> (f64, f64) {
@@ -133,6 +302,20 @@ fn sample(rng: &mut StdRng, scalar: Scalar, lo: f64, hi: f64) -> f64 {
             lo as f64
         }
     }
+}
+
+/// The seed of one part's stream: `None` for the header, `Some(k)` for the `k`-th run of
+/// elements (splitmix64 over the buffer's stream and the part, so neighbouring parts' streams
+/// are unrelated).
+fn part_seed(stream: u64, part: Option<u64>) -> u64 {
+    let mut z = stream
+        ^ part
+            .map_or(0, |k| k.wrapping_add(1))
+            .wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 fn stream_seed(seed: u64, name: &str) -> u64 {
@@ -336,6 +519,134 @@ mod tests {
         let poisoned = contents(&p, &shape(2), 7).unwrap();
         assert_eq!(poisoned.len(), 2 * 3 * 8);
         assert!(floats(&poisoned).iter().all(|v| v.is_nan()));
+    }
+
+    /// A struct buffer: a header (u32, f32, padding) then elements of (f32, f16, padding).
+    fn structs(role: Role) -> BufferPlan {
+        let mut p = plan(role, None);
+        p.binding.ty = "Data".into();
+        p.binding.layout = BufferLayout {
+            header: vec![
+                Field {
+                    offset: 0,
+                    scalar: Scalar::U32,
+                },
+                Field {
+                    offset: 4,
+                    scalar: Scalar::F32,
+                },
+            ],
+            header_size: 16,
+            array: Some(ArrayLayout {
+                stride: 8,
+                fields: vec![
+                    Field {
+                        offset: 0,
+                        scalar: Scalar::F32,
+                    },
+                    Field {
+                        offset: 4,
+                        scalar: Scalar::F16,
+                    },
+                ],
+                count: None,
+            }),
+        };
+        p
+    }
+
+    fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(f)
+    }
+
+    #[test]
+    fn parallel_generation_does_not_depend_on_the_number_of_threads() {
+        let n = 3 * PART_ELEMENTS + 17;
+        for p in [
+            plan(Role::Input, None),
+            structs(Role::Inout),
+            structs(Role::Output),
+        ] {
+            let one = on_threads(1, || contents(&p, &shape(n), 5).unwrap());
+            let four = on_threads(4, || contents(&p, &shape(n), 5).unwrap());
+            assert_eq!(one, four, "{:?}", p.role);
+            assert_eq!(one.len() as u64, p.byte_size(&shape(n)).unwrap());
+        }
+    }
+
+    #[test]
+    fn every_part_draws_its_own_values_within_the_range() {
+        let n = 2 * PART_ELEMENTS;
+        let v = floats(&contents(&plan(Role::Input, None), &shape(n), 5).unwrap());
+        let (first, second) = v.split_at(PART_ELEMENTS as usize);
+        assert_ne!(first, second, "two parts repeat one stream");
+        assert!(v.iter().all(|x| (-1.0..1.0).contains(x)));
+        // Another seed changes every part.
+        let w = floats(&contents(&plan(Role::Input, None), &shape(n), 6).unwrap());
+        assert_ne!(&w[..8], &v[..8]);
+        assert_ne!(&w[PART_ELEMENTS as usize..][..8], &second[..8]);
+        // A struct's header and fields are written, its padding stays zero.
+        let p = structs(Role::Input);
+        let bytes = contents(&p, &shape(5), 5).unwrap();
+        assert_eq!(&bytes[8..16], &[0; 8], "header padding");
+        assert!(matches!(read_scalar(&bytes, 0, Scalar::U32), ScalarValue::Int(i) if i < 1024));
+        for e in 0..5 {
+            let at = 16 + 8 * e;
+            assert_eq!(&bytes[at + 6..at + 8], &[0, 0], "element padding");
+            assert!(
+                matches!(read_scalar(&bytes, at + 4, Scalar::F16), ScalarValue::Float(v) if (-1.0..=1.0).contains(&v))
+            );
+        }
+    }
+
+    #[test]
+    fn poison_fills_every_scalar_and_pads_the_rest() {
+        let n = PART_ELEMENTS + 3;
+        let bytes = contents(&structs(Role::Output), &shape(n), 1).unwrap();
+        // What poisoning one scalar at a time writes.
+        let mut expected = vec![POISON_PAD; bytes.len()];
+        for (offset, scalar) in structs(Role::Output).layout().scalars(n) {
+            poison_scalar(&mut expected, offset as usize, scalar);
+        }
+        assert_eq!(bytes, expected);
+        assert_eq!(
+            read_scalar(&bytes, 0, Scalar::U32),
+            ScalarValue::Int(POISON_INT)
+        );
+        let last = 16 + 8 * (n as usize - 1);
+        assert!(
+            matches!(read_scalar(&bytes, last, Scalar::F32), ScalarValue::Float(v) if v.is_nan())
+        );
+        assert!(
+            matches!(read_scalar(&bytes, last + 4, Scalar::F16), ScalarValue::Float(v) if v.is_nan())
+        );
+    }
+
+    #[test]
+    fn the_cache_reuses_contents_and_shares_poison_across_seeds() {
+        let mut out = plan(Role::Output, None);
+        out.binding.name = "y".into();
+        let k = vec![plan(Role::Input, None), out];
+        let mut cache = Cache::default();
+        let a = cache.contents("a", &k, &shape(10), 1).unwrap();
+        let again = cache.contents("a", &k, &shape(10), 1).unwrap();
+        assert!(Arc::ptr_eq(&a[0], &again[0]) && Arc::ptr_eq(&a[1], &again[1]));
+        assert_eq!(*a[0], contents(&k[0], &shape(10), 1).unwrap());
+        assert_eq!(*a[1], contents(&k[1], &shape(10), 1).unwrap());
+        let b = cache.contents("a", &k, &shape(10), 2).unwrap();
+        assert_ne!(a[0], b[0], "another seed, other inputs");
+        assert!(
+            Arc::ptr_eq(&a[1], &b[1]),
+            "the poison does not depend on the seed"
+        );
+        let other_shape = cache.contents("a", &k, &shape(11), 1).unwrap();
+        assert_eq!(other_shape[0].len(), 44);
+        let other_kernel = cache.contents("b", &k, &shape(10), 1).unwrap();
+        assert!(!Arc::ptr_eq(&a[0], &other_kernel[0]));
     }
 
     #[test]

@@ -14,6 +14,7 @@
 
 pub mod compare;
 pub mod inputs;
+mod parts;
 pub mod probe;
 pub mod relay;
 mod resources;

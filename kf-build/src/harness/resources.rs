@@ -7,6 +7,11 @@
 //! comparison and the traffic bound treat a texture exactly like a buffer of texels. Samplers
 //! clamp to the edge and filter linearly where the layout allows it.
 //!
+//! A buffer is filled on the GPU, by a copy from a [`Masters`] buffer that holds the same bytes:
+//! the bytes cross from the host once per process rather than once per run (at production
+//! shapes each run's upload cost more than the kernel). Masters are only ever copied from, never
+//! bound, so no program can change them.
+//!
 //! Invariant: every resource is created fresh for its run and holds exactly the trial's bytes.
 
 use crate::gpu::Gpu;
@@ -14,7 +19,46 @@ use kf_runtime::interface::{BindingKind, TextureDim};
 use kf_runtime::resolve::BufferPlan;
 use kf_runtime::spec::{Role, Shape};
 use kf_runtime::{texture_format, view_dimension};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
 use wgpu::util::DeviceExt;
+
+/// Bytes of master buffers kept before they are dropped and made again.
+const MASTER_BYTES: u64 = 1 << 30;
+
+/// GPU copies of trial contents ([`super::inputs::Cache`]'s bytes), by the address of the bytes;
+/// each entry holds its `Arc`, so that address cannot be reused for other bytes while it lives.
+#[derive(Default)]
+pub(crate) struct Masters {
+    held: RefCell<(HashMap<usize, (Arc<Vec<u8>>, wgpu::Buffer)>, u64)>,
+}
+
+impl Masters {
+    /// The master holding `data`, created (uploaded) on first use.
+    fn source(&self, gpu: &Gpu, data: &Arc<Vec<u8>>) -> wgpu::Buffer {
+        let mut held = self.held.borrow_mut();
+        let (map, bytes) = &mut *held;
+        let key = Arc::as_ptr(data) as usize;
+        if let Some((_, buffer)) = map.get(&key) {
+            return buffer.clone();
+        }
+        if *bytes + data.len() as u64 > MASTER_BYTES {
+            map.clear();
+            *bytes = 0;
+        }
+        let buffer = gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("kernelfoundry contents"),
+                contents: data,
+                usage: wgpu::BufferUsages::COPY_SRC,
+            });
+        *bytes += data.len() as u64;
+        map.insert(key, (data.clone(), buffer.clone()));
+        buffer
+    }
+}
 
 /// One binding's resource.
 pub(crate) enum Resource {
@@ -30,6 +74,27 @@ pub(crate) enum Resource {
     },
     /// A sampler.
     Sampler(wgpu::Sampler),
+}
+
+/// The usages of a buffer for `plan` of `size` bytes, or why the adapter cannot bind it.
+fn buffer_usage(gpu: &Gpu, plan: &BufferPlan, size: u64) -> Result<wgpu::BufferUsages, String> {
+    let limits = gpu.limits();
+    let max = if plan.role == Role::Uniform {
+        limits.max_uniform_buffer_binding_size
+    } else {
+        limits.max_storage_buffer_binding_size
+    };
+    if size > max {
+        return Err(format!(
+            "binding `{}` needs {size} bytes, above the adapter's binding limit of {max}; use smaller shapes",
+            plan.binding.name,
+        ));
+    }
+    Ok(if plan.role == Role::Uniform {
+        wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
+    } else {
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST
+    })
 }
 
 /// Rows copied back from a texture are padded to this many bytes.
@@ -125,35 +190,41 @@ impl Resource {
                 resource.write(&gpu.queue, data);
                 Ok(resource)
             }
-            _ => {
-                let max = if plan.role == Role::Uniform {
-                    limits.max_uniform_buffer_binding_size
-                } else {
-                    limits.max_storage_buffer_binding_size
-                };
-                if data.len() as u64 > max {
-                    return Err(format!(
-                        "binding `{}` needs {} bytes, above the adapter's binding limit of {max}; use smaller shapes",
-                        plan.binding.name,
-                        data.len()
-                    ));
-                }
-                let usage = if plan.role == Role::Uniform {
-                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST
-                } else {
-                    wgpu::BufferUsages::STORAGE
-                        | wgpu::BufferUsages::COPY_SRC
-                        | wgpu::BufferUsages::COPY_DST
-                };
-                Ok(Resource::Buffer(device.create_buffer_init(
-                    &wgpu::util::BufferInitDescriptor {
-                        label: Some(&plan.binding.name),
-                        contents: data,
-                        usage,
-                    },
-                )))
-            }
+            _ => Ok(Resource::Buffer(device.create_buffer_init(
+                &wgpu::util::BufferInitDescriptor {
+                    label: Some(&plan.binding.name),
+                    contents: data,
+                    usage: buffer_usage(gpu, plan, data.len() as u64)?,
+                },
+            ))),
         }
+    }
+
+    /// [`Resource::create`], but a buffer is created empty and `encoder` copies `data` into it
+    /// from its master in `masters` (submit the encoder before running on the resource).
+    pub(crate) fn create_copied(
+        gpu: &Gpu,
+        plan: &BufferPlan,
+        shape: &Shape,
+        data: &Arc<Vec<u8>>,
+        masters: &Masters,
+        encoder: &mut wgpu::CommandEncoder,
+    ) -> Result<Resource, String> {
+        if !matches!(
+            plan.binding.kind,
+            BindingKind::Uniform | BindingKind::StorageRead | BindingKind::StorageReadWrite
+        ) {
+            return Resource::create(gpu, plan, shape, data);
+        }
+        let size = data.len() as u64;
+        let buffer = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(&plan.binding.name),
+            size,
+            usage: buffer_usage(gpu, plan, size)?,
+            mapped_at_creation: false,
+        });
+        encoder.copy_buffer_to_buffer(&masters.source(gpu, data), 0, &buffer, 0, size);
+        Ok(Resource::Buffer(buffer))
     }
 
     /// What the bind group entry binds.

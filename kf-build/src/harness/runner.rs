@@ -15,8 +15,8 @@
 //! candidate cannot read the reference's result or its own previous output.
 
 use super::compare::{Comparison, compare};
-use super::inputs;
-use super::resources::Resource;
+use super::inputs::{self, Contents};
+use super::resources::{Masters, Resource};
 use super::{
     CHECKS, Candidate, Ceilings, EvalPlan, EvalReport, EvalRequest, Fitness, Reason, Roofline,
     ShapeTime, Trial, UNSEEN_SHAPES, VerifyStats,
@@ -29,6 +29,7 @@ use kf_runtime::{Program, bind_group_layouts, build_pipeline, check_limits};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A compiled program with the bind group layouts of the baseline's interface.
@@ -49,7 +50,11 @@ pub struct Runner {
     /// Compiled baselines by content hash.
     baselines: HashMap<String, Compiled>,
     /// Baseline outputs by (content hash, shape, seed): one `Vec<u8>` per compared buffer.
-    references: HashMap<(String, String, u64), Vec<Vec<u8>>>,
+    references: HashMap<(String, String, u64), Arc<Vec<Vec<u8>>>>,
+    /// Trial contents generated so far, reused by later trials and evaluations.
+    inputs: inputs::Cache,
+    /// The same contents on the GPU, copied into each run's fresh buffers.
+    masters: Masters,
     /// Pipeline layouts by content hash.
     layouts: HashMap<String, (Vec<wgpu::BindGroupLayout>, wgpu::PipelineLayout)>,
     /// The best ceilings this runner has measured itself (after an apparent exceedance).
@@ -59,6 +64,8 @@ pub struct Runner {
     reprobes: u32,
     /// Test hook: copy bandwidth this runner's measurements are clamped to.
     test_copy_cap: Option<f64>,
+    /// Where the current evaluation's time goes.
+    phases: Phases,
 }
 
 /// How far above the copy ceiling the bound traffic may appear before the ceiling is measured
@@ -139,10 +146,13 @@ impl Runner {
             gpu,
             baselines: HashMap::new(),
             references: HashMap::new(),
+            inputs: inputs::Cache::default(),
+            masters: Masters::default(),
             layouts: HashMap::new(),
             measured: None,
             reprobes: 0,
             test_copy_cap: None,
+            phases: Phases::default(),
         }
     }
 
@@ -207,15 +217,30 @@ impl Runner {
         if let Some(lost) = self.gpu.lost() {
             report = EvalReport::failed(&req.candidate.id, Reason::DeviceLost, lost);
         }
-        report.wall_ms = start.elapsed().as_secs_f64() * 1e3;
+        let wall = start.elapsed();
+        report.wall_ms = wall.as_secs_f64() * 1e3;
+        let phases = self.phases.take(wall);
+        let text = phases
+            .iter()
+            .map(|(name, ms)| format!("{name} {ms:.0} ms"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        log::debug!(
+            "evaluation of {} took {:.0} ms: {text}",
+            req.candidate.id,
+            report.wall_ms
+        );
+        Diagnostics::from_env().phases(report.wall_ms, &phases);
         report
     }
 
     fn evaluate_inner(&mut self, req: &EvalRequest) -> Step<EvalReport> {
         let kernel = &req.kernel;
         self.gpu.take_uncaptured();
+        let t = Instant::now();
         let candidate = self.compile_candidate(kernel, &req.candidate)?;
         self.ensure_baseline(kernel)?;
+        self.phases.add(Phase::Compile, t);
         let workgroup_size = candidate.program.workgroup_size;
         let workgroup_bytes = candidate.program.workgroup_storage_bytes;
 
@@ -433,15 +458,26 @@ impl Runner {
             })
     }
 
-    /// Creates fresh buffers, textures and samplers holding `contents` and bind groups for them.
-    fn bind(&self, kernel: &ResolvedKernel, shape: &Shape, contents: &[Vec<u8>]) -> Step<Bound> {
+    /// Creates fresh buffers (filled on the GPU from their masters), textures and samplers
+    /// holding `contents`, and bind groups for them.
+    fn bind(
+        &self,
+        kernel: &ResolvedKernel,
+        shape: &Shape,
+        contents: &[Arc<Vec<u8>>],
+    ) -> Step<Bound> {
+        let t = Instant::now();
         let device = &self.gpu.device;
+        let mut encoder =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
         let mut resources = Vec::with_capacity(contents.len());
         for (plan, data) in kernel.buffers.iter().zip(contents) {
             resources.push(
-                Resource::create(&self.gpu, plan, shape, data).map_err(|m| (Reason::Runtime, m))?,
+                Resource::create_copied(&self.gpu, plan, shape, data, &self.masters, &mut encoder)
+                    .map_err(|m| (Reason::Runtime, m))?,
             );
         }
+        self.gpu.queue.submit([encoder.finish()]);
         let (bgls, _) = &self.layouts[&kernel.content_hash];
         let bind_groups = bgls
             .iter()
@@ -464,25 +500,36 @@ impl Runner {
                 })
             })
             .collect();
+        self.phases.add(Phase::Upload, t);
         Ok(Bound {
             resources,
             bind_groups,
         })
     }
 
-    fn trial_contents(kernel: &ResolvedKernel, shape: &Shape, seed: u64) -> Step<Vec<Vec<u8>>> {
-        kernel
-            .buffers
-            .iter()
-            .map(|p| {
-                inputs::contents(p, shape, seed).map_err(|e| {
-                    (
-                        Reason::Runtime,
-                        format!("binding `{}` on {}: {e}", p.binding.name, shape_text(shape)),
-                    )
-                })
-            })
-            .collect()
+    /// The contents of a trial's buffers (generated once per process, see [`inputs::Cache`]).
+    fn trial_contents(
+        &mut self,
+        kernel: &ResolvedKernel,
+        shape: &Shape,
+        seed: u64,
+    ) -> Step<Contents> {
+        let t = Instant::now();
+        let contents = self
+            .inputs
+            .contents(&kernel.content_hash, &kernel.buffers, shape, seed)
+            .map_err(|(i, e)| {
+                (
+                    Reason::Runtime,
+                    format!(
+                        "binding `{}` on {}: {e}",
+                        kernel.buffers[i].binding.name,
+                        shape_text(shape)
+                    ),
+                )
+            });
+        self.phases.add(Phase::Inputs, t);
+        contents
     }
 
     /// Encodes one dispatch, optionally with pass timestamps, and submits it.
@@ -539,7 +586,7 @@ impl Runner {
         kernel: &ResolvedKernel,
         compiled: &Compiled,
         shape: &Shape,
-        contents: &[Vec<u8>],
+        contents: &[Arc<Vec<u8>>],
     ) -> Step<Vec<Vec<u8>>> {
         let bound = self.bind(kernel, shape, contents)?;
         self.run_bound(kernel, compiled, shape, &bound)
@@ -573,12 +620,15 @@ impl Runner {
             })
             .collect();
         let refs: Vec<(usize, &wgpu::Buffer)> = staging.iter().map(|(i, b)| (*i, b)).collect();
+        let t = Instant::now();
         self.submit(compiled, bound, counts, None, &refs);
         for (_, b) in &staging {
             b.slice(..).map_async(wgpu::MapMode::Read, |_| {});
         }
         self.wait()?;
-        staging
+        self.phases.add(Phase::Gpu, t);
+        let t = Instant::now();
+        let outputs = staging
             .iter()
             .map(|(i, b)| {
                 let view = b
@@ -587,7 +637,9 @@ impl Runner {
                     .map_err(|e| (Reason::Runtime, format!("reading results back failed: {e}")))?;
                 Ok(bound.resources[*i].unpack(&view))
             })
-            .collect()
+            .collect();
+        self.phases.add(Phase::Readback, t);
+        outputs
     }
 
     /// The baseline's outputs for a trial, computed once per (kernel, shape, seed).
@@ -595,8 +647,8 @@ impl Runner {
         &mut self,
         kernel: &ResolvedKernel,
         trial: &Trial,
-        contents: &[Vec<u8>],
-    ) -> Step<Vec<Vec<u8>>> {
+        contents: &[Arc<Vec<u8>>],
+    ) -> Step<Arc<Vec<Vec<u8>>>> {
         let key = (
             kernel.content_hash.clone(),
             shape_text(&trial.shape),
@@ -618,16 +670,22 @@ impl Runner {
                     ),
                 )
             })?;
-        let held: usize = self.references.values().flatten().map(Vec::len).sum();
+        let held: usize = self
+            .references
+            .values()
+            .map(|r| r.iter().map(Vec::len).sum::<usize>())
+            .sum();
         if held > REFERENCE_CACHE_BYTES {
             self.references.clear();
         }
+        let outputs = Arc::new(outputs);
         self.references.insert(key, outputs.clone());
         Ok(outputs)
     }
 
     /// Compares a candidate's outputs with the reference; `context` prefixes the log.
     fn judge(
+        &self,
         kernel: &ResolvedKernel,
         trial: &Trial,
         reference: &[Vec<u8>],
@@ -640,7 +698,9 @@ impl Runner {
         let mut judged = 0;
         for ((plan, r), c) in compared.iter().zip(reference).zip(got) {
             let len = plan.len_on(&trial.shape).unwrap_or(0);
-            let cmp: Comparison = compare(&plan.layout(), len, r, c, kernel.tolerance);
+            let cmp: Comparison = self.phases.time(Phase::Compare, || {
+                compare(&plan.layout(), len, r, c, kernel.tolerance)
+            });
             if let Some(why) = &cmp.degenerate {
                 degenerate.push(format!("`{}`: {why}", plan.binding.name));
                 continue;
@@ -683,10 +743,10 @@ impl Runner {
         trial: &Trial,
         stats: &mut VerifyStats,
     ) -> Step<()> {
-        let contents = Self::trial_contents(kernel, &trial.shape, trial.seed)?;
+        let contents = self.trial_contents(kernel, &trial.shape, trial.seed)?;
         let reference = self.reference(kernel, trial, &contents)?;
         let got = self.run_once(kernel, candidate, &trial.shape, &contents)?;
-        Self::judge(kernel, trial, &reference, &got, "", stats)
+        self.judge(kernel, trial, &reference, &got, "", stats)
     }
 
     /// Runs the candidate twice on the same buffers with different inputs, as an application that
@@ -702,18 +762,18 @@ impl Runner {
             shape: first.shape.clone(),
             seed: first.seed ^ 0x0057_A1E0,
         };
-        let a = Self::trial_contents(kernel, &first.shape, first.seed)?;
-        let b = Self::trial_contents(kernel, &second.shape, second.seed)?;
+        let a = self.trial_contents(kernel, &first.shape, first.seed)?;
+        let b = self.trial_contents(kernel, &second.shape, second.seed)?;
         let reference = self.reference(kernel, &second, &b)?;
         let bound = self.bind(kernel, &first.shape, &a)?;
         self.run_bound(kernel, candidate, &first.shape, &bound)?;
         for ((plan, resource), data) in kernel.buffers.iter().zip(&bound.resources).zip(&b) {
             if matches!(plan.role, Role::Input | Role::Inout | Role::Uniform) {
-                resource.write(&self.gpu.queue, data);
+                resource.write(&self.gpu.queue, data.as_slice());
             }
         }
         let got = self.run_bound(kernel, candidate, &second.shape, &bound)?;
-        Self::judge(
+        self.judge(
             kernel,
             &second,
             &reference,
@@ -755,8 +815,8 @@ impl Runner {
         // addresses, and generating inputs is the slow part on the host.
         let seeds = [0x5EED_0000, 0x5EED_0001];
         let contents = [
-            Self::trial_contents(kernel, shape, seeds[0])?,
-            Self::trial_contents(kernel, shape, seeds[1])?,
+            self.trial_contents(kernel, shape, seeds[0])?,
+            self.trial_contents(kernel, shape, seeds[1])?,
         ];
         let min_bytes = self.bound_traffic(kernel, shape, &seeds, &contents)?;
         let baseline = &self.baselines[&kernel.content_hash];
@@ -779,6 +839,7 @@ impl Runner {
         let sustain = sustain_duration(self.gpu.is_cpu());
         let started = Instant::now();
         // Both programs keep the GPU busy before their timing (see `sustain_load`).
+        let t = Instant::now();
         sustain_load(&self.gpu, sustain, |encoder, reps| {
             for which in [0, 1] {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -795,6 +856,8 @@ impl Runner {
             }
         })
         .map_err(|e| (Reason::Runtime, format!("waiting for the GPU failed: {e}")))?;
+        self.phases.add(Phase::Sustain, t);
+        let t = Instant::now();
         for i in 0..(plan.warmup + plan.samples.max(1)) {
             let first = usize::from(rng.random_bool(0.5));
             for which in [first, 1 - first] {
@@ -821,6 +884,7 @@ impl Runner {
                 }
             }
         }
+        self.phases.add(Phase::Timing, t);
         let ratios: Vec<f64> = samples[0]
             .iter()
             .zip(&samples[1])
@@ -877,7 +941,7 @@ impl Runner {
         kernel: &ResolvedKernel,
         shape: &Shape,
         seeds: &[u64],
-        contents: &[Vec<Vec<u8>>],
+        contents: &[Contents],
     ) -> Step<u64> {
         let mut least: Option<u64> = None;
         for (&seed, before) in seeds.iter().zip(contents) {
@@ -891,11 +955,13 @@ impl Runner {
                 .iter()
                 .zip(before)
                 .filter(|(p, _)| p.is_compared());
+            let t = Instant::now();
             let mut bytes = 0;
-            for ((plan, before), after) in compared.zip(&reference) {
+            for ((plan, before), after) in compared.zip(reference.iter()) {
                 let len = plan.len_on(shape).unwrap_or(0);
                 bytes += super::traffic::written_bytes(&plan.layout(), len, before, after);
             }
+            self.phases.add(Phase::Traffic, t);
             least = Some(least.map_or(bytes, |l| l.min(bytes)));
         }
         Ok(least.unwrap_or(0))
@@ -1017,7 +1083,8 @@ pub fn default_timeout(baseline_wall: Duration) -> Duration {
 /// Timing diagnostics, off unless the environment asks: `KERNELFOUNDRY_DIAG=FILE` appends one
 /// JSON line per timed dispatch (program, buffer set, sample, timestamp and wall nanoseconds,
 /// milliseconds since the timing began), for finding out why an adapter's timings vary (it is how
-/// the clock ramp in BENCHMARKS.md was found). It changes nothing a report says.
+/// the clock ramp in BENCHMARKS.md was found), and one line per evaluation with where its wall
+/// time went ([`Phases`]). It changes nothing a report says.
 struct Diagnostics {
     file: Option<std::fs::File>,
 }
@@ -1033,6 +1100,22 @@ impl Diagnostics {
                     .open(path)
                     .ok()
             }),
+        }
+    }
+
+    /// Appends one evaluation's phases (see [`Phases`]).
+    fn phases(&self, wall_ms: f64, phases: &[(&str, f64)]) {
+        if let Some(mut f) = self.file.as_ref() {
+            use std::io::Write;
+            let fields: Vec<String> = phases
+                .iter()
+                .map(|(name, ms)| format!("\"{name}\":{ms:.3}"))
+                .collect();
+            let _ = writeln!(
+                f,
+                "{{\"wall_ms\":{wall_ms:.3},\"phases\":{{{}}}}}",
+                fields.join(",")
+            );
         }
     }
 
@@ -1056,9 +1139,88 @@ impl Diagnostics {
     }
 }
 
+/// Where one evaluation's wall time went, by phase: logged at debug level and, with
+/// `KERNELFOUNDRY_DIAG=FILE`, appended to that file as one JSON line per evaluation. Phases are
+/// timed at the leaves (generating inputs, creating and filling resources, waiting for the GPU,
+/// reading back, comparing), so they never overlap; `other` is the rest of the wall time.
+#[derive(Default)]
+struct Phases {
+    spent: std::cell::Cell<[Duration; PHASES.len()]>,
+}
+
+/// The phases, in the order [`Phases`] reports them.
+const PHASES: [&str; 9] = [
+    "compile", "inputs", "upload", "gpu", "readback", "compare", "traffic", "sustain", "timing",
+];
+
+#[derive(Clone, Copy)]
+enum Phase {
+    Compile,
+    Inputs,
+    Upload,
+    Gpu,
+    Readback,
+    Compare,
+    Traffic,
+    Sustain,
+    Timing,
+}
+
+impl Phases {
+    /// Adds the time since `since` to `phase`.
+    fn add(&self, phase: Phase, since: Instant) {
+        let mut spent = self.spent.get();
+        spent[phase as usize] += since.elapsed();
+        self.spent.set(spent);
+    }
+
+    /// Runs `f`, adding its time to `phase`.
+    fn time<T>(&self, phase: Phase, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = f();
+        self.add(phase, t);
+        out
+    }
+
+    /// The phases so far as `name: milliseconds` pairs, with `other` for the rest of `total`,
+    /// and clears them.
+    fn take(&self, total: Duration) -> Vec<(&'static str, f64)> {
+        let spent = self.spent.take();
+        let named: Duration = spent.iter().sum();
+        PHASES
+            .iter()
+            .zip(spent)
+            .map(|(name, d)| (*name, d.as_secs_f64() * 1e3))
+            .chain([("other", total.saturating_sub(named).as_secs_f64() * 1e3)])
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn phases_add_up_to_the_total() {
+        let phases = Phases::default();
+        let t = Instant::now();
+        phases.time(Phase::Inputs, || {
+            std::thread::sleep(Duration::from_millis(2))
+        });
+        phases.add(Phase::Compare, t);
+        let total = t.elapsed() + Duration::from_millis(5);
+        let taken = phases.take(total);
+        let ms = |name: &str| taken.iter().find(|(n, _)| *n == name).unwrap().1;
+        assert!(ms("inputs") >= 2.0 && ms("compare") >= ms("inputs"));
+        let sum: f64 = taken.iter().map(|(_, ms)| ms).sum();
+        assert!((sum - total.as_secs_f64() * 1e3).abs() < 1e-6, "{taken:?}");
+        assert!(
+            phases
+                .take(total)
+                .iter()
+                .all(|(n, ms)| *ms == 0.0 || *n == "other")
+        );
+    }
 
     #[test]
     fn median_and_spread_of_ratios() {

@@ -23,21 +23,27 @@
 //! Invariant: [`written_bytes`] never counts more than the bytes whose final value differs from
 //! their value before the run.
 
+use super::parts::parts;
 use kf_runtime::interface::BufferLayout;
+use rayon::prelude::*;
 
 /// Bytes of the scalars of a buffer laid out as `layout` with `len` array elements whose value
 /// in `after` differs from their value in `before` (compared bit for bit).
 pub fn written_bytes(layout: &BufferLayout, len: u64, before: &[u8], after: &[u8]) -> u64 {
-    layout
-        .scalars(len)
-        .filter(|&(offset, scalar)| {
-            let range = offset as usize..offset as usize + scalar.size() as usize;
-            match (before.get(range.clone()), after.get(range)) {
-                (Some(b), Some(a)) => a != b,
-                _ => false,
-            }
+    parts(layout, len)
+        .par_iter()
+        .map(|part| {
+            part.scalars(layout)
+                .filter(|&(offset, scalar)| {
+                    let range = offset as usize..offset as usize + scalar.size() as usize;
+                    match (before.get(range.clone()), after.get(range)) {
+                        (Some(b), Some(a)) => a != b,
+                        _ => false,
+                    }
+                })
+                .map(|(_, scalar)| u64::from(scalar.size()))
+                .sum::<u64>()
         })
-        .map(|(_, scalar)| u64::from(scalar.size()))
         .sum()
 }
 
@@ -82,5 +88,17 @@ mod tests {
         assert_eq!(written_bytes(&floats(), 4, &before, &longer), 8);
         assert_eq!(written_bytes(&floats(), 2, &before, &after), 8);
         assert_eq!(written_bytes(&floats(), 1, &before, &after), 4);
+    }
+
+    #[test]
+    fn counts_changes_in_every_part() {
+        use crate::harness::parts::PART_ELEMENTS;
+        let n = 2 * PART_ELEMENTS + 1;
+        let before = vec![0u8; 8 * n as usize];
+        let mut after = before.clone();
+        for element in [0, PART_ELEMENTS, 2 * PART_ELEMENTS] {
+            after[8 * element as usize + 4] = 1;
+        }
+        assert_eq!(written_bytes(&floats(), n, &before, &after), 12);
     }
 }
