@@ -13,9 +13,10 @@
 //! — that log is what a user (or a later LLM prompt) reads to fix the kernel.
 
 use super::inputs::{ScalarValue, read_scalar};
-use super::parts::parts;
+use super::parts::{Part, parts};
 use kf_runtime::interface::{BufferLayout, Scalar};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Floor of an element's error denominator, as a fraction of the buffer's largest magnitude.
 const SCALE_FLOOR: f64 = 1e-2;
@@ -93,9 +94,13 @@ pub fn compare(
     tolerance: f64,
 ) -> Comparison {
     let parts = parts(layout, len);
+    let plain = plain_f32(layout);
     let scan = parts
         .par_iter()
-        .map(|p| Scan::of(p.scalars(layout), reference))
+        .map(|p| match plain_range(plain, layout, p) {
+            Some(bytes) => Scan::of_f32(&reference[bytes]),
+            None => Scan::of(p.scalars(layout), reference),
+        })
         .collect::<Vec<_>>()
         .into_iter()
         .fold(Scan::default(), Scan::then);
@@ -114,15 +119,22 @@ pub fn compare(
     let floor = (scan.scale * SCALE_FLOOR).max(f64::MIN_POSITIVE);
     let errors = parts
         .par_iter()
-        .map(|p| {
-            Errors::of(
+        .map(|p| match plain_range(plain, layout, p) {
+            Some(bytes) => Errors::of_f32(
+                p.first_index(layout),
+                &reference[bytes.clone()],
+                &candidate[bytes],
+                floor,
+                tolerance,
+            ),
+            None => Errors::of(
                 p.scalars(layout),
                 p.first_index(layout),
                 reference,
                 candidate,
                 floor,
                 tolerance,
-            )
+            ),
         })
         .collect::<Vec<_>>()
         .into_iter()
@@ -139,6 +151,33 @@ pub fn compare(
         0.0
     };
     out
+}
+
+/// Whether the array is of plain `f32` (one field, 4 bytes apart), the common case, which is
+/// read as a run of `f32` without a per-scalar layout lookup.
+fn plain_f32(layout: &BufferLayout) -> bool {
+    layout.array.as_ref().is_some_and(|a| {
+        a.stride == 4
+            && matches!(a.fields.as_slice(), [f] if f.offset == 0 && f.scalar == Scalar::F32)
+    })
+}
+
+/// The bytes of a run of elements of a plain `f32` array.
+fn plain_range(plain: bool, layout: &BufferLayout, part: &Part) -> Option<Range<usize>> {
+    match part {
+        Part::Elements { range, .. } if plain => {
+            let base = layout.header_size as usize;
+            Some(base + 4 * range.start as usize..base + 4 * range.end as usize)
+        }
+        _ => None,
+    }
+}
+
+/// The `f32` values of plain bytes.
+fn f32s(bytes: &[u8]) -> impl Iterator<Item = ScalarValue> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|b| ScalarValue::Float(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))))
 }
 
 /// What the reference's values say about the scale of the buffer and whether it is degenerate.
@@ -170,28 +209,42 @@ impl Scan {
     fn of(scalars: impl Iterator<Item = (u64, Scalar)>, reference: &[u8]) -> Scan {
         let mut s = Scan::default();
         for (offset, scalar) in scalars {
-            match read_scalar(reference, offset as usize, scalar) {
-                ScalarValue::Float(f) if f.is_finite() => {
-                    s.any_float = true;
-                    s.scale = s.scale.max(f.abs());
-                    match s.first_float {
-                        None => s.first_float = Some(f),
-                        Some(x) if x != f => s.floats_constant = false,
-                        Some(_) => {}
-                    }
+            s.add(read_scalar(reference, offset as usize, scalar));
+        }
+        s
+    }
+
+    /// [`Scan::of`] a run of plain `f32`.
+    fn of_f32(reference: &[u8]) -> Scan {
+        let mut s = Scan::default();
+        for v in f32s(reference) {
+            s.add(v);
+        }
+        s
+    }
+
+    #[inline]
+    fn add(&mut self, v: ScalarValue) {
+        match v {
+            ScalarValue::Float(f) if f.is_finite() => {
+                self.any_float = true;
+                self.scale = self.scale.max(f.abs());
+                match self.first_float {
+                    None => self.first_float = Some(f),
+                    Some(x) if x != f => self.floats_constant = false,
+                    Some(_) => {}
                 }
-                ScalarValue::Float(_) => {}
-                ScalarValue::Int(i) => {
-                    s.any_int = true;
-                    match s.first_int {
-                        None => s.first_int = Some(i),
-                        Some(x) if x != i => s.ints_constant = false,
-                        Some(_) => {}
-                    }
+            }
+            ScalarValue::Float(_) => {}
+            ScalarValue::Int(i) => {
+                self.any_int = true;
+                match self.first_int {
+                    None => self.first_int = Some(i),
+                    Some(x) if x != i => self.ints_constant = false,
+                    Some(_) => {}
                 }
             }
         }
-        s
     }
 
     /// This scan followed by `next`, the scan of the scalars after it.
@@ -239,43 +292,72 @@ impl Errors {
     ) -> Errors {
         let mut out = Errors::default();
         for (i, (offset, scalar)) in scalars.enumerate() {
-            out.scalars += 1;
             let r = read_scalar(reference, offset as usize, scalar);
             let c = read_scalar(candidate, offset as usize, scalar);
-            let bad = match (r, c) {
-                (ScalarValue::Float(r), ScalarValue::Float(c)) => {
-                    if r.is_nan() || c.is_nan() {
-                        !(r.is_nan() && c.is_nan())
-                    } else if r.is_infinite() || c.is_infinite() {
-                        r != c
-                    } else {
-                        let mut err = (r - c).abs();
-                        // One step of a normalized 8-bit channel is rounding, not a wrong value.
-                        if scalar.quantum().is_some_and(|q| err <= q * 1.001) {
-                            err = 0.0;
-                        }
-                        out.diff2 += err * err;
-                        out.ref2 += r * r;
-                        let rel = err / r.abs().max(floor);
-                        out.max_rel_elem = out.max_rel_elem.max(rel);
-                        rel > tolerance
-                    }
-                }
-                (ScalarValue::Int(r), ScalarValue::Int(c)) => r != c,
-                _ => true,
-            };
-            if bad {
-                out.mismatched += 1;
-                if out.first.len() < FIRST_MISMATCHES {
-                    out.first.push(Mismatch {
-                        index: index + i as u64,
-                        expected: show(r),
-                        actual: show(c),
-                    });
-                }
-            }
+            out.add(index + i as u64, scalar, r, c, floor, tolerance);
         }
         out
+    }
+
+    /// [`Errors::of`] runs of plain `f32`.
+    fn of_f32(
+        index: u64,
+        reference: &[u8],
+        candidate: &[u8],
+        floor: f64,
+        tolerance: f64,
+    ) -> Errors {
+        let mut out = Errors::default();
+        for (i, (r, c)) in f32s(reference).zip(f32s(candidate)).enumerate() {
+            out.add(index + i as u64, Scalar::F32, r, c, floor, tolerance);
+        }
+        out
+    }
+
+    /// Compares the buffer's scalar number `index`.
+    #[inline]
+    fn add(
+        &mut self,
+        index: u64,
+        scalar: Scalar,
+        r: ScalarValue,
+        c: ScalarValue,
+        floor: f64,
+        tolerance: f64,
+    ) {
+        self.scalars += 1;
+        let bad = match (r, c) {
+            (ScalarValue::Float(r), ScalarValue::Float(c)) => {
+                if r.is_nan() || c.is_nan() {
+                    !(r.is_nan() && c.is_nan())
+                } else if r.is_infinite() || c.is_infinite() {
+                    r != c
+                } else {
+                    let mut err = (r - c).abs();
+                    // One step of a normalized 8-bit channel is rounding, not a wrong value.
+                    if scalar.quantum().is_some_and(|q| err <= q * 1.001) {
+                        err = 0.0;
+                    }
+                    self.diff2 += err * err;
+                    self.ref2 += r * r;
+                    let rel = err / r.abs().max(floor);
+                    self.max_rel_elem = self.max_rel_elem.max(rel);
+                    rel > tolerance
+                }
+            }
+            (ScalarValue::Int(r), ScalarValue::Int(c)) => r != c,
+            _ => true,
+        };
+        if bad {
+            self.mismatched += 1;
+            if self.first.len() < FIRST_MISMATCHES {
+                self.first.push(Mismatch {
+                    index,
+                    expected: show(r),
+                    actual: show(c),
+                });
+            }
+        }
     }
 
     /// These errors followed by `next`, those of the scalars after them.
@@ -438,6 +520,36 @@ mod tests {
         r[n - 1] = 300.0;
         c[n - 1] = 300.0;
         check(&r, &c, true);
+    }
+
+    #[test]
+    fn plain_f32_arrays_are_judged_like_any_layout() {
+        let r = [1.0f32, f32::NAN, f32::INFINITY, -2.0, 0.001, 5.0, 7.0, 0.0];
+        let c = [
+            1.0f32,
+            f32::NAN,
+            f32::INFINITY,
+            -2.5,
+            0.0011,
+            f32::NAN,
+            7.0,
+            1e-9,
+        ];
+        // The same scalars as fields of a struct, which takes the general path.
+        let fields = BufferLayout {
+            header: (0..r.len() as u32)
+                .map(|i| Field {
+                    offset: 4 * i,
+                    scalar: Scalar::F32,
+                })
+                .collect(),
+            header_size: 4 * r.len() as u32,
+            array: None,
+        };
+        let plain = compare(&layout(Scalar::F32), r.len() as u64, &f(&r), &f(&c), 1e-4);
+        let general = compare(&fields, 0, &f(&r), &f(&c), 1e-4);
+        assert_eq!(plain, general);
+        assert_eq!(plain.mismatched, 3, "{}", plain.describe(1e-4));
     }
 
     #[test]
