@@ -7,7 +7,8 @@
 //! of several rounds, kept for the rest of the session), times the shape again and re-verifies,
 //! and only a candidate that still beats it is rejected. Each trial uses freshly created buffers whose outputs are poisoned; baseline
 //! outputs for a `(shape, seed)` are cached because the baseline is trusted and its inputs are a
-//! pure function of the seed. Baseline and candidate are timed in pairs in a random order, rotating
+//! pure function of the seed, and so are the generated contents (`inputs::Cache`) and their GPU
+//! copies (`resources::Masters`), from which each run's fresh buffers are filled. Baseline and candidate are timed in pairs in a random order, rotating
 //! through enough input sets (together larger than any last-level cache) that caches do not
 //! flatter either of them.
 //!
