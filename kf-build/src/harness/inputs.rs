@@ -45,11 +45,13 @@ pub type Contents = Vec<Arc<Vec<u8>>>;
 /// Bytes of generated contents a [`Cache`] holds before it starts over.
 const CACHE_BYTES: usize = 1 << 30;
 
+/// Content hash, shape, seed (for a buffer that depends on it) and binding index.
+type CacheKey = (String, String, Option<u64>, usize);
+
 /// Contents generated in this process, kept for the next trial that needs them.
 #[derive(Default)]
 pub struct Cache {
-    /// By (content hash, shape, seed if the buffer depends on it, binding index).
-    held: HashMap<(String, String, Option<u64>, usize), Arc<Vec<u8>>>,
+    held: HashMap<CacheKey, Arc<Vec<u8>>>,
     bytes: usize,
 }
 

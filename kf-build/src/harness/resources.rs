@@ -31,8 +31,11 @@ const MASTER_BYTES: u64 = 1 << 30;
 /// each entry holds its `Arc`, so that address cannot be reused for other bytes while it lives.
 #[derive(Default)]
 pub(crate) struct Masters {
-    held: RefCell<(HashMap<usize, (Arc<Vec<u8>>, wgpu::Buffer)>, u64)>,
+    held: RefCell<(HashMap<usize, Master>, u64)>,
 }
+
+/// The bytes and their GPU copy.
+type Master = (Arc<Vec<u8>>, wgpu::Buffer);
 
 impl Masters {
     /// The master holding `data`, created (uploaded) on first use.

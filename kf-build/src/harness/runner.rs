@@ -33,6 +33,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// A trial of a kernel: content hash, shape, seed.
+type TrialKey = (String, String, u64);
+
 /// A compiled program with the bind group layouts of the baseline's interface.
 struct Compiled {
     pipeline: wgpu::ComputePipeline,
@@ -51,7 +54,7 @@ pub struct Runner {
     /// Compiled baselines by content hash.
     baselines: HashMap<String, Compiled>,
     /// Baseline outputs by (content hash, shape, seed): one `Vec<u8>` per compared buffer.
-    references: HashMap<(String, String, u64), Arc<Vec<Vec<u8>>>>,
+    references: HashMap<TrialKey, Arc<Vec<Vec<u8>>>>,
     /// Trial contents generated so far, reused by later trials and evaluations.
     inputs: inputs::Cache,
     /// The same contents on the GPU, copied into each run's fresh buffers.
