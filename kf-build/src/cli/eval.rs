@@ -37,7 +37,8 @@ pub(crate) struct EvalArgs {
     #[command(flatten)]
     adapter: AdapterArgs,
     /// Verify and time on this shape instead of the attribute's tune shapes, e.g.
-    /// `n=16777216` (may be repeated; unnamed sizes keep their defaults), as `tune --tune-shape`.
+    /// `n=16777216` (may be repeated; unnamed sizes keep their defaults; `KERNEL:` prefixes as in
+    /// `tune --tune-shape`).
     #[arg(long = "tune-shape", value_name = "NAME=N,…")]
     tune_shapes: Vec<String>,
     /// Timed samples of baseline and candidate per tune shape.
@@ -126,6 +127,8 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         ),
     };
     let kernel = f.resolved.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
+    super::check_shape_kernels(&args.tune_shapes, std::slice::from_ref(f), &names)?;
     let kernel = &crate::tune::with_tune_shapes(kernel, &args.tune_shapes)
         .map_err(|e| anyhow::anyhow!("kernel {}: {e}", f.name))?;
     let wgsl = std::fs::read_to_string(&args.candidate)
