@@ -9,7 +9,8 @@
 # realistic ones) with the offline operators (qd, seed 1, BUDGET evaluations, default 16, and at
 # most SECONDS_PER_KERNEL of search, default 8), the whole tune stopped after TUNE_TIMEOUT seconds
 # (default 420; kernels it did not reach stay not-tuned and are counted so), then `bench` re-measures
-# every kernel (baseline, tuned, hand-written reference) as JSON.
+# every kernel (baseline, tuned, hand-written reference) as JSON; OUT also gets the cache entries
+# (entries.tar) and the run directories of these tunes (runs.tar.gz: every evaluation's report).
 #
 # KERNELS="GEMM GEMV …" restricts both steps to those kernels (one tune per kernel): the whole suite at realistic
 # shapes does not fit one 10-minute GPU call (about 4 s per evaluation at these shapes), so run
@@ -53,6 +54,7 @@ SELECT=()
 for k in ${KERNELS:-}; do SELECT+=(--kernel "$k"); done
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/log.txt"; }
 [ -n "${SHAPES:-}" ] && log "shapes from $SHAPES: ${SHAPE_LINES[*]}"
+touch "$OUT/.start"
 
 # timeout signals its whole process group, so the evaluation worker stops with the tune.
 if [ -z "${KERNELS:-}" ]; then
@@ -81,4 +83,10 @@ shape_args ${KERNELS:-}
 log "bench exit $?"
 dir=$(dirname "$MANIFEST")
 tar cf "$OUT/entries.tar" "$dir/kernelfoundry" 2>>"$OUT/log.txt"
+# The run directories of these tunes (every evaluation's report, failure logs included).
+runs=()
+for r in target/kernelfoundry/runs "$dir/target/kernelfoundry/runs"; do
+  [ -d "$r" ] && while IFS= read -r d; do runs+=("$d"); done < <(find "$r" -mindepth 1 -maxdepth 1 -newer "$OUT/.start")
+done
+[ ${#runs[@]} -gt 0 ] && tar czf "$OUT/runs.tar.gz" "${runs[@]}" 2>>"$OUT/log.txt"
 log "done"
