@@ -1250,9 +1250,10 @@ impl<'a> Analysis<'a> {
             return Err("the condition does not bound the loop variable".into());
         }
         // Initial value: the last assignment before the loop in its block (statements in between
-        // must not write the variable), else the declaration's, if nothing else assigns it and
-        // the loop is not nested (a variable declared outside an enclosing loop keeps its value
-        // from one iteration of that loop to the next).
+        // must not write the variable), else the declaration's, if nothing before the loop
+        // assigns it and the loop is not nested (a variable declared outside an enclosing loop
+        // keeps its value from one iteration of that loop to the next; outside any loop, a store
+        // after this loop cannot reach its entry).
         let decl = self.local_span(var);
         let mut init_store = None;
         let mut prev = self.previous_sibling(l.stmt);
@@ -1271,7 +1272,10 @@ impl<'a> Analysis<'a> {
         let (init, init_span) = match init_store {
             Some(found) => (Some(found.0), found.1),
             None => {
-                let outside = self.stores_to(var).iter().any(|&s| !self.in_loop(s, id));
+                let outside = self
+                    .stores_to(var)
+                    .iter()
+                    .any(|&s| !self.in_loop(s, id) && s < l.stmt);
                 if outside || !self.stmts[l.stmt].loops.is_empty() {
                     return Err("the loop variable's value on entry is not known".into());
                 }

@@ -31,7 +31,8 @@
 //! invocation builtin but `global_invocation_id`, uses no workgroup memory, barriers, atomics or
 //! subgroup operations; each split loop is a counted, increasing loop whose only loop-carried
 //! values are accumulators, whose global stores depend on the loop variable, and whose variable is
-//! not read after it; a buffer that is written is read only by the lane that writes the element
+//! not read after it (unless a top-level store resets it first, as a counter shared by several
+//! loops is); a buffer that is written is read only by the lane that writes the element
 //! (the same index form in loops with the same start and step) or not at all; loops that are not
 //! split write no global. Each workgroup then executes exactly what one baseline invocation did,
 //! so writes to other rows or to shared outputs keep the baseline's meaning.
@@ -491,6 +492,32 @@ fn builtin_name(b: BuiltIn) -> String {
         .map_or_else(|| format!("{b:?}"), str::to_owned)
 }
 
+/// Whether `h`, a load of loop `id`'s variable `v` outside the loop, cannot see the value the loop
+/// leaves in it (which splitting changes): the loop is a top-level statement and `h` comes before
+/// it, or a top-level store to `v` comes between the loop and `h` (one counter reset for each of
+/// several loops, `i = 0u; while (i < n) { ..; i++; }`).
+fn cannot_see_final_value(
+    a: &Analysis<'_>,
+    id: usize,
+    v: Handle<naga::LocalVariable>,
+    h: Handle<Expression>,
+) -> bool {
+    let head = a.loops[id].stmt;
+    if a.stmts[head].parent.is_some() {
+        return false;
+    }
+    let Some(at) = a.evaluated_at(h) else {
+        return false;
+    };
+    if at < head {
+        return true;
+    }
+    let end = a.loop_stmts(id).max().unwrap_or(head);
+    a.stores_to(v)
+        .iter()
+        .any(|&w| w > end && w < at && a.stmts[w].parent.is_none())
+}
+
 /// Whether loop `id` can be split across lanes; its accumulators, each with whether its value on
 /// entry must be set aside (a sum that does not start at zero).
 fn splittable(a: &Analysis<'_>, id: usize) -> Result<Vec<(Accumulator, bool)>, String> {
@@ -517,7 +544,10 @@ fn splittable(a: &Analysis<'_>, id: usize) -> Result<Vec<(Accumulator, bool)>, S
     if a.const_int(f.step).is_none() && a.evaluated_at(f.step).is_some_and(|s| a.in_loop(s, id)) {
         return Err("the step is computed inside the loop".into());
     }
-    if a.loads_of(f.var).iter().any(|&h| !a.expr_in_loop(h, id)) {
+    if a.loads_of(f.var)
+        .iter()
+        .any(|&h| !a.expr_in_loop(h, id) && !cannot_see_final_value(a, id, f.var, h))
+    {
         return Err(format!("`{}` is read after the loop", f.var_name));
     }
     let fx = a.loop_effects(id);

@@ -252,3 +252,21 @@ fn skips_say_why() {
     });
     assert!(twice.unwrap_err().0.contains("workgroup memory"));
 }
+
+#[test]
+fn a_counter_shared_by_several_loops_is_split_when_each_loop_resets_it() {
+    let corpus = testkit::corpus();
+    let shared = corpus
+        .iter()
+        .find(|k| k.name == "softmax_shared_counter.wgsl")
+        .unwrap();
+    let rewrites = apply(&ParallelReduction, &shared.kernel, &testkit::lavapipe())
+        .unwrap_or_else(|e| panic!("skipped: {e}"));
+    assert!(!rewrites.is_empty());
+    let read_after = corpus
+        .iter()
+        .find(|k| k.name == "counter_read_after.wgsl")
+        .unwrap();
+    // Its counter is read after the loop, so the one loop it has is not split.
+    assert!(apply(&ParallelReduction, &read_after.kernel, &testkit::lavapipe()).is_err());
+}
