@@ -44,13 +44,8 @@ pub(crate) struct AblateArgs {
         default_value = "qd,qd-no-gradients,greedy,random"
     )]
     strategies: Vec<String>,
-    /// Tune on this shape instead of the attribute's, e.g. `rows=4096,cols=4096`
-    /// (may be repeated; unnamed sizes keep their defaults). `KERNEL:name=N,…` (e.g.
-    /// `GEMM:m=512,n=512,k=512`) is for that kernel only: each kernel runs on the unqualified
-    /// shapes plus those qualified with its name, in the order given, and keeps the attribute's
-    /// tune shapes when none applies; a qualifier must name a selected kernel.
-    #[arg(long = "tune-shape", value_name = "[KERNEL:]NAME=N,…")]
-    tune_shapes: Vec<String>,
+    #[command(flatten)]
+    shapes: super::ShapeArgs,
     /// Print a markdown table (for BENCHMARKS.md) instead of the plain summary.
     #[arg(long)]
     markdown: bool,
@@ -133,7 +128,7 @@ pub(crate) fn run(args: AblateArgs) -> anyhow::Result<i32> {
     if found.is_empty() {
         anyhow::bail!("no marked kernel matches the selection");
     }
-    super::check_shape_kernels(&args.tune_shapes, &found, &names)?;
+    args.shapes.check(&found, &names)?;
     let strategies: Vec<(String, StrategyKind, bool)> = args
         .strategies
         .iter()
@@ -151,7 +146,7 @@ pub(crate) fn run(args: AblateArgs) -> anyhow::Result<i32> {
     let mut runs = Vec::new();
     for f in &found {
         let kernel = match &f.resolved {
-            Ok(k) => crate::tune::with_tune_shapes(k, &args.tune_shapes)
+            Ok(k) => crate::tune::with_tune_shapes(k, &args.shapes.tune_shapes)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", f.name))?,
             Err(e) => {
                 eprintln!("{}: skipped, its spec does not resolve: {e}", f.name);

@@ -23,14 +23,8 @@ pub(crate) struct BenchArgs {
     /// Timed samples of the baseline and each program per shape (interleaved in pairs).
     #[arg(long, value_name = "N", default_value_t = 30)]
     samples: u32,
-    /// Measure on this shape instead of the attribute's tune shapes, e.g. `rows=4096,cols=4096`
-    /// (may be repeated; unnamed sizes keep their defaults). `KERNEL:name=N,…` (e.g.
-    /// `GEMM:m=512,n=512,k=512`) is for that kernel only: each kernel runs on the unqualified
-    /// shapes plus those qualified with its name, in the order given, and keeps the attribute's
-    /// tune shapes when none applies; a qualifier must name a selected kernel.
-    /// As `tune --tune-shape`: the shapes a kernel was tuned on find its entry.
-    #[arg(long = "tune-shape", value_name = "[KERNEL:]NAME=N,…")]
-    tune_shapes: Vec<String>,
+    #[command(flatten)]
+    shapes: super::ShapeArgs,
     /// Seconds one evaluation may take before its worker is killed.
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     timeout: f64,
@@ -65,7 +59,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
         found.retain(|f| args.kernel.contains(&f.name));
     }
-    super::check_shape_kernels(&args.tune_shapes, &found, &names)?;
+    args.shapes.check(&found, &names)?;
     // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
     crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
     let mut worker = WorkerProcess::start(
@@ -93,7 +87,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
     });
     let options = Options {
         samples: args.samples,
-        tune_shapes: args.tune_shapes.clone(),
+        tune_shapes: args.shapes.tune_shapes.clone(),
         timeout_s: args.timeout,
         entries_for: args.entries_for.clone(),
         ..Options::default()

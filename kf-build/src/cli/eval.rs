@@ -36,11 +36,8 @@ pub(crate) struct EvalArgs {
     workspace: WorkspaceArgs,
     #[command(flatten)]
     adapter: AdapterArgs,
-    /// Verify and time on this shape instead of the attribute's tune shapes, e.g.
-    /// `n=16777216` (may be repeated; unnamed sizes keep their defaults; `KERNEL:` prefixes as in
-    /// `tune --tune-shape`).
-    #[arg(long = "tune-shape", value_name = "NAME=N,…")]
-    tune_shapes: Vec<String>,
+    #[command(flatten)]
+    shapes: super::ShapeArgs,
     /// Timed samples of baseline and candidate per tune shape.
     #[arg(long, value_name = "N", default_value_t = 20)]
     samples: u32,
@@ -128,8 +125,8 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
     };
     let kernel = f.resolved.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
     let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
-    super::check_shape_kernels(&args.tune_shapes, std::slice::from_ref(f), &names)?;
-    let kernel = &crate::tune::with_tune_shapes(kernel, &args.tune_shapes)
+    args.shapes.check(std::slice::from_ref(f), &names)?;
+    let kernel = &crate::tune::with_tune_shapes(kernel, &args.shapes.tune_shapes)
         .map_err(|e| anyhow::anyhow!("kernel {}: {e}", f.name))?;
     let wgsl = std::fs::read_to_string(&args.candidate)
         .with_context(|| format!("cannot read the candidate {}", args.candidate.display()))?;

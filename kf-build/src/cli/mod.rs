@@ -170,16 +170,32 @@ pub(crate) fn drop_skipped(
     Ok(())
 }
 
-/// Checks the kernel qualifiers of `--tune-shape` (`KERNEL:name=N,…`) against the kernels the
-/// verb runs on (`found`, after `--kernel`); `names` is every kernel of the workspace.
-pub(crate) fn check_shape_kernels(
-    shapes: &[String],
-    found: &[crate::discover::Found],
-    names: &[String],
-) -> anyhow::Result<()> {
-    let selected: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    crate::tune::check_shape_kernels(shapes, &selected, &names).map_err(anyhow::Error::msg)
+/// The `--tune-shape` option of the verbs that run kernels (tune, bench, ablate, eval).
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct ShapeArgs {
+    /// Use this shape instead of the attribute's tune shapes, e.g. `rows=4096,cols=4096` (may be
+    /// repeated; unnamed sizes keep their defaults). `KERNEL:name=N,…` (e.g.
+    /// `GEMM:m=512,n=512,k=512`) is for that kernel only: each kernel runs on the unqualified
+    /// shapes plus those qualified with its name, in the order given, and keeps the attribute's
+    /// tune shapes when none applies; a qualifier must name a selected kernel. `tune` records the
+    /// shapes in the entry; `bench` given the same shapes finds it.
+    #[arg(long = "tune-shape", value_name = "[KERNEL:]NAME=N,…")]
+    pub(crate) tune_shapes: Vec<String>,
+}
+
+impl ShapeArgs {
+    /// Checks the kernel qualifiers against the kernels the verb runs on (`found`, after
+    /// `--kernel`); `names` is every kernel of the workspace.
+    pub(crate) fn check(
+        &self,
+        found: &[crate::discover::Found],
+        names: &[String],
+    ) -> anyhow::Result<()> {
+        let selected: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        crate::tune::check_shape_kernels(&self.tune_shapes, &selected, &names)
+            .map_err(anyhow::Error::msg)
+    }
 }
 
 /// The adapter option shared by the verbs that use the GPU.

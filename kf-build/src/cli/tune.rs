@@ -43,14 +43,8 @@ pub(crate) struct TuneArgs {
     /// `--operators param,unroll` (default: all; `list` them with an unknown name).
     #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
     operators: Option<Vec<String>>,
-    /// Tune on this shape instead of the attribute's tune shapes, e.g. `rows=4096,cols=4096`
-    /// (may be repeated; unnamed sizes keep their defaults). `KERNEL:name=N,…` (e.g.
-    /// `GEMM:m=512,n=512,k=512`) is for that kernel only: each kernel runs on the unqualified
-    /// shapes plus those qualified with its name, in the order given, and keeps the attribute's
-    /// tune shapes when none applies; a qualifier must name a selected kernel.
-    /// The entry records the shapes.
-    #[arg(long = "tune-shape", value_name = "[KERNEL:]NAME=N,…")]
-    tune_shapes: Vec<String>,
+    #[command(flatten)]
+    shapes: super::ShapeArgs,
     /// Continue the newest unfinished run (killed or interrupted) with its options, answering
     /// every evaluation it already finished from its journal.
     #[arg(long)]
@@ -184,7 +178,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         args.budget = o.budget;
         args.time = o.time_s;
         args.no_gradients = !o.gradients;
-        args.tune_shapes = o.tune_shapes.clone();
+        args.shapes.tune_shapes = o.tune_shapes.clone();
         args.force = o.force;
         args.kernel = o.kernel.clone();
         args.timeout = o.timeout_s;
@@ -227,7 +221,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
             );
         }
     }
-    super::check_shape_kernels(&args.tune_shapes, &found, &names)?;
+    args.shapes.check(&found, &names)?;
     if let Some(names) = &args.operators {
         let known: Vec<&str> = crate::operators::all().iter().map(|o| o.name()).collect();
         if let Some(bad) = names.iter().find(|n| !known.contains(&n.as_str())) {
@@ -301,7 +295,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
             .find_map(|f| f.resolved.as_ref().ok())
             .context("no kernel of the selection resolves, so there is no prompt to show")?;
         let kernel =
-            tune::with_tune_shapes(kernel, &args.tune_shapes).map_err(anyhow::Error::msg)?;
+            tune::with_tune_shapes(kernel, &args.shapes.tune_shapes).map_err(anyhow::Error::msg)?;
         let request =
             crate::llm::first_request(config, &kernel, &target.adapter, target.ceilings.as_ref());
         println!(
@@ -361,7 +355,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         strategy: args.strategy.into(),
         time_s: args.time,
         gradients: !args.no_gradients,
-        tune_shapes: args.tune_shapes.clone(),
+        tune_shapes: args.shapes.tune_shapes.clone(),
         width: 1,
     };
     // Run directories are created one after another: their names come from the clock.
