@@ -758,8 +758,9 @@ fn resolve_spec(
             )
         }
         other => format!(
-            "{}: invalid WGSL:\n{other}",
-            at(file, root, spans.span(Loc::Source))
+            "{}: invalid WGSL in {label}: {}",
+            at(file, root, spans.span(Loc::Source)),
+            other.to_string().trim_end()
         ),
     };
     let mut kernel = resolve::resolve(name, spec, &wgsl, &label).map_err(spec_error)?;

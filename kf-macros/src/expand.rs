@@ -207,14 +207,12 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
 
 fn resolve_error(e: ResolveError, spans: &SpecSpans, label: &str) -> syn::Error {
     match e {
-        ResolveError::Wgsl(ReflectError::Parse { rendered, .. }) => syn::Error::new(
-            spans.span(Loc::Source),
-            format!("invalid WGSL in {label}:\n{}", rendered.trim_end()),
-        ),
-        ResolveError::Wgsl(ReflectError::Validation { rendered, .. }) => syn::Error::new(
-            spans.span(Loc::Source),
-            format!("invalid WGSL in {label}:\n{}", rendered.trim_end()),
-        ),
+        ResolveError::Wgsl(e @ (ReflectError::Parse { .. } | ReflectError::Validation { .. })) => {
+            syn::Error::new(
+                spans.span(Loc::Source),
+                format!("invalid WGSL in {label}: {}", e.to_string().trim_end()),
+            )
+        }
         ResolveError::Spec(errors) => {
             let mut iter = errors.into_iter().map(|e| {
                 let message = match e.hint {

@@ -29,7 +29,7 @@ use std::borrow::Cow;
 #[non_exhaustive]
 pub enum ReflectError {
     /// The text is not WGSL.
-    #[error("{rendered}")]
+    #[error("{}", without_severity(.rendered))]
     Parse {
         /// naga's message.
         message: String,
@@ -39,7 +39,7 @@ pub enum ReflectError {
         line: Option<u32>,
     },
     /// The WGSL parses but is not valid.
-    #[error("{rendered}")]
+    #[error("{}", without_severity(.rendered))]
     Validation {
         /// naga's message.
         message: String,
@@ -54,6 +54,12 @@ pub enum ReflectError {
     /// The module uses something reflection cannot describe (e.g. a texture binding).
     #[error("{0}")]
     Unsupported(String),
+}
+
+/// naga's rendered diagnostic without its leading `error: `: whoever reports the error prints its
+/// own prefix once, and the diagnostic's span and labels follow as naga rendered them.
+fn without_severity(rendered: &str) -> &str {
+    rendered.strip_prefix("error: ").unwrap_or(rendered)
 }
 
 /// A reflected WGSL module.
@@ -1094,10 +1100,10 @@ pub fn resolve_reference(
     let error = |loc, message: String| ResolveError::Spec(vec![SpecError::new(loc, message)]);
     let reflected = reflect(wgsl, reference.entry.as_deref(), source_label).map_err(|e| {
         let what = match &e {
-            ReflectError::Parse { rendered, .. } | ReflectError::Validation { rendered, .. } => {
+            ReflectError::Parse { .. } | ReflectError::Validation { .. } => {
                 format!(
-                    "invalid WGSL in reference {source_label}:\n{}",
-                    rendered.trim_end()
+                    "invalid WGSL in reference {source_label}: {}",
+                    e.to_string().trim_end()
                 )
             }
             other => format!("reference {source_label}: {other}"),
@@ -1281,6 +1287,7 @@ pub fn derive_verify_shape(shape: &Shape) -> Shape {
         .collect()
 }
 
+pub mod naga_panics;
 mod params;
 #[cfg(test)]
 mod tests;

@@ -336,3 +336,102 @@ fn no_adapter_exits_3_and_says_what_to_install() {
         );
     }
 }
+
+/// A kernel naga 30 panics on when its pipeline is created (an array sized by an expression of
+/// overrides): `tune` names the construct, says the app would crash the same way, gives the
+/// workaround and leaves the kernel alone; with the workaround applied, the kernel tunes.
+#[test]
+fn a_kernel_naga_panics_on_is_explained_not_reported_as_a_bare_crash() {
+    let dir = copy_crate("examples/quickstart");
+    let kernels = dir.path().join("src/kernels.rs");
+    let wgsl = "override A: u32 = 62u;
+override B: u32 = 2u;
+@group(0) @binding(0) var<storage, read_write> y: array<f32>;
+var<workgroup> tile: array<f32, A + B>;
+override WG: u32 = 64u;
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) l: u32, @builtin(global_invocation_id) g: vec3<u32>) {
+    tile[l] = y[g.x];
+    workgroupBarrier();
+    y[g.x] = tile[(l + 1u) % 64u] * 2.0;
+}
+";
+    let write = |wgsl: &str| {
+        let mut text = std::fs::read_to_string(&kernels).unwrap();
+        if let Some(at) = text.find("\n#[kernelfoundry(\n    source") {
+            text.truncate(at);
+        }
+        text.push_str(&format!(
+            "\n#[kernelfoundry(\n    source = r#\"{wgsl}\"#,\n    sizes(n = 4096),\n    bind(y = inout(n)),\n    grid = (n),\n)]\npub static SPLIT: Kernel;\n"
+        ));
+        std::fs::write(&kernels, text).unwrap();
+    };
+    write(wgsl);
+    let manifest = dir.path().join("Cargo.toml");
+    let tune = |manifest: &std::path::Path| {
+        run(kf(&[
+            "tune",
+            "--kernel",
+            "SPLIT",
+            "--strategy",
+            "exhaustive",
+            "--budget",
+            "1",
+            "--manifest-path",
+        ])
+        .arg(manifest))
+    };
+    let r = tune(&manifest);
+    assert_ne!(r.code, Some(0), "{}", r.dump());
+    let out = r.dump();
+    for needle in [
+        "`A + B`",
+        "`var tile`, line 4",
+        "your app would crash the same way",
+        "`override TILE_LEN: u32 = A + B;` and `array<T, TILE_LEN>`",
+        "https://github.com/gfx-rs/wgpu/pull/7082",
+        "does not rewrite your kernel",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?}:\n{out}");
+    }
+    let after = std::fs::read_to_string(&kernels).unwrap();
+    assert!(
+        after.contains("array<f32, A + B>"),
+        "the kernel was rewritten"
+    );
+
+    write(&wgsl.replace(
+        "var<workgroup> tile: array<f32, A + B>;",
+        "override TILE_LEN: u32 = A + B;\nvar<workgroup> tile: array<f32, TILE_LEN>;",
+    ));
+    let fixed = tune(&manifest);
+    assert_eq!(fixed.code, Some(0), "{}", fixed.dump());
+}
+
+#[test]
+fn list_prints_a_wgsl_diagnostic_with_one_prefix_and_its_own_span() {
+    let dir = copy_crate("examples/quickstart");
+    let shader = dir.path().join("src/shaders/saxpy.wgsl");
+    let text = std::fs::read_to_string(&shader).unwrap();
+    let broken = text.replacen(';', "", 1);
+    assert_ne!(broken, text);
+    std::fs::write(&shader, broken).unwrap();
+    let r = run(kf(&["list", "--manifest-path"]).arg(dir.path().join("Cargo.toml")));
+    assert_eq!(r.code, Some(1), "{}", r.dump());
+    assert!(!r.stdout.contains("error: error"), "{}", r.dump());
+    let saxpy: Vec<&str> = r
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("SAXPY"))
+        .take_while(|l| !l.starts_with("SOFTMAX"))
+        .collect();
+    let errors = saxpy.iter().filter(|l| l.contains("error:")).count();
+    assert_eq!(errors, 1, "{}", r.dump());
+    assert!(
+        saxpy
+            .iter()
+            .any(|l| l.contains("┌─ src/shaders/saxpy.wgsl:")),
+        "{}",
+        r.dump()
+    );
+}

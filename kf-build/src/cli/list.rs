@@ -120,6 +120,25 @@ fn unmatched_entries(crate_root: &std::path::Path, name: &str, hash: Option<&str
         .sum()
 }
 
+/// A resolve error as `list` prints it: `error: ` before each error, and the lines that belong to
+/// the one above it (a WGSL diagnostic's span, an `= help:` line) indented beneath it, so a
+/// diagnostic that carries its own span is not prefixed twice.
+fn error_lines(error: &str) -> String {
+    let mut out = String::new();
+    for line in error.lines() {
+        let continues = line.starts_with(char::is_whitespace)
+            || line.is_empty()
+            || line.contains('│')
+            || line.contains('┌');
+        if continues {
+            out.push_str(&format!("           {line}\n"));
+        } else {
+            out.push_str(&format!("    error: {line}\n"));
+        }
+    }
+    out
+}
+
 pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
     let (ws, found) = args.workspace.discover()?;
     let instance = gpu::instance();
@@ -222,9 +241,7 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
             println!("    {s}");
         }
         if let Some(e) = &k.error {
-            for line in e.lines() {
-                println!("    error: {line}");
-            }
+            print!("{}", error_lines(e));
         }
         if let Some(r) = &k.reference {
             println!("    reference: {r}");
@@ -269,4 +286,26 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_lines;
+
+    #[test]
+    fn a_wgsl_diagnostic_is_prefixed_once_and_keeps_its_span() {
+        let error = "src/main.rs:3:24: invalid WGSL in k.wgsl: expected `;`, found \"}\"\n  ┌─ k.wgsl:5:1\n  │\n5 │ }\n  │ ^ expected `;`\n\nsrc/main.rs:4:1: size `m` is not declared in `sizes(..)`\n  = help: declare it";
+        let printed = error_lines(error);
+        assert_eq!(printed.matches("error:").count(), 2, "{printed}");
+        assert!(!printed.contains("error: error"), "{printed}");
+        assert!(printed.contains("  ┌─ k.wgsl:5:1"), "{printed}");
+        assert!(
+            printed.contains("    error: src/main.rs:4:1: size `m`"),
+            "{printed}"
+        );
+        assert!(
+            printed.contains("             = help: declare it"),
+            "{printed}"
+        );
+    }
 }

@@ -9,7 +9,7 @@
 
 use super::plan::final_plan;
 use super::{Job, SearchError};
-use crate::harness::{Candidate, EvalPlan, EvalReport, EvalRequest, Evaluator};
+use crate::harness::{Candidate, EvalPlan, EvalReport, EvalRequest, Evaluator, Reason};
 use serde::Serialize;
 
 /// Smallest speedup margin that counts, whatever the measured noise.
@@ -134,12 +134,36 @@ pub fn measure_baseline(
             .failure
             .clone()
             .expect("a failed report has a failure");
+        let diagnosis = match failure.reason {
+            Reason::Crash => naga_panic_diagnosis(&job.kernel.baseline.wgsl),
+            _ => None,
+        };
         return Err(SearchError::Baseline {
             reason: failure.reason.to_string(),
             log: failure.log,
+            diagnosis,
         });
     }
     Ok(report)
+}
+
+/// Why a baseline that crashed its worker did so, when it is valid WGSL that naga's
+/// pipeline-creation passes panic on ([`kf_runtime::resolve::naga_panics`]): the construct, the
+/// app's fate, the workaround and the upstream reference. The tool never rewrites the baseline.
+fn naga_panic_diagnosis(wgsl: &str) -> Option<String> {
+    let module = naga::front::wgsl::parse_str(wgsl).ok()?;
+    let found = kf_runtime::resolve::naga_panics::pipeline_creation_panics(&module, wgsl);
+    let first = found.first()?;
+    let constructs: Vec<&str> = found.iter().map(|p| p.construct.as_str()).collect();
+    Some(format!(
+        "naga panics on valid WGSL here: {} makes its pipeline-constant pass reach `unreachable!()` \
+         when the pipeline is created, so your app would crash the same way when it creates this \
+         kernel's pipeline with wgpu (any backend but the browser's); workaround: {} (see {}); \
+         KernelFoundry does not rewrite your kernel",
+        constructs.join(" and "),
+        first.workaround,
+        first.upstream
+    ))
 }
 
 /// Verifies the best of `ranking` (with their search reports in `history`) with the final plan,

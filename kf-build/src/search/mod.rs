@@ -169,12 +169,18 @@ pub struct Outcome {
 #[non_exhaustive]
 pub enum SearchError {
     /// The baseline fails on this adapter, so nothing can be compared with it.
-    #[error("the baseline kernel cannot be evaluated on this adapter ({reason}): {log}")]
+    #[error("the baseline kernel cannot be evaluated on this adapter ({reason}): {}", match diagnosis {
+        Some(d) => d.clone(),
+        None => log.clone(),
+    })]
     Baseline {
         /// The reason.
         reason: String,
         /// The distilled log.
         log: String,
+        /// What in the kernel causes the failure, when it is known (e.g. a construct naga panics
+        /// on); printed instead of the log.
+        diagnosis: Option<String>,
     },
     /// The evaluator can evaluate nothing more (a broker without workers for the adapter).
     #[error("{0}")]
