@@ -125,7 +125,8 @@ fn every_rewrite_of_the_corpus_is_correct_on_the_adapter() {
                 target: &target,
             };
             let canon = kf_build::operators::canon::canonicalise(&subject);
-            let result = kf_build::operators::apply_canonical(op.as_ref(), &subject, canon.as_ref());
+            let result =
+                kf_build::operators::apply_canonical(op.as_ref(), &subject, canon.as_ref());
             let must_fire = k.fires.iter().any(|f| f == name);
             let must_skip = k.skips.iter().any(|f| f == name);
             let rewrites = match result {

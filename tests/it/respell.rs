@@ -74,8 +74,7 @@ fn reduce_and_verify(
 /// The `#[kernelfoundry(..)]` arguments of `name` in the kernelbench suite, with its sizes
 /// replaced by `sizes` (the suite's are GPU-sized; lavapipe stops loops after 65535 iterations).
 fn kernelbench_attr(name: &str, sizes: &str) -> (String, String) {
-    let src =
-        std::fs::read_to_string(root().join("examples/kernelbench/src/kernels.rs")).unwrap();
+    let src = std::fs::read_to_string(root().join("examples/kernelbench/src/kernels.rs")).unwrap();
     let at = src
         .find(&format!("pub static {name}: Kernel;"))
         .unwrap_or_else(|| panic!("{name} is not in kernels.rs"));
@@ -146,14 +145,23 @@ fn respelled_row_reductions_are_reduced_correctly() {
         "row_stats_2d.wgsl",
     ];
     let spellings: Vec<(&str, Box<dyn Fn(&str, &str) -> String>)> = vec![
-        ("max-if", Box::new(|w: &str, e: &str| Spelling::ExtremumIf.apply(w, e))),
-        ("max-select", Box::new(|w: &str, e: &str| Spelling::ExtremumSelect.apply(w, e))),
+        (
+            "max-if",
+            Box::new(|w: &str, e: &str| Spelling::ExtremumIf.apply(w, e)),
+        ),
+        (
+            "max-select",
+            Box::new(|w: &str, e: &str| Spelling::ExtremumSelect.apply(w, e)),
+        ),
         ("all", Box::new(all_combined)),
     ];
     let mut table = String::from("reduce on the adapter, kernel × spelling:\n");
     let mut failures = Vec::new();
     let mut evaluated = 0;
-    for k in corpus().into_iter().filter(|k| subset.contains(&k.name.as_str())) {
+    for k in corpus()
+        .into_iter()
+        .filter(|k| subset.contains(&k.name.as_str()))
+    {
         let text = k.kernel.baseline.wgsl.to_string();
         let entry = k.kernel.baseline.entry.to_string();
         table.push_str(&format!("{:<28}", k.name));
@@ -168,8 +176,12 @@ fn respelled_row_reductions_are_reduced_correctly() {
                 &format!("path = \"{}\", {}", k.name, k.spec),
                 &respelled,
             );
-            let (n, f) =
-                reduce_and_verify(&mut worker, &target, &format!("{} ({name})", k.name), &kernel);
+            let (n, f) = reduce_and_verify(
+                &mut worker,
+                &target,
+                &format!("{} ({name})", k.name),
+                &kernel,
+            );
             evaluated += n;
             table.push_str(&format!(
                 " {name}: {}",

@@ -155,9 +155,18 @@ fn compared(
     ))
 }
 
-fn extremum_text(a: &Analysis<'_>, fun: MathFunction, m: &str, v: Handle<Expression>) -> Option<String> {
+fn extremum_text(
+    a: &Analysis<'_>,
+    fun: MathFunction,
+    m: &str,
+    v: Handle<Expression>,
+) -> Option<String> {
     let v = a.expr_wgsl(v, Naming::Names)?;
-    let name = if fun == MathFunction::Max { "max" } else { "min" };
+    let name = if fun == MathFunction::Max {
+        "max"
+    } else {
+        "min"
+    };
     Some(format!("{name}({m}, {v})"))
 }
 
@@ -208,7 +217,10 @@ fn if_to_extremum(a: &Analysis<'_>, s: usize) -> Option<(Edit, &'static str)> {
     }
     let cond_end = a.expr_range(condition)?.end;
     let open = cond_end + a.code()[cond_end..].find('{')?;
-    if !a.code()[cond_end..open].chars().all(|c| c == ')' || c.is_whitespace()) {
+    if !a.code()[cond_end..open]
+        .chars()
+        .all(|c| c == ')' || c.is_whitespace())
+    {
         return None;
     }
     let close = matching_brace(a.code(), open)?;
@@ -254,7 +266,11 @@ fn select_to_extremum(a: &Analysis<'_>, s: usize) -> Option<(Edit, &'static str)
 }
 
 fn op_label(fun: MathFunction) -> &'static str {
-    if fun == MathFunction::Max { "max" } else { "min" }
+    if fun == MathFunction::Max {
+        "max"
+    } else {
+        "min"
+    }
 }
 
 /// The `}` matching the `{` at `open`, in comment-blanked text.

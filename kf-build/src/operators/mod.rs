@@ -10,7 +10,6 @@
 //! Operators see programs in canonical spelling: the search rewrites each parent once with
 //! [`canon::canonicalise`] and applies operators to the result ([`apply_canonical`]), so an operator
 //! matches one spelling of each pattern and a new spelling is taught once, in [`canon`].
-//! Operators never import the search (`crate::search`); what both need lives here.
 //!
 //! Invariant: an operator never decides correctness. Its output is a candidate like any other: the
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.

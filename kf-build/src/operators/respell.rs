@@ -164,12 +164,19 @@ fn extremum(line: &str, select: bool) -> Option<String> {
         return None;
     };
     let args = args.strip_suffix(')')?;
-    let v = args.strip_prefix(name)?.trim_start().strip_prefix(',')?.trim();
+    let v = args
+        .strip_prefix(name)?
+        .trim_start()
+        .strip_prefix(',')?
+        .trim();
     if !balanced(v) {
         return None;
     }
     Some(if select {
-        format!("{}{name} = select({name}, {v}, {v} {fun} {name});", indent(line))
+        format!(
+            "{}{name} = select({name}, {v}, {v} {fun} {name});",
+            indent(line)
+        )
     } else {
         format!("{}if ({v} {fun} {name}) {{ {name} = {v}; }}", indent(line))
     })
@@ -228,9 +235,7 @@ fn rename(wgsl: &str, entry: &str) -> String {
     let flush = |word: &mut String, out: &mut String, prev_dot: bool| {
         if !word.is_empty() {
             out.push_str(word);
-            if !prev_dot
-                && names.contains(word)
-                && !word.starts_with(|c: char| c.is_ascii_digit())
+            if !prev_dot && names.contains(word) && !word.starts_with(|c: char| c.is_ascii_digit())
             {
                 out.push_str("_r");
             }
@@ -273,19 +278,34 @@ mod tests {
     #[test]
     fn spellings_rewrite_what_they_claim() {
         let src = "fn main(a: u32) {\n    var m = 0.0;\n    let v = x[a] * 2.0;\n    m = max(m, v);\n    s += v * v;\n    y.m = m; // twice\n}\n";
-        assert!(Spelling::ExtremumIf.apply(src, "main").contains("if (v > m) { m = v; }"));
+        assert!(
+            Spelling::ExtremumIf
+                .apply(src, "main")
+                .contains("if (v > m) { m = v; }")
+        );
         assert!(
             Spelling::ExtremumSelect
                 .apply(src, "main")
                 .contains("m = select(m, v, v > m);")
         );
-        assert!(Spelling::Compound.apply(src, "main").contains("s = s + (v * v);"));
-        assert!(Spelling::Parens.apply(src, "main").contains("let v = (x[a] * 2.0);"));
+        assert!(
+            Spelling::Compound
+                .apply(src, "main")
+                .contains("s = s + (v * v);")
+        );
+        assert!(
+            Spelling::Parens
+                .apply(src, "main")
+                .contains("let v = (x[a] * 2.0);")
+        );
         let renamed = Spelling::Rename.apply(src, "main");
         assert!(renamed.contains("m_r = max(m_r, v_r);"), "{renamed}");
         assert!(renamed.contains("y.m = m_r;"), "{renamed}");
         assert!(renamed.contains("// twice"), "{renamed}");
         let commented = Spelling::Comments.apply(src, "main");
-        assert!(commented.contains("var m = 0.0; // respelled"), "{commented}");
+        assert!(
+            commented.contains("var m = 0.0; // respelled"),
+            "{commented}"
+        );
     }
 }

@@ -120,7 +120,8 @@ fn respelled_kernels_make_the_same_operators_fire() {
         .map(|&s| {
             (
                 s.name(),
-                Box::new(move |w: &str, e: &str| s.apply(w, e)) as Box<dyn Fn(&str, &str) -> String>,
+                Box::new(move |w: &str, e: &str| s.apply(w, e))
+                    as Box<dyn Fn(&str, &str) -> String>,
             )
         })
         .collect();
