@@ -14,6 +14,7 @@ mod llm;
 mod measure;
 mod operators;
 mod report;
+mod respell;
 mod rewrites;
 mod roofline;
 mod tidy;

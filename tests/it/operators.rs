@@ -13,9 +13,10 @@ use kf_runtime::resolve::ResolvedKernel;
 use kf_tests::*;
 use std::time::Duration;
 
-struct CorpusKernel {
-    name: String,
-    kernel: ResolvedKernel,
+pub(crate) struct CorpusKernel {
+    pub(crate) name: String,
+    pub(crate) kernel: ResolvedKernel,
+    pub(crate) spec: String,
     fires: Vec<String>,
     skips: Vec<String>,
 }
@@ -26,7 +27,7 @@ fn header(text: &str, key: &str) -> Option<String> {
         .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_owned()))
 }
 
-fn resolve(name: &str, attr: &str, wgsl: &str) -> ResolvedKernel {
+pub(crate) fn resolve(name: &str, attr: &str, wgsl: &str) -> ResolvedKernel {
     let tokens: proc_macro2::TokenStream = attr.parse().expect("attribute tokens");
     let (spec, _) =
         kf_runtime::syntax::parse_spec(tokens).unwrap_or_else(|e| panic!("{name}: spec: {e}"));
@@ -34,7 +35,7 @@ fn resolve(name: &str, attr: &str, wgsl: &str) -> ResolvedKernel {
         .unwrap_or_else(|e| panic!("{name}: {e:?}"))
 }
 
-fn corpus() -> Vec<CorpusKernel> {
+pub(crate) fn corpus() -> Vec<CorpusKernel> {
     let dir = root().join("tests/data/kernels");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -55,6 +56,7 @@ fn corpus() -> Vec<CorpusKernel> {
             };
             CorpusKernel {
                 kernel: resolve(&name, &format!("path = \"{name}\", {spec}"), &text),
+                spec,
                 fires: list("fires:"),
                 skips: list("skips:"),
                 name,
@@ -71,6 +73,7 @@ fn corpus() -> Vec<CorpusKernel> {
             "path = \"softmax.wgsl\", sizes(rows = 512, cols = 512), bind(input = input(rows * cols, range(-4.0, 4.0)), output = output(rows * cols), shape = uniform(rows, cols)), grid = (rows)",
             &softmax,
         ),
+        spec: String::new(),
         name: "quickstart softmax".into(),
         fires: vec!["reduce".into()],
         skips: Vec::new(),
@@ -81,7 +84,7 @@ fn corpus() -> Vec<CorpusKernel> {
 /// The final plan's verification (tune shapes with three seeds, unseen verification shapes, the
 /// rerun on reused buffers, the re-verification with new inputs) without its timing: these tests
 /// never assert speed.
-fn verify_plan(kernel: &ResolvedKernel) -> kf_build::harness::EvalPlan {
+pub(crate) fn verify_plan(kernel: &ResolvedKernel) -> kf_build::harness::EvalPlan {
     let mut plan = kf_build::search::final_plan(kernel, 1, 7);
     plan.time_shapes.clear();
     plan
@@ -115,11 +118,15 @@ fn every_rewrite_of_the_corpus_is_correct_on_the_adapter() {
         let name = op.name();
         let mut fired = 0;
         for k in &corpus {
-            let result = op.apply(&Subject {
+            // As the search applies operators: to the kernel's canonical form.
+            let subject = Subject {
                 kernel: &k.kernel,
                 program: &k.kernel.baseline,
                 target: &target,
-            });
+            };
+            let canon = kf_build::operators::canon::canonicalise(&subject);
+            let result =
+                kf_build::operators::apply_canonical(op.as_ref(), &subject, canon.as_ref());
             let must_fire = k.fires.iter().any(|f| f == name);
             let must_skip = k.skips.iter().any(|f| f == name);
             let rewrites = match result {

@@ -7,9 +7,14 @@
 //! behaviour dimensions it moves ([`Moves`]) so the search's gradients can steer operator choice,
 //! and says cheaply when it does not apply ([`Skip`]).
 //!
+//! Operators see programs in canonical spelling: the search rewrites each parent once with
+//! [`canon::canonicalise`] and applies operators to the result ([`apply_canonical`]), so an operator
+//! matches one spelling of each pattern and a new spelling is taught once, in [`canon`].
+//!
 //! Invariant: an operator never decides correctness. Its output is a candidate like any other: the
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.
 
+pub mod canon;
 pub mod coarsen;
 pub mod hoist;
 pub mod ir;
@@ -18,6 +23,7 @@ pub mod loops_ir;
 pub mod params;
 pub mod reduce;
 pub mod reshape;
+pub mod respell;
 #[cfg(test)]
 mod testing;
 #[cfg(test)]
@@ -118,4 +124,29 @@ pub trait Operator: Send + Sync {
     fn fixes_workgroup(&self) -> bool {
         false
     }
+}
+
+/// `op` applied to `canon`, the canonical form of `subject`'s program from
+/// [`canon::canonicalise`] (`None` when the program already is canonical), with the
+/// canonicalisation's step in front of each rewrite's step (`canon(max) → reduce(subgroup)`).
+pub fn apply_canonical(
+    op: &dyn Operator,
+    subject: &Subject<'_>,
+    canon: Option<&Rewrite>,
+) -> Result<Vec<Rewrite>, Skip> {
+    let Some(canon) = canon else {
+        return op.apply(subject);
+    };
+    let canonical = Subject {
+        program: &canon.program,
+        ..*subject
+    };
+    let rewrites = op.apply(&canonical)?;
+    Ok(rewrites
+        .into_iter()
+        .map(|mut r| {
+            r.step = format!("{} → {}", canon.step, r.step);
+            r
+        })
+        .collect())
 }

@@ -11,6 +11,8 @@ pub struct CorpusKernel {
     pub name: String,
     /// The resolved kernel.
     pub kernel: ResolvedKernel,
+    /// The attribute arguments it was resolved with (`// spec:`).
+    pub spec: String,
     /// Operators every rewrite of which must be valid (and, on a GPU, correct).
     pub fires: Vec<String>,
     /// Operators that must skip.
@@ -54,6 +56,7 @@ pub fn corpus() -> Vec<CorpusKernel> {
             };
             CorpusKernel {
                 kernel: resolve(&name, &spec, &text),
+                spec,
                 fires: list("fires:"),
                 skips: list("skips:"),
                 name,
@@ -101,17 +104,24 @@ fn target(subgroup: u64, storage: u64, subgroups: bool) -> Target {
     t
 }
 
-/// Applies `op` to the kernel's baseline on `target`.
+/// Applies `op` to the kernel's baseline on `target`, as the search does: to its canonical form.
 pub fn apply(
     op: &dyn Operator,
     kernel: &ResolvedKernel,
     target: &Target,
 ) -> Result<Vec<Rewrite>, Skip> {
-    op.apply(&Subject {
+    let subject = Subject {
         kernel,
         program: &kernel.baseline,
         target,
-    })
+    };
+    let canon = super::canon::canonicalise(&subject);
+    super::apply_canonical(op, &subject, canon.as_ref())
+}
+
+/// A rewrite's own step, without the canonicalisation's in front (`canon(max) → reduce(..)`).
+pub fn own_step(r: &Rewrite) -> &str {
+    r.step.rsplit(" → ").next().unwrap_or(&r.step)
 }
 
 /// Checks that a rewrite parses, validates and keeps the baseline's interface; returns the

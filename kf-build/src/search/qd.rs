@@ -146,6 +146,8 @@ pub struct Evolution {
     pending: HashMap<String, Pending>,
     history: Vec<(Candidate, EvalReport)>,
     applied: HashMap<(String, &'static str), Result<Vec<Rewrite>, Skip>>,
+    /// Each parent's canonical form (`None`: already canonical), computed once per candidate id.
+    canonical: HashMap<String, Option<Rewrite>>,
     stats: BTreeMap<String, OperatorStats>,
     proposer: Option<Box<dyn Proposer>>,
     /// The user's kernel as an individual, and the operators already tried on it (see
@@ -180,6 +182,7 @@ impl Evolution {
             pending: HashMap::new(),
             history: Vec::new(),
             applied: HashMap::new(),
+            canonical: HashMap::new(),
             stats: BTreeMap::new(),
             root: None,
             root_tried: HashSet::new(),
@@ -353,15 +356,21 @@ impl Evolution {
                 program: &parent.payload.candidate.program,
                 target: &self.target,
             };
-            let result = if name == "param" {
-                operators::params::Params {
-                    extra: parent.payload.params.clone(),
-                    fixed_workgroup: parent.payload.fixed_workgroup,
-                }
-                .apply(&subject)
-            } else {
-                self.operators[op].apply(&subject)
+            let canon = self
+                .canonical
+                .entry(parent.payload.candidate.id.clone())
+                .or_insert_with(|| operators::canon::canonicalise(&subject))
+                .as_ref();
+            let params = operators::params::Params {
+                extra: parent.payload.params.clone(),
+                fixed_workgroup: parent.payload.fixed_workgroup,
             };
+            let operator: &dyn Operator = if name == "param" {
+                &params
+            } else {
+                &*self.operators[op]
+            };
+            let result = operators::apply_canonical(operator, &subject, canon);
             if let Err(skip) = &result {
                 log::debug!(
                     "{name} does not apply to {}: {skip}",

@@ -35,7 +35,7 @@ fn the_corpus_fires_and_skips_as_its_headers_say() {
             let result = apply(&ParallelReduction, &k.kernel, &target);
             if k.fires.iter().any(|f| f == "reduce") {
                 let rewrites = result.unwrap_or_else(|e| panic!("{}: skipped: {e}", k.name));
-                let steps: Vec<&str> = rewrites.iter().map(|r| r.step.as_str()).collect();
+                let steps: Vec<&str> = rewrites.iter().map(testkit::own_step).collect();
                 assert!(
                     steps.contains(&"reduce(workgroup)"),
                     "{}: {steps:?}",

@@ -1,0 +1,311 @@
+//! Equivalent respellings of a kernel, for metamorphic tests of the operators.
+//!
+//! The canonical form ([`super::canon`]) promises that an operator which fires on a kernel fires on
+//! every equivalent spelling of it. These generators write such spellings, running the
+//! normalisations in the other direction (`m = max(m, v)` → `if (v > m) { m = v; }`, `x += y` →
+//! `x = x + (y)`) and adding what must never matter (comments, parentheses, other names). The
+//! operators' unit tests check that the same operators fire on every spelling, and the adapter
+//! tests (`tests/it/respell.rs`) that the rewrites of a spelling are still correct, so the module
+//! is public.
+//!
+//! These are text transformations of test inputs, not analysis: they only need to produce valid,
+//! equivalent WGSL for the kernels they are given, and every spelling they produce is re-validated
+//! by the tests that use it.
+
+/// One way of respelling a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spelling {
+    /// A line comment after every statement and a block comment before every loop.
+    Comments,
+    /// Parentheses around every `let` initializer.
+    Parens,
+    /// `x op= y;` written out as `x = x op (y);`.
+    Compound,
+    /// `m = max(m, v);` as `if (v > m) { m = v; }` (and `min` with `<`).
+    ExtremumIf,
+    /// `m = max(m, v);` as `m = select(m, v, v > m);` (and `min` with `<`).
+    ExtremumSelect,
+    /// Every `let` and `var` of the entry point renamed.
+    Rename,
+}
+
+impl Spelling {
+    /// Every spelling, in a fixed order.
+    pub const ALL: [Spelling; 6] = [
+        Spelling::Comments,
+        Spelling::Parens,
+        Spelling::Compound,
+        Spelling::ExtremumIf,
+        Spelling::ExtremumSelect,
+        Spelling::Rename,
+    ];
+
+    /// A short name for tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Spelling::Comments => "comments",
+            Spelling::Parens => "parens",
+            Spelling::Compound => "compound",
+            Spelling::ExtremumIf => "max-if",
+            Spelling::ExtremumSelect => "max-select",
+            Spelling::Rename => "rename",
+        }
+    }
+
+    /// `wgsl` respelled; `entry` names the entry point whose locals [`Spelling::Rename`] renames.
+    pub fn apply(self, wgsl: &str, entry: &str) -> String {
+        match self {
+            Spelling::Comments => map_lines(wgsl, comments),
+            Spelling::Parens => map_lines(wgsl, parens),
+            Spelling::Compound => map_lines(wgsl, compound),
+            Spelling::ExtremumIf => map_lines(wgsl, |l| extremum(l, false)),
+            Spelling::ExtremumSelect => map_lines(wgsl, |l| extremum(l, true)),
+            Spelling::Rename => rename(wgsl, entry),
+        }
+    }
+}
+
+/// Every spelling applied in turn.
+pub fn all_combined(wgsl: &str, entry: &str) -> String {
+    // `ExtremumIf` and `ExtremumSelect` rewrite the same statements: the first wins.
+    Spelling::ALL
+        .iter()
+        .fold(wgsl.to_owned(), |text, s| s.apply(&text, entry))
+}
+
+fn map_lines(wgsl: &str, f: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(wgsl.len() + 256);
+    for line in wgsl.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        match f(body) {
+            Some(new) => out.push_str(&new),
+            None => out.push_str(body),
+        }
+        out.push_str(nl);
+    }
+    out
+}
+
+fn indent(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+fn comments(line: &str) -> Option<String> {
+    let t = line.trim();
+    if t.starts_with("//") || t.contains("//") {
+        return None;
+    }
+    let loop_head = ["for ", "for(", "while ", "while(", "loop "]
+        .iter()
+        .any(|k| t.starts_with(k));
+    let mut out = line.to_owned();
+    if loop_head {
+        out = format!("{}/* a loop */ {}", indent(line), t);
+    }
+    if t.ends_with(';') || t.ends_with('{') {
+        out.push_str(" // respelled");
+    }
+    (out != line).then_some(out)
+}
+
+fn parens(line: &str) -> Option<String> {
+    let t = line.trim();
+    let rest = t.strip_prefix("let ")?;
+    let eq = rest.find('=')?;
+    let value = rest[eq + 1..].trim().strip_suffix(';')?;
+    if value.is_empty() || value.contains(';') {
+        return None;
+    }
+    Some(format!(
+        "{}let {} = ({value});",
+        indent(line),
+        rest[..eq].trim()
+    ))
+}
+
+fn compound(line: &str) -> Option<String> {
+    let t = line.trim();
+    let stmt = t.strip_suffix(';')?;
+    if stmt.contains(';') || stmt.contains('{') || stmt.starts_with("for") {
+        return None;
+    }
+    for op in ["+", "-", "*", "/"] {
+        let pat = format!(" {op}= ");
+        if let Some(at) = stmt.find(&pat) {
+            let lhs = stmt[..at].trim();
+            let rhs = stmt[at + pat.len()..].trim();
+            if lhs.contains('=') || lhs.starts_with("let") || lhs.starts_with("var") {
+                return None;
+            }
+            return Some(format!("{}{lhs} = {lhs} {op} ({rhs});", indent(line)));
+        }
+    }
+    None
+}
+
+/// `m = max(m, v);` → `if (v > m) { m = v; }` or `m = select(m, v, v > m);`.
+fn extremum(line: &str, select: bool) -> Option<String> {
+    let t = line.trim();
+    let stmt = t.strip_suffix(';')?;
+    let eq = stmt.find(" = ")?;
+    let name = stmt[..eq].trim();
+    if !name.chars().all(|c| c.is_alphanumeric() || c == '_') || name.is_empty() {
+        return None;
+    }
+    let value = stmt[eq + 3..].trim();
+    let (fun, args) = if let Some(a) = value.strip_prefix("max(") {
+        (">", a)
+    } else if let Some(a) = value.strip_prefix("min(") {
+        ("<", a)
+    } else {
+        return None;
+    };
+    let args = args.strip_suffix(')')?;
+    let v = args
+        .strip_prefix(name)?
+        .trim_start()
+        .strip_prefix(',')?
+        .trim();
+    if !balanced(v) {
+        return None;
+    }
+    Some(if select {
+        format!(
+            "{}{name} = select({name}, {v}, {v} {fun} {name});",
+            indent(line)
+        )
+    } else {
+        format!("{}if ({v} {fun} {name}) {{ {name} = {v}; }}", indent(line))
+    })
+}
+
+fn balanced(s: &str) -> bool {
+    let mut depth = 0i32;
+    for c in s.chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Renames every `let` and `var` declared in the entry point's body (`x` → `x_r`).
+fn rename(wgsl: &str, entry: &str) -> String {
+    let Some(fn_at) = wgsl.find(&format!("fn {entry}(")) else {
+        return wgsl.to_owned();
+    };
+    let Some(open) = wgsl[fn_at..].find('{').map(|o| fn_at + o) else {
+        return wgsl.to_owned();
+    };
+    let body = &wgsl[open..];
+    // Declared names.
+    let mut names: Vec<String> = Vec::new();
+    for kw in ["let ", "var "] {
+        let mut from = 0;
+        while let Some(at) = body[from..].find(kw) {
+            let start = from + at;
+            from = start + kw.len();
+            if start > 0 && body[..start].ends_with(is_ident) {
+                continue;
+            }
+            let name: String = body[from..].chars().take_while(|&c| is_ident(c)).collect();
+            if !name.is_empty() && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    // Every occurrence of a declared name as a whole word, not after `.` (a member).
+    let mut out = String::with_capacity(body.len() + 64);
+    let mut word = String::new();
+    let mut prev_dot = false;
+    let flush = |word: &mut String, out: &mut String, prev_dot: bool| {
+        if !word.is_empty() {
+            out.push_str(word);
+            if !prev_dot && names.contains(word) && !word.starts_with(|c: char| c.is_ascii_digit())
+            {
+                out.push_str("_r");
+            }
+            word.clear();
+        }
+    };
+    let mut in_comment = false;
+    let mut last = ' ';
+    for c in body.chars() {
+        if in_comment {
+            out.push(c);
+            if c == '\n' {
+                in_comment = false;
+            }
+            last = c;
+            continue;
+        }
+        if is_ident(c) {
+            if word.is_empty() {
+                prev_dot = last == '.';
+            }
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out, prev_dot);
+            if c == '/' && last == '/' {
+                in_comment = true;
+            }
+            out.push(c);
+        }
+        last = c;
+    }
+    flush(&mut word, &mut out, prev_dot);
+    format!("{}{out}", &wgsl[..open])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_rewrite_what_they_claim() {
+        let src = "fn main(a: u32) {\n    var m = 0.0;\n    let v = x[a] * 2.0;\n    m = max(m, v);\n    s += v * v;\n    y.m = m; // twice\n}\n";
+        assert!(
+            Spelling::ExtremumIf
+                .apply(src, "main")
+                .contains("if (v > m) { m = v; }")
+        );
+        assert!(
+            Spelling::ExtremumSelect
+                .apply(src, "main")
+                .contains("m = select(m, v, v > m);")
+        );
+        assert!(
+            Spelling::Compound
+                .apply(src, "main")
+                .contains("s = s + (v * v);")
+        );
+        assert!(
+            Spelling::Parens
+                .apply(src, "main")
+                .contains("let v = (x[a] * 2.0);")
+        );
+        let renamed = Spelling::Rename.apply(src, "main");
+        assert!(renamed.contains("m_r = max(m_r, v_r);"), "{renamed}");
+        assert!(renamed.contains("y.m = m_r;"), "{renamed}");
+        assert!(renamed.contains("// twice"), "{renamed}");
+        let commented = Spelling::Comments.apply(src, "main");
+        assert!(
+            commented.contains("var m = 0.0; // respelled"),
+            "{commented}"
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! Row reductions as people write them, on the real adapter: the parallel reduction of every
+//! kernelbench row reduction (with the suite's own attribute, at small sizes) and of respelled
+//! corpus kernels must be correct (level 5) through the worker. Speed is never asserted.
+
+use super::operators::{corpus, resolve, verify_plan};
+use kf_build::harness::worker::WorkerProcess;
+use kf_build::harness::{Candidate, EvalRequest, Evaluator};
+use kf_build::operators::reduce::ParallelReduction;
+use kf_build::operators::respell::{Spelling, all_combined};
+use kf_build::operators::{Subject, Target, apply_canonical, canon};
+use kf_runtime::resolve::ResolvedKernel;
+use kf_tests::*;
+use std::time::Duration;
+
+fn worker() -> (WorkerProcess, Target) {
+    let worker = WorkerProcess::start_with(
+        bin(),
+        kf_build::gpu::AdapterSelector::default(),
+        Duration::from_secs(120),
+    )
+    .expect("a worker on the default adapter (install mesa-vulkan-drivers for lavapipe)");
+    let adapter = worker.adapter().clone();
+    let target = Target {
+        limits: adapter.limits.clone(),
+        features: adapter.features.clone(),
+    };
+    (worker, target)
+}
+
+/// The reduction's rewrites of `kernel` (through its canonical form, as the search applies
+/// operators), each evaluated; the failures, and how many rewrites there were.
+fn reduce_and_verify(
+    worker: &mut WorkerProcess,
+    target: &Target,
+    label: &str,
+    kernel: &ResolvedKernel,
+) -> (usize, Vec<String>) {
+    let subject = Subject {
+        kernel,
+        program: &kernel.baseline,
+        target,
+    };
+    let canonical = canon::canonicalise(&subject);
+    let rewrites = match apply_canonical(&ParallelReduction, &subject, canonical.as_ref()) {
+        Ok(r) => r,
+        Err(skip) => return (0, vec![format!("{label}: reduce skipped: {skip}")]),
+    };
+    let mut failures = Vec::new();
+    for (i, r) in rewrites.iter().enumerate() {
+        let report = worker.evaluate(&EvalRequest {
+            kernel: kernel.clone(),
+            candidate: Candidate {
+                id: format!("reduce-{i}"),
+                origin: r.step.clone(),
+                program: r.program.clone(),
+            },
+            plan: verify_plan(kernel),
+            ceilings: None,
+            deadline_s: None,
+        });
+        if report.fitness.level != 5 {
+            failures.push(format!(
+                "{label} {}: level {} {:?}\n{}",
+                r.step,
+                report.fitness.level,
+                report.failure.map(|f| f.log),
+                r.program.wgsl
+            ));
+        }
+    }
+    (rewrites.len(), failures)
+}
+
+/// The `#[kernelfoundry(..)]` arguments of `name` in the kernelbench suite, with its sizes
+/// replaced by `sizes` (the suite's are GPU-sized; lavapipe stops loops after 65535 iterations).
+fn kernelbench_attr(name: &str, sizes: &str) -> (String, String) {
+    let src = std::fs::read_to_string(root().join("examples/kernelbench/src/kernels.rs")).unwrap();
+    let at = src
+        .find(&format!("pub static {name}: Kernel;"))
+        .unwrap_or_else(|| panic!("{name} is not in kernels.rs"));
+    let open = src[..at].rfind("#[kernelfoundry(").unwrap() + "#[kernelfoundry(".len();
+    let close = src[..at].rfind(")]").unwrap();
+    let attr = src[open..close].trim().trim_end_matches(',').to_owned();
+    let s = attr.find("sizes(").expect("sizes(..)");
+    let mut depth = 0;
+    let mut end = s;
+    for (i, c) in attr[s..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = s + i + 1;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let attr = format!("{}sizes({sizes}){}", &attr[..s], &attr[end..]);
+    let path = attr
+        .split("path = \"")
+        .nth(1)
+        .and_then(|p| p.split('"').next())
+        .expect("path = \"..\"")
+        .to_owned();
+    (attr, path)
+}
+
+#[test]
+fn reduce_verifies_the_kernelbench_row_reductions() {
+    let (mut worker, target) = worker();
+    let mut failures = Vec::new();
+    for (name, sizes) in [
+        ("SOFTMAX", "rows = 6, cols = 300"),
+        ("LAYERNORM", "rows = 6, cols = 300"),
+        ("LOG_SOFTMAX", "rows = 5, cols = 333"),
+        ("RMSNORM", "rows = 6, cols = 300"),
+        ("ADD_LAYERNORM", "rows = 6, cols = 300"),
+        ("SUM_DIM1", "batch = 3, rows = 40, cols = 20"),
+        ("MAX_REDUCE", "rows = 6, cols = 300"),
+    ] {
+        let (attr, path) = kernelbench_attr(name, sizes);
+        let wgsl =
+            std::fs::read_to_string(root().join("examples/kernelbench").join(&path)).unwrap();
+        let kernel = resolve(name, &attr, &wgsl);
+        let (n, f) = reduce_and_verify(&mut worker, &target, name, &kernel);
+        eprintln!("{name}: {n} rewrites, {} failures", f.len());
+        if n == 0 && f.is_empty() {
+            failures.push(format!("{name}: no rewrite"));
+        }
+        failures.extend(f);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn respelled_row_reductions_are_reduced_correctly() {
+    let (mut worker, target) = worker();
+    let subset = [
+        "softmax_if_max_block.wgsl",
+        "softmax_shared_counter.wgsl",
+        "layernorm_flat_bt.wgsl",
+        "log_softmax_loop.wgsl",
+        "row_stats_2d.wgsl",
+    ];
+    let spellings: Vec<(&str, Box<dyn Fn(&str, &str) -> String>)> = vec![
+        (
+            "max-if",
+            Box::new(|w: &str, e: &str| Spelling::ExtremumIf.apply(w, e)),
+        ),
+        (
+            "max-select",
+            Box::new(|w: &str, e: &str| Spelling::ExtremumSelect.apply(w, e)),
+        ),
+        ("all", Box::new(all_combined)),
+    ];
+    let mut table = String::from("reduce on the adapter, kernel × spelling:\n");
+    let mut failures = Vec::new();
+    let mut evaluated = 0;
+    for k in corpus()
+        .into_iter()
+        .filter(|k| subset.contains(&k.name.as_str()))
+    {
+        let text = k.kernel.baseline.wgsl.to_string();
+        let entry = k.kernel.baseline.entry.to_string();
+        table.push_str(&format!("{:<28}", k.name));
+        for (name, respell) in &spellings {
+            let respelled = respell(&text, &entry);
+            if respelled == text {
+                table.push_str(&format!(" {name}: -"));
+                continue;
+            }
+            let kernel = resolve(
+                &k.name,
+                &format!("path = \"{}\", {}", k.name, k.spec),
+                &respelled,
+            );
+            let (n, f) = reduce_and_verify(
+                &mut worker,
+                &target,
+                &format!("{} ({name})", k.name),
+                &kernel,
+            );
+            evaluated += n;
+            table.push_str(&format!(
+                " {name}: {}",
+                if f.is_empty() { "level 5" } else { "FAILED" }
+            ));
+            failures.extend(f);
+        }
+        table.push('\n');
+    }
+    eprintln!("{table}");
+    assert!(evaluated >= 20, "only {evaluated} rewrites evaluated");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
