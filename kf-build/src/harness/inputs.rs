@@ -21,6 +21,7 @@
 
 use super::parts::PART_ELEMENTS;
 use half::f16;
+use kf_runtime::distribution::{Needs, Pattern, Sampler};
 use kf_runtime::interface::{ArrayLayout, Scalar};
 use kf_runtime::resolve::{BufferPlan, shape_text};
 use kf_runtime::spec::{Init, Role, Shape};
@@ -95,7 +96,10 @@ impl Cache {
 /// Whether a buffer's contents depend on the trial's seed.
 fn seeded(plan: &BufferPlan) -> bool {
     matches!(plan.role, Role::Input | Role::Inout)
-        && !matches!(plan.init, Some(Init::Values(_) | Init::Constant(_)))
+        && !matches!(
+            plan.init,
+            Some(Init::Values(_) | Init::Constant(_) | Init::CausalMask(..))
+        )
 }
 
 /// The bytes of `plan`'s buffer for one trial.
@@ -124,6 +128,41 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
             }
             Ok(bytes)
         }
+        Role::Input | Role::Inout
+            if plan.init.as_ref().is_some_and(|i| Needs::of(i).is_some()) =>
+        {
+            let init = plan.init.as_ref().expect("matched above");
+            let pattern = Pattern::of(init, shape)
+                .map_err(|e| e.to_string())?
+                .expect("a structured distribution");
+            let layout = plan.layout();
+            pattern.check(&layout, len)?;
+            let mut sampler = Sampler::new(pattern, stream_seed(seed, &plan.binding.name));
+            let mut bytes = vec![0u8; size];
+            for (k, f) in layout.header.iter().enumerate() {
+                let v = sampler.value(k as u64, f.scalar);
+                write_scalar(&mut bytes, f.offset as usize, f.scalar, v);
+            }
+            if let Some(a) = &layout.array {
+                let n = a.count.map_or(len, u64::from) as usize;
+                let (first, width) = (layout.header.len() as u64, a.fields.len() as u64);
+                let array = &mut bytes[layout.header_size as usize..];
+                // Each part gets its own sampler; a value depends on its index alone.
+                fill_elements(
+                    a,
+                    n,
+                    array,
+                    |_| sampler.clone(),
+                    |sampler, bytes, at, element| {
+                        for (k, f) in a.fields.iter().enumerate() {
+                            let v = sampler.value(first + element * width + k as u64, f.scalar);
+                            write_scalar(bytes, at + f.offset as usize, f.scalar, v);
+                        }
+                    },
+                );
+            }
+            Ok(bytes)
+        }
         Role::Input | Role::Inout => {
             let (lo, hi, constant) = match &plan.init {
                 Some(Init::Range(lo, hi)) => (
@@ -134,7 +173,10 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
                 Some(Init::Constant(v)) => {
                     (0.0, 0.0, Some(v.eval(shape).map_err(|e| e.to_string())?))
                 }
-                Some(Init::Values(_)) | None => (f64::NAN, f64::NAN, None),
+                Some(
+                    Init::Values(_) | Init::CausalMask(..) | Init::Probabilities(_) | Init::Bits,
+                )
+                | None => (f64::NAN, f64::NAN, None),
             };
             let value = |rng: &mut StdRng, scalar: Scalar| match constant {
                 Some(c) => c,
@@ -167,7 +209,7 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
                     n,
                     array,
                     |k| StdRng::seed_from_u64(part_seed(stream, Some(k))),
-                    |rng, bytes, at| {
+                    |rng, bytes, at, _| {
                         for f in &a.fields {
                             let v = value(rng, f.scalar);
                             write_scalar(bytes, at + f.offset as usize, f.scalar, v);
@@ -203,7 +245,7 @@ pub fn poison(plan: &BufferPlan, shape: &Shape) -> Result<Vec<u8>, String> {
                 n,
                 array,
                 |_| (),
-                |_, bytes, at| bytes[at..at + pattern.len()].copy_from_slice(&pattern),
+                |_, bytes, at, _| bytes[at..at + pattern.len()].copy_from_slice(&pattern),
             );
         } else {
             fill_elements(
@@ -211,7 +253,7 @@ pub fn poison(plan: &BufferPlan, shape: &Shape) -> Result<Vec<u8>, String> {
                 n,
                 array,
                 |_| (),
-                |_, bytes, at| {
+                |_, bytes, at, _| {
                     for f in &a.fields {
                         poison_scalar(bytes, at + f.offset as usize, f.scalar);
                     }
@@ -244,15 +286,15 @@ fn regular(a: &ArrayLayout) -> bool {
 
 /// Writes the first `n` elements of `array` (the buffer's bytes from the array's start): `fill`
 /// gets the state of the element's part (`start(k)` for the `k`-th part of [`PART_ELEMENTS`]
-/// elements), bytes, and the element's offset in them. Parts run in parallel when elements own
-/// disjoint bytes, one after the other otherwise; each part sees its elements in order, so the
-/// result is the same either way.
+/// elements), bytes, the element's offset in them, and the element's index in the array. Parts
+/// run in parallel when elements own disjoint bytes, one after the other otherwise; each part sees
+/// its elements in order, so the result is the same either way.
 fn fill_elements<S>(
     a: &ArrayLayout,
     n: usize,
     array: &mut [u8],
     start: impl Fn(u64) -> S + Sync,
-    fill: impl Fn(&mut S, &mut [u8], usize) + Sync,
+    fill: impl Fn(&mut S, &mut [u8], usize, u64) + Sync,
 ) {
     let stride = a.stride as usize;
     let part = PART_ELEMENTS as usize;
@@ -262,15 +304,15 @@ fn fill_elements<S>(
             .enumerate()
             .for_each(|(k, bytes)| {
                 let mut state = start(k as u64);
-                for at in (0..bytes.len()).step_by(stride) {
-                    fill(&mut state, bytes, at);
+                for (j, at) in (0..bytes.len()).step_by(stride).enumerate() {
+                    fill(&mut state, bytes, at, (k * part + j) as u64);
                 }
             });
     } else {
         for k in 0..n.div_ceil(part) {
             let mut state = start(k as u64);
             for i in k * part..((k + 1) * part).min(n) {
-                fill(&mut state, array, i * stride);
+                fill(&mut state, array, i * stride, i as u64);
             }
         }
     }

@@ -269,7 +269,9 @@ pub(super) fn resolve_texture(
         );
         return None;
     }
-    if let Some(Init::Values(_)) = &b.init {
+    if let Some(Init::Values(_) | Init::CausalMask(..) | Init::Probabilities(_) | Init::Bits) =
+        &b.init
+    {
         errors.push(mismatch(
             "a texture is filled with `range(lo, hi)` or `constant(v)` per channel".into(),
             "e.g. `img = texture(w, h, range(0.0, 1.0))`".into(),
