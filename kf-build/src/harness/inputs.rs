@@ -696,6 +696,115 @@ mod tests {
         assert!(!Arc::ptr_eq(&a[0], &other_kernel[0]));
     }
 
+    fn sized(pairs: &[(&str, u64)]) -> Shape {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    fn words(bytes: &[u8]) -> Vec<u32> {
+        bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    /// An `array<u32>` or `array<i32>` of `n` elements.
+    fn integers(scalar: Scalar, init: Init) -> BufferPlan {
+        let mut p = plan(Role::Input, Some(init));
+        p.binding.ty = format!("array<{}>", format!("{scalar:?}").to_lowercase());
+        p.binding.layout.array.as_mut().unwrap().fields[0].scalar = scalar;
+        p
+    }
+
+    #[test]
+    fn the_causal_mask_is_exact_for_every_element_of_every_head() {
+        let (heads, rows, cols) = (20, 37, 53);
+        let mut p = plan(
+            Role::Input,
+            Some(Init::CausalMask(SizeExpr::size("rows"), SizeExpr::size("cols"))),
+        );
+        p.len = Some(SizeExpr::parse("heads * rows * cols").unwrap());
+        let shape = sized(&[("heads", heads), ("rows", rows), ("cols", cols)]);
+        // More than one part, so parts meet inside a row.
+        assert!(heads * rows * cols > PART_ELEMENTS);
+        let v = floats(&contents(&p, &shape, 1).unwrap());
+        assert_eq!(v.len() as u64, heads * rows * cols);
+        for (i, x) in v.iter().enumerate() {
+            let i = i as u64;
+            let (r, c) = ((i / cols) % rows, i % cols);
+            if c <= r {
+                assert_eq!(x.to_bits(), 0f32.to_bits(), "[{i}] row {r} col {c}");
+            } else {
+                assert_eq!(*x, f32::NEG_INFINITY, "[{i}] row {r} col {c}");
+            }
+        }
+        assert_eq!(v, floats(&contents(&p, &shape, 2).unwrap()), "seed-free");
+        let one = on_threads(1, || contents(&p, &shape, 1).unwrap());
+        assert_eq!(floats(&one), v);
+        assert!(!seeded(&p));
+        // A length that is not a whole number of masks.
+        let odd = sized(&[("heads", heads), ("rows", rows), ("cols", cols + 1)]);
+        p.len = Some(SizeExpr::parse("heads * rows * cols - 1").unwrap());
+        assert!(contents(&p, &odd, 1).unwrap_err().contains("does not divide"));
+    }
+
+    #[test]
+    fn every_probability_row_is_non_negative_and_sums_to_one() {
+        let (rows, cols) = (300, 1000);
+        let mut p = plan(
+            Role::Input,
+            Some(Init::Probabilities(SizeExpr::size("cols"))),
+        );
+        p.len = Some(SizeExpr::parse("rows * cols").unwrap());
+        let shape = sized(&[("rows", rows), ("cols", cols)]);
+        let bytes = contents(&p, &shape, 4).unwrap();
+        let v = floats(&bytes);
+        for (r, row) in v.chunks(cols as usize).enumerate() {
+            assert!(row.iter().all(|x| *x >= 0.0 && x.is_finite()), "row {r}");
+            let sum: f32 = row.iter().sum();
+            assert!(
+                (sum - 1.0).abs() <= cols as f32 * f32::EPSILON,
+                "row {r} sums to {sum}"
+            );
+        }
+        assert_ne!(v[..8], v[cols as usize..][..8], "rows differ");
+        assert_ne!(bytes, contents(&p, &shape, 5).unwrap(), "seeded");
+        // Parts split rows (1000 does not divide the part size): the same on any thread count.
+        assert_ne!(PART_ELEMENTS % cols, 0);
+        let one = on_threads(1, || contents(&p, &shape, 4).unwrap());
+        assert_eq!(one, bytes);
+    }
+
+    #[test]
+    fn token_ids_from_a_range_stay_below_the_vocabulary_and_cover_it() {
+        let vocab = 50;
+        let ids = Init::Range(
+            Value::Size(SizeExpr::lit(0)),
+            Value::Size(SizeExpr::size("vocab")),
+        );
+        for scalar in [Scalar::U32, Scalar::I32] {
+            let p = integers(scalar, ids.clone());
+            let shape = sized(&[("n", 5000), ("vocab", vocab)]);
+            let v = words(&contents(&p, &shape, 1).unwrap());
+            assert!(v.iter().all(|x| (*x as u64) < vocab), "{scalar:?}");
+            let seen: std::collections::HashSet<u32> = v.into_iter().collect();
+            assert_eq!(seen.len() as u64, vocab, "{scalar:?}: every id occurs");
+        }
+    }
+
+    #[test]
+    fn bits_reach_every_bit_of_a_word() {
+        let n = PART_ELEMENTS + 5;
+        for scalar in [Scalar::U32, Scalar::I32] {
+            let p = integers(scalar, Init::Bits);
+            let v = words(&contents(&p, &shape(n), 1).unwrap());
+            assert!(v.iter().any(|x| x & 0x8000_0000 != 0), "{scalar:?}: high bit");
+            let (or, and) = v.iter().fold((0, u32::MAX), |(o, a), x| (o | x, a & x));
+            assert_eq!((or, and), (u32::MAX, 0), "{scalar:?}: every bit varies");
+            let four = on_threads(4, || contents(&p, &shape(n), 1).unwrap());
+            assert_eq!(words(&four), v);
+        }
+    }
+
     #[test]
     fn outputs_are_poisoned() {
         let p = plan(Role::Output, None);
