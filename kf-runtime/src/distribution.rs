@@ -117,7 +117,12 @@ impl Pattern {
     pub fn check(&self, layout: &BufferLayout, len: u64) -> Result<(), String> {
         let needs = self.needs();
         let fields = layout.array.iter().flat_map(|a| &a.fields);
-        if let Some(f) = layout.header.iter().chain(fields).find(|f| !needs.accepts(f.scalar)) {
+        if let Some(f) = layout
+            .header
+            .iter()
+            .chain(fields)
+            .find(|f| !needs.accepts(f.scalar))
+        {
             return Err(format!(
                 "{} fills {needs} scalars, not `{}`",
                 self.name(),
@@ -290,7 +295,10 @@ mod tests {
             let all = values(pattern, 90, Scalar::F32);
             let mut late = Sampler::new(pattern, 42);
             for i in (0..90).rev() {
-                assert_eq!(late.value(i, Scalar::F32).to_bits(), all[i as usize].to_bits());
+                assert_eq!(
+                    late.value(i, Scalar::F32).to_bits(),
+                    all[i as usize].to_bits()
+                );
             }
         }
     }
@@ -298,17 +306,29 @@ mod tests {
     #[test]
     fn bits_reach_the_whole_range_of_the_type() {
         let v = values(Pattern::Bits, 4096, Scalar::U32);
-        assert!(v.iter().all(|x| *x >= 0.0 && *x <= f64::from(u32::MAX) && x.fract() == 0.0));
-        assert!(v.iter().any(|x| *x >= f64::from(1u32 << 31)), "high bit set");
-        assert!(v.iter().any(|x| *x < f64::from(1u32 << 31)), "high bit clear");
+        assert!(
+            v.iter()
+                .all(|x| *x >= 0.0 && *x <= f64::from(u32::MAX) && x.fract() == 0.0)
+        );
+        assert!(
+            v.iter().any(|x| *x >= f64::from(1u32 << 31)),
+            "high bit set"
+        );
+        assert!(
+            v.iter().any(|x| *x < f64::from(1u32 << 31)),
+            "high bit clear"
+        );
         // Every bit is set somewhere and clear somewhere.
-        let (or, and) = v.iter().fold((0u32, u32::MAX), |(o, a), x| {
-            (o | *x as u32, a & *x as u32)
-        });
+        let (or, and) = v
+            .iter()
+            .fold((0u32, u32::MAX), |(o, a), x| (o | *x as u32, a & *x as u32));
         assert_eq!((or, and), (u32::MAX, 0));
         let v = values(Pattern::Bits, 4096, Scalar::I32);
         assert!(v.iter().any(|x| *x < 0.0) && v.iter().any(|x| *x > 0.0));
-        assert!(v.iter().all(|x| (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(x)));
+        assert!(
+            v.iter()
+                .all(|x| (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(x))
+        );
         // Another stream, other values.
         let mut other = Sampler::new(Pattern::Bits, 43);
         assert_ne!(other.value(0, Scalar::U32), v[0]);
@@ -337,7 +357,10 @@ mod tests {
         // vec4 elements: 16 elements hold 64 scalars, two masks.
         assert!(mask.check(&array(Scalar::F32, 4), 16).is_ok());
         let wrong = mask.check(&array(Scalar::U32, 1), 64).unwrap_err();
-        assert!(wrong.contains("float") && wrong.contains("`u32`"), "{wrong}");
+        assert!(
+            wrong.contains("float") && wrong.contains("`u32`"),
+            "{wrong}"
+        );
         let short = mask.check(&array(Scalar::F32, 1), 48).unwrap_err();
         assert!(short.contains("does not divide the buffer's 48"), "{short}");
         let empty = Pattern::CausalMask { rows: 0, cols: 8 };

@@ -1183,7 +1183,10 @@ mod tests {
             r#"source = "", bind(p = input(n, probabilities()))"#,
             "takes the length of one row",
         );
-        check_err(r#"source = "", bind(w = input(n, bits(8)))"#, "takes no arguments");
+        check_err(
+            r#"source = "", bind(w = input(n, bits(8)))"#,
+            "takes no arguments",
+        );
         check_err(
             r#"source = "", bind(w = input(n, normal(0, 1)))"#,
             "`causal_mask(rows, cols)`, `probabilities(cols)` or `bits()`",

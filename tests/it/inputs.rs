@@ -121,4 +121,23 @@ fn structured_inputs_hold_what_their_distributions_promise() {
         );
         assert_eq!(r.code, Some(1), "{name}: {}", r.dump());
     }
+
+    // The control: declared without its distributions, the kernel gets uniform noise, and the
+    // promised values are wrong.
+    let lib = fixture.path().join("src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    let mut plain = text.clone();
+    for from in [
+        ", causal_mask(rows, cols)",
+        ", probabilities(cols)",
+        ", range(0, vocab)",
+        ", bits()",
+    ] {
+        assert!(plain.contains(from), "{from}");
+        plain = plain.replace(from, "");
+    }
+    std::fs::write(&lib, plain).unwrap();
+    let (json, r) = eval(fixture.path(), "promised", PROMISED);
+    assert_eq!(json["level"], 4, "{}", r.dump());
+    assert_eq!(json["reason"], "wrong-values", "{}", r.dump());
 }

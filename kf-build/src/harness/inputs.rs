@@ -128,9 +128,7 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
             }
             Ok(bytes)
         }
-        Role::Input | Role::Inout
-            if plan.init.as_ref().is_some_and(|i| Needs::of(i).is_some()) =>
-        {
+        Role::Input | Role::Inout if plan.init.as_ref().is_some_and(|i| Needs::of(i).is_some()) => {
             let init = plan.init.as_ref().expect("matched above");
             let pattern = Pattern::of(init, shape)
                 .map_err(|e| e.to_string())?
@@ -720,7 +718,10 @@ mod tests {
         let (heads, rows, cols) = (20, 37, 53);
         let mut p = plan(
             Role::Input,
-            Some(Init::CausalMask(SizeExpr::size("rows"), SizeExpr::size("cols"))),
+            Some(Init::CausalMask(
+                SizeExpr::size("rows"),
+                SizeExpr::size("cols"),
+            )),
         );
         p.len = Some(SizeExpr::parse("heads * rows * cols").unwrap());
         let shape = sized(&[("heads", heads), ("rows", rows), ("cols", cols)]);
@@ -744,7 +745,11 @@ mod tests {
         // A length that is not a whole number of masks.
         let odd = sized(&[("heads", heads), ("rows", rows), ("cols", cols + 1)]);
         p.len = Some(SizeExpr::parse("heads * rows * cols - 1").unwrap());
-        assert!(contents(&p, &odd, 1).unwrap_err().contains("does not divide"));
+        assert!(
+            contents(&p, &odd, 1)
+                .unwrap_err()
+                .contains("does not divide")
+        );
     }
 
     #[test]
@@ -797,7 +802,10 @@ mod tests {
         for scalar in [Scalar::U32, Scalar::I32] {
             let p = integers(scalar, Init::Bits);
             let v = words(&contents(&p, &shape(n), 1).unwrap());
-            assert!(v.iter().any(|x| x & 0x8000_0000 != 0), "{scalar:?}: high bit");
+            assert!(
+                v.iter().any(|x| x & 0x8000_0000 != 0),
+                "{scalar:?}: high bit"
+            );
             let (or, and) = v.iter().fold((0, u32::MAX), |(o, a), x| (o | x, a & x));
             assert_eq!((or, and), (u32::MAX, 0), "{scalar:?}: every bit varies");
             let four = on_threads(4, || contents(&p, &shape(n), 1).unwrap());

@@ -394,13 +394,20 @@ mod tests {
         let bits = buffer(Role::Input, Scalar::U32, Some(Init::Bits));
         let big = [("n".to_string(), 256)].into_iter().collect();
         let words = contents(&bits, &big, 1).unwrap();
-        assert!(words.chunks(4).any(|c| c[3] & 0x80 != 0), "the high bit is reached");
+        assert!(
+            words.chunks(4).any(|c| c[3] & 0x80 != 0),
+            "the high bit is reached"
+        );
         // A layout the pattern does not fit is an error, not a panic.
         let odd = [("n".to_string(), 7), ("rows".to_string(), 3)]
             .into_iter()
             .chain([("cols".to_string(), 4)])
             .collect();
-        assert!(contents(&mask, &odd, 1).unwrap_err().contains("does not divide"));
+        assert!(
+            contents(&mask, &odd, 1)
+                .unwrap_err()
+                .contains("does not divide")
+        );
     }
 
     fn f(v: &[f32]) -> Vec<u8> {

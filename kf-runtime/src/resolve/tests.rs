@@ -579,7 +579,10 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     assert!(matches!(k.buffers[0].init, Some(Init::CausalMask(..))));
     // The wrong element type, on the distribution's token, with a hint.
     check_spec_err(
-        &ok.replace("input(rows, bits())", "input(rows, causal_mask(rows, cols))"),
+        &ok.replace(
+            "input(rows, bits())",
+            "input(rows, causal_mask(rows, cols))",
+        ),
         wgsl,
         Loc::BindingRole(3),
         "fills float (`f32`, `f16`) scalars; binding `w` is `array<i32>`",
@@ -670,7 +673,10 @@ fn every_correctness_relevant_edit_changes_the_content_hash() {
             hash, base,
             "`{from}` → `{edit}` must give the kernel a new content hash"
         );
-        assert!(seen.insert(hash), "`{edit}` shares its hash with another edit");
+        assert!(
+            seen.insert(hash),
+            "`{edit}` shares its hash with another edit"
+        );
     }
     // Partial verify shapes are completed from `sizes(..)`, so a new default changes them too;
     // without verify shapes, a default only moves the tune shapes (speed).
