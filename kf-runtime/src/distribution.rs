@@ -134,7 +134,7 @@ impl Pattern {
             return Err(format!("{} has a size of 0", self.name()));
         }
         let scalars = layout.scalar_count(len);
-        if scalars % period != 0 {
+        if !scalars.is_multiple_of(period) {
             return Err(format!(
                 "{} repeats every {period} scalars, which does not divide the buffer's {scalars}",
                 self.name()
@@ -200,7 +200,12 @@ impl Sampler {
                         sum
                     }
                 };
-                weight(self.stream, index) / sum
+                if sum > 0.0 {
+                    weight(self.stream, index) / sum
+                } else {
+                    // Every weight of the row drew 0 (a chance of 2^-53 per scalar).
+                    1.0 / cols as f64
+                }
             }
             Pattern::Bits => {
                 let raw = mix(self.stream, index);
