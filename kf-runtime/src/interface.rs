@@ -381,6 +381,14 @@ impl BufferLayout {
         matches!(&self.array, Some(ArrayLayout { count: None, .. }))
     }
 
+    /// How many scalars a buffer of `len` array elements holds (what [`Self::scalars`] yields).
+    pub fn scalar_count(&self, len: u64) -> u64 {
+        let array = self.array.as_ref().map_or(0, |a| {
+            a.count.map_or(len, u64::from) * a.fields.len() as u64
+        });
+        self.header.len() as u64 + array
+    }
+
     /// Every scalar of a buffer of `len` elements, as `(byte offset, scalar)`, in address order.
     pub fn scalars(&self, len: u64) -> impl Iterator<Item = (u64, Scalar)> + '_ {
         let header = self.header.iter().map(|f| (u64::from(f.offset), f.scalar));

@@ -72,6 +72,7 @@ later starts read it and measure nothing.
 
 pub mod adapter;
 pub mod cache;
+pub mod distribution;
 pub mod expr;
 pub mod hash;
 pub mod interface;

@@ -204,6 +204,18 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     }
 
     #[test]
+    fn structured_distributions_survive_the_embedded_json() {
+        for init in ["causal_mask(rows, n / rows)", "probabilities(n / 2)"] {
+            let plan = MeasurePlan::of(&kernel(&format!(
+                r#"source = "", sizes(n = 64, rows = 8), verify_shapes = [(n = 64)],
+                   bind(x = input(n, {init}), y = inout(n), p = uniform(n, 1.0)), grid = (n)"#
+            )));
+            assert_eq!(plan.buffers[0].init.as_ref().unwrap().to_string(), init);
+            assert_eq!(MeasurePlan::parse(&plan.to_json()).unwrap(), plan, "{init}");
+        }
+    }
+
+    #[test]
     fn unusable_plans_say_why() {
         assert_eq!(MeasurePlan::parse(""), Err(PlanError::Missing));
         assert!(matches!(

@@ -11,6 +11,7 @@
 //! Invariant: reflection never panics on user input; every problem is a [`ReflectError`] or a
 //! [`SpecError`] that names the offending spec location.
 
+use crate::distribution::{Needs, Pattern};
 use crate::expr::SizeExpr;
 use crate::hash::content_hash;
 use crate::interface::{
@@ -811,7 +812,45 @@ pub fn resolve(
                 Init::Range(lo, hi) => vec![lo, hi],
                 Init::Constant(v) => vec![v],
                 Init::Values(values) => values.iter().collect(),
+                Init::CausalMask(..) | Init::Probabilities(_) | Init::Bits => Vec::new(),
             };
+            match init {
+                Init::CausalMask(rows, cols) => {
+                    let names = rows.names().chain(cols.names()).collect();
+                    check_names(names, Loc::BindingRole(i), &mut errors);
+                }
+                Init::Probabilities(cols) => {
+                    check_names(cols.names().collect(), Loc::BindingRole(i), &mut errors);
+                }
+                _ => {}
+            }
+            if let Some(needs) = Needs::of(init) {
+                let fields = r.layout.array.iter().flat_map(|a| &a.fields);
+                if let Some(f) = r
+                    .layout
+                    .header
+                    .iter()
+                    .chain(fields)
+                    .find(|f| !needs.accepts(f.scalar))
+                {
+                    errors.push(
+                        SpecError::new(
+                            Loc::BindingRole(i),
+                            format!(
+                                "`{init}` fills {needs} scalars; binding `{}` is `{}` and holds `{}`",
+                                r.name,
+                                r.ty,
+                                format!("{:?}", f.scalar).to_lowercase()
+                            ),
+                        )
+                        .hint(match needs {
+                            Needs::Floats => "a mask holds `-inf` and probabilities are fractions: declare the buffer `array<f32>` (or `f16`); integers take `range(lo, hi)` or `bits()`",
+                            Needs::Integers => "`bits()` fills integers (`array<u32>`, `array<i32>`); floats take `range(lo, hi)`",
+                        }),
+                    );
+                    continue;
+                }
+            }
             if let Init::Values(values) = init {
                 let scalars = r.layout.scalars(0).count();
                 if r.layout.is_runtime_sized() || scalars != values.len() {
@@ -1024,6 +1063,36 @@ pub fn resolve(
                         format!("{e} on shape {}", shape_text(shape)),
                     )),
                     Ok(_) => {}
+                }
+            }
+            for b in &buffers {
+                let Some(init) = &b.init else { continue };
+                let checked = Pattern::of(init, shape)
+                    .map_err(|e| e.to_string())
+                    .and_then(|p| match (p, b.len_on(shape)) {
+                        (Some(p), Ok(len)) => p.check(&b.layout(), len),
+                        _ => Ok(()),
+                    });
+                if let Err(e) = checked {
+                    errors.push(
+                        SpecError::new(
+                            spec_binding_loc_role(spec, &b.binding),
+                            format!(
+                                "binding `{}` on shape {}: {e}",
+                                b.binding.name,
+                                shape_text(shape)
+                            ),
+                        )
+                        .hint(match init {
+                            Init::CausalMask(rows, cols) => format!(
+                                "give the buffer a whole number of {rows} x {cols} masks, e.g. `input(heads * {rows} * {cols}, {init})`"
+                            ),
+                            Init::Probabilities(cols) => format!(
+                                "give the buffer a whole number of rows of {cols}, e.g. `input(rows * {cols}, {init})`"
+                            ),
+                            _ => "every size of the distribution must be positive".to_owned(),
+                        }),
+                    );
                 }
             }
             if let Some(Err(e)) = dispatch.as_ref().map(|d| {
@@ -1260,13 +1329,19 @@ fn nearest<'a>(name: &str, declared: impl Iterator<Item = &'a str>) -> Option<&'
 
 /// The spec location of the length of binding `b`, or the whole attribute if the spec omits it.
 fn spec_binding_loc(spec: &Spec, b: &BindingInterface) -> Loc {
-    spec.bindings
-        .iter()
-        .position(|s| match &s.target {
-            BindingRef::Name(n) => *n == b.name,
-            BindingRef::Slot { group, binding } => *group == b.group && *binding == b.binding,
-        })
-        .map_or(Loc::Attr, Loc::BindingLen)
+    spec_binding_index(spec, b).map_or(Loc::Attr, Loc::BindingLen)
+}
+
+/// The role (with its distribution) of the spec entry that describes `b`.
+fn spec_binding_loc_role(spec: &Spec, b: &BindingInterface) -> Loc {
+    spec_binding_index(spec, b).map_or(Loc::Attr, Loc::BindingRole)
+}
+
+fn spec_binding_index(spec: &Spec, b: &BindingInterface) -> Option<usize> {
+    spec.bindings.iter().position(|s| match &s.target {
+        BindingRef::Name(n) => *n == b.name,
+        BindingRef::Slot { group, binding } => *group == b.group && *binding == b.binding,
+    })
 }
 
 /// `(rows = 4096, cols = 4096)`.

@@ -121,6 +121,34 @@ pub enum Init {
     /// One value per scalar, in address order, for a fixed-size buffer (e.g. a `vec2<u32>`
     /// holding two different sizes): `input(values(rows, cols))`.
     Values(Vec<Value>),
+    /// An attention mask: row-major `rows × cols` blocks, repeated over the buffer (one per batch
+    /// or head), `0.0` on and below the diagonal and `-inf` above:
+    /// `mask = input(heads * rows * cols, causal_mask(rows, cols))`.
+    #[serde(rename = "causal_mask")]
+    CausalMask(SizeExpr, SizeExpr),
+    /// Consecutive rows of `cols` non-negative values summing to 1: `input(rows * cols,
+    /// probabilities(cols))`.
+    Probabilities(SizeExpr),
+    /// Integers uniform over the whole range of their type, every bit random (packed weights):
+    /// `input(n, bits())`.
+    Bits,
+}
+
+impl fmt::Display for Init {
+    /// As the attribute spells it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Init::Range(lo, hi) => write!(f, "range({lo}, {hi})"),
+            Init::Constant(v) => write!(f, "constant({v})"),
+            Init::Values(values) => {
+                let v: Vec<String> = values.iter().map(ToString::to_string).collect();
+                write!(f, "values({})", v.join(", "))
+            }
+            Init::CausalMask(rows, cols) => write!(f, "causal_mask({rows}, {cols})"),
+            Init::Probabilities(cols) => write!(f, "probabilities({cols})"),
+            Init::Bits => f.write_str("bits()"),
+        }
+    }
 }
 
 /// One `bind(..)` entry.

@@ -636,10 +636,16 @@ fn parse_binding(
             if let Some(second) = args.next() {
                 match &second {
                     Expr::Call(call) => binding.init = Some(init(call)?),
+                    Expr::Path(p) if p.path.is_ident("bits") => {
+                        return Err(syn::Error::new(
+                            p.span(),
+                            "`bits` is a call, like every input distribution\n  = help: write `bits()`",
+                        ));
+                    }
                     other => {
                         return Err(syn::Error::new(
                             other.span(),
-                            "expected an input distribution: `range(lo, hi)`, `constant(v)` or `values(a, b, ..)`",
+                            format!("expected an input distribution: {DISTRIBUTIONS}"),
                         ));
                     }
                 }
@@ -780,18 +786,29 @@ fn parse_texture(
     })
 }
 
-/// Whether `expr` is an input distribution (`range(..)`, `constant(..)`, `values(..)`) rather
-/// than a size expression (which may call `min`, `max` or `cdiv`).
+/// The input distributions, for errors that list them.
+const DISTRIBUTIONS: &str = "`range(lo, hi)` (uniform in [lo, hi)), `constant(v)`, `values(a, b, ..)` (one per scalar of a fixed-size buffer), `causal_mask(rows, cols)`, `probabilities(cols)` or `bits()`";
+
+/// Whether `expr` is an input distribution (`range(..)`, `causal_mask(..)`, ..) rather than a
+/// size expression (which may call `min`, `max` or `cdiv`).
 fn is_init_call(expr: &Expr) -> bool {
+    const NAMES: [&str; 6] = [
+        "range",
+        "constant",
+        "values",
+        "causal_mask",
+        "probabilities",
+        "bits",
+    ];
     matches!(expr, Expr::Call(c) if matches!(&*c.func, Expr::Path(p)
-        if p.path.get_ident().is_some_and(|i| i == "range" || i == "constant" || i == "values")))
+        if p.path.get_ident().is_some_and(|i| NAMES.iter().any(|n| i == n))))
 }
 
 fn init(call: &syn::ExprCall) -> syn::Result<Init> {
     let Expr::Path(p) = &*call.func else {
         return Err(syn::Error::new(
             call.func.span(),
-            "expected `range`, `constant` or `values`",
+            format!("expected an input distribution: {DISTRIBUTIONS}"),
         ));
     };
     let name = p
@@ -809,9 +826,24 @@ fn init(call: &syn::ExprCall) -> syn::Result<Init> {
                 .map(|v| value(v))
                 .collect::<syn::Result<_>>()?,
         )),
+        ("causal_mask", [rows, cols]) => Ok(Init::CausalMask(size_expr(rows)?, size_expr(cols)?)),
+        ("probabilities", [cols]) => Ok(Init::Probabilities(size_expr(cols)?)),
+        ("bits", []) => Ok(Init::Bits),
+        ("causal_mask", _) => Err(syn::Error::new(
+            call.span(),
+            "`causal_mask` takes the rows and columns of one mask\n  = help: e.g. `mask = input(rows * cols, causal_mask(rows, cols))`",
+        )),
+        ("probabilities", _) => Err(syn::Error::new(
+            call.span(),
+            "`probabilities` takes the length of one row\n  = help: e.g. `p = input(rows * cols, probabilities(cols))`",
+        )),
+        ("bits", _) => Err(syn::Error::new(
+            call.span(),
+            "`bits()` takes no arguments: every bit of every integer is random",
+        )),
         _ => Err(syn::Error::new(
             call.span(),
-            "expected an input distribution: `range(lo, hi)` (uniform in [lo, hi)), `constant(v)` or `values(a, b, ..)` (one per scalar of a fixed-size buffer)",
+            format!("expected an input distribution: {DISTRIBUTIONS}"),
         )),
     }
 }
@@ -1112,6 +1144,52 @@ mod tests {
         assert!(
             err.contains(needle),
             "error `{err}` should contain `{needle}`"
+        );
+    }
+
+    #[test]
+    fn structured_distributions_parse_and_print_back() {
+        let (spec, _) = parse_spec(ts(r#"
+            source = "",
+            bind(mask = input(heads * rows * cols, causal_mask(rows, cols)),
+                 p = input(rows * cols, probabilities(cols)), w = input(n, bits()),
+                 ids = input(n, range(0, vocab))),
+        "#))
+        .unwrap();
+        let inits: Vec<String> = spec
+            .bindings
+            .iter()
+            .map(|b| b.init.as_ref().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            inits,
+            [
+                "causal_mask(rows, cols)",
+                "probabilities(cols)",
+                "bits()",
+                "range(0, vocab)"
+            ]
+        );
+        assert_eq!(
+            spec.bindings[0].len.as_ref().unwrap().to_string(),
+            "heads * rows * cols"
+        );
+        check_err(r#"source = "", bind(w = input(n, bits))"#, "write `bits()`");
+        check_err(
+            r#"source = "", bind(m = input(n, causal_mask(rows)))"#,
+            "takes the rows and columns",
+        );
+        check_err(
+            r#"source = "", bind(p = input(n, probabilities()))"#,
+            "takes the length of one row",
+        );
+        check_err(
+            r#"source = "", bind(w = input(n, bits(8)))"#,
+            "takes no arguments",
+        );
+        check_err(
+            r#"source = "", bind(w = input(n, normal(0, 1)))"#,
+            "`causal_mask(rows, cols)`, `probabilities(cols)` or `bits()`",
         );
     }
 

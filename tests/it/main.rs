@@ -9,6 +9,7 @@ mod cli;
 mod e2e;
 mod evolve;
 mod examples;
+mod inputs;
 mod kernels;
 mod llm;
 mod measure;

@@ -7,7 +7,9 @@
 //! Normalized 8-bit texture channels may differ by one step (1/255, 1/127): two correct kernels
 //! that round a value on either side of a step both wrote the right texel.
 //! A reference that is constant or all zero cannot tell a correct kernel from a constant fill, so
-//! the comparison refuses to judge and says so.
+//! the comparison refuses to judge and says so; one that mixes finite values with infinities (a
+//! masked output: 0 where the mask lets a value through, -inf where it does not) can, and is
+//! judged.
 //!
 //! Invariant: a mismatch report names the first offending elements with expected and actual values
 //! — that log is what a user (or a later LLM prompt) reads to fix the kernel.
@@ -105,7 +107,9 @@ pub fn compare(
         .into_iter()
         .fold(Scan::default(), Scan::then);
     let mut out = Comparison::default();
-    let floats_degenerate = !scan.any_float || scan.floats_constant || scan.scale < 1e-30;
+    let kinds = u32::from(scan.any_float) + scan.infinities.count_ones();
+    let floats_degenerate =
+        (!scan.any_float || scan.floats_constant || scan.scale < 1e-30) && kinds < 2;
     let ints_degenerate = !scan.any_int || scan.ints_constant;
     if floats_degenerate && ints_degenerate {
         out.degenerate = Some(match (scan.any_float, scan.any_int, scan.first_float) {
@@ -186,6 +190,9 @@ struct Scan {
     first_float: Option<f64>,
     floats_constant: bool,
     any_float: bool,
+    /// Whether `+inf` (bit 0) and `-inf` (bit 1) occur: a reference that mixes them with finite
+    /// values (a masked output: 0 below the diagonal, -inf above) tells any constant fill apart.
+    infinities: u8,
     first_int: Option<u32>,
     ints_constant: bool,
     any_int: bool,
@@ -198,6 +205,7 @@ impl Default for Scan {
             first_float: None,
             floats_constant: true,
             any_float: false,
+            infinities: 0,
             first_int: None,
             ints_constant: true,
             any_int: false,
@@ -235,6 +243,9 @@ impl Scan {
                     Some(_) => {}
                 }
             }
+            ScalarValue::Float(f) if f.is_infinite() => {
+                self.infinities |= if f > 0.0 { 1 } else { 2 };
+            }
             ScalarValue::Float(_) => {}
             ScalarValue::Int(i) => {
                 self.any_int = true;
@@ -257,6 +268,7 @@ impl Scan {
                 && next.floats_constant
                 && same(self.first_float, next.first_float),
             any_float: self.any_float || next.any_float,
+            infinities: self.infinities | next.infinities,
             first_int: self.first_int.or(next.first_int),
             ints_constant: self.ints_constant
                 && next.ints_constant
@@ -444,6 +456,25 @@ mod tests {
             Some("the baseline wrote no finite value")
         );
         assert!(check(&[1.0, 2.0], &[1.0, 2.0], true).degenerate.is_none());
+        // All -inf is as constant as all 0.
+        let inf = f32::NEG_INFINITY;
+        assert!(check(&[inf, inf], &[inf, inf], true).degenerate.is_some());
+    }
+
+    #[test]
+    fn a_masked_reference_of_zeros_and_minus_infinity_is_judged() {
+        // A causal mask applied to zeros: 0 on and below the diagonal, -inf above.
+        let inf = f32::NEG_INFINITY;
+        let masked = [0.0, inf, 0.0, 0.0];
+        let c = check(&masked, &masked, true);
+        assert!(c.degenerate.is_none(), "{:?}", c.degenerate);
+        // A constant fill, or the mask's transpose, is wrong.
+        check(&masked, &[0.0; 4], false);
+        check(&masked, &[0.0, 0.0, inf, 0.0], false);
+        check(&masked, &[inf; 4], false);
+        // The same with +inf and finite values that do not vary.
+        let c = check(&[1.0, f32::INFINITY], &[1.0, f32::INFINITY], true);
+        assert!(c.degenerate.is_none());
     }
 
     #[test]

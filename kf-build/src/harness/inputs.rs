@@ -21,6 +21,7 @@
 
 use super::parts::PART_ELEMENTS;
 use half::f16;
+use kf_runtime::distribution::{Needs, Pattern, Sampler};
 use kf_runtime::interface::{ArrayLayout, Scalar};
 use kf_runtime::resolve::{BufferPlan, shape_text};
 use kf_runtime::spec::{Init, Role, Shape};
@@ -95,7 +96,10 @@ impl Cache {
 /// Whether a buffer's contents depend on the trial's seed.
 fn seeded(plan: &BufferPlan) -> bool {
     matches!(plan.role, Role::Input | Role::Inout)
-        && !matches!(plan.init, Some(Init::Values(_) | Init::Constant(_)))
+        && !matches!(
+            plan.init,
+            Some(Init::Values(_) | Init::Constant(_) | Init::CausalMask(..))
+        )
 }
 
 /// The bytes of `plan`'s buffer for one trial.
@@ -124,6 +128,39 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
             }
             Ok(bytes)
         }
+        Role::Input | Role::Inout if plan.init.as_ref().is_some_and(|i| Needs::of(i).is_some()) => {
+            let init = plan.init.as_ref().expect("matched above");
+            let pattern = Pattern::of(init, shape)
+                .map_err(|e| e.to_string())?
+                .expect("a structured distribution");
+            let layout = plan.layout();
+            pattern.check(&layout, len)?;
+            let mut sampler = Sampler::new(pattern, stream_seed(seed, &plan.binding.name));
+            let mut bytes = vec![0u8; size];
+            for (k, f) in layout.header.iter().enumerate() {
+                let v = sampler.value(k as u64, f.scalar);
+                write_scalar(&mut bytes, f.offset as usize, f.scalar, v);
+            }
+            if let Some(a) = &layout.array {
+                let n = a.count.map_or(len, u64::from) as usize;
+                let (first, width) = (layout.header.len() as u64, a.fields.len() as u64);
+                let array = &mut bytes[layout.header_size as usize..];
+                // Each part gets its own sampler; a value depends on its index alone.
+                fill_elements(
+                    a,
+                    n,
+                    array,
+                    |_| sampler.clone(),
+                    |sampler, bytes, at, element| {
+                        for (k, f) in a.fields.iter().enumerate() {
+                            let v = sampler.value(first + element * width + k as u64, f.scalar);
+                            write_scalar(bytes, at + f.offset as usize, f.scalar, v);
+                        }
+                    },
+                );
+            }
+            Ok(bytes)
+        }
         Role::Input | Role::Inout => {
             let (lo, hi, constant) = match &plan.init {
                 Some(Init::Range(lo, hi)) => (
@@ -134,7 +171,10 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
                 Some(Init::Constant(v)) => {
                     (0.0, 0.0, Some(v.eval(shape).map_err(|e| e.to_string())?))
                 }
-                Some(Init::Values(_)) | None => (f64::NAN, f64::NAN, None),
+                Some(
+                    Init::Values(_) | Init::CausalMask(..) | Init::Probabilities(_) | Init::Bits,
+                )
+                | None => (f64::NAN, f64::NAN, None),
             };
             let value = |rng: &mut StdRng, scalar: Scalar| match constant {
                 Some(c) => c,
@@ -167,7 +207,7 @@ pub fn contents(plan: &BufferPlan, shape: &Shape, seed: u64) -> Result<Vec<u8>, 
                     n,
                     array,
                     |k| StdRng::seed_from_u64(part_seed(stream, Some(k))),
-                    |rng, bytes, at| {
+                    |rng, bytes, at, _| {
                         for f in &a.fields {
                             let v = value(rng, f.scalar);
                             write_scalar(bytes, at + f.offset as usize, f.scalar, v);
@@ -203,7 +243,7 @@ pub fn poison(plan: &BufferPlan, shape: &Shape) -> Result<Vec<u8>, String> {
                 n,
                 array,
                 |_| (),
-                |_, bytes, at| bytes[at..at + pattern.len()].copy_from_slice(&pattern),
+                |_, bytes, at, _| bytes[at..at + pattern.len()].copy_from_slice(&pattern),
             );
         } else {
             fill_elements(
@@ -211,7 +251,7 @@ pub fn poison(plan: &BufferPlan, shape: &Shape) -> Result<Vec<u8>, String> {
                 n,
                 array,
                 |_| (),
-                |_, bytes, at| {
+                |_, bytes, at, _| {
                     for f in &a.fields {
                         poison_scalar(bytes, at + f.offset as usize, f.scalar);
                     }
@@ -244,15 +284,15 @@ fn regular(a: &ArrayLayout) -> bool {
 
 /// Writes the first `n` elements of `array` (the buffer's bytes from the array's start): `fill`
 /// gets the state of the element's part (`start(k)` for the `k`-th part of [`PART_ELEMENTS`]
-/// elements), bytes, and the element's offset in them. Parts run in parallel when elements own
-/// disjoint bytes, one after the other otherwise; each part sees its elements in order, so the
-/// result is the same either way.
+/// elements), bytes, the element's offset in them, and the element's index in the array. Parts
+/// run in parallel when elements own disjoint bytes, one after the other otherwise; each part sees
+/// its elements in order, so the result is the same either way.
 fn fill_elements<S>(
     a: &ArrayLayout,
     n: usize,
     array: &mut [u8],
     start: impl Fn(u64) -> S + Sync,
-    fill: impl Fn(&mut S, &mut [u8], usize) + Sync,
+    fill: impl Fn(&mut S, &mut [u8], usize, u64) + Sync,
 ) {
     let stride = a.stride as usize;
     let part = PART_ELEMENTS as usize;
@@ -262,15 +302,15 @@ fn fill_elements<S>(
             .enumerate()
             .for_each(|(k, bytes)| {
                 let mut state = start(k as u64);
-                for at in (0..bytes.len()).step_by(stride) {
-                    fill(&mut state, bytes, at);
+                for (j, at) in (0..bytes.len()).step_by(stride).enumerate() {
+                    fill(&mut state, bytes, at, (k * part + j) as u64);
                 }
             });
     } else {
         for k in 0..n.div_ceil(part) {
             let mut state = start(k as u64);
             for i in k * part..((k + 1) * part).min(n) {
-                fill(&mut state, array, i * stride);
+                fill(&mut state, array, i * stride, i as u64);
             }
         }
     }
@@ -652,6 +692,125 @@ mod tests {
         assert_eq!(other_shape[0].len(), 44);
         let other_kernel = cache.contents("b", &k, &shape(10), 1).unwrap();
         assert!(!Arc::ptr_eq(&a[0], &other_kernel[0]));
+    }
+
+    fn sized(pairs: &[(&str, u64)]) -> Shape {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    fn words(bytes: &[u8]) -> Vec<u32> {
+        bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    /// An `array<u32>` or `array<i32>` of `n` elements.
+    fn integers(scalar: Scalar, init: Init) -> BufferPlan {
+        let mut p = plan(Role::Input, Some(init));
+        p.binding.ty = format!("array<{}>", format!("{scalar:?}").to_lowercase());
+        p.binding.layout.array.as_mut().unwrap().fields[0].scalar = scalar;
+        p
+    }
+
+    #[test]
+    fn the_causal_mask_is_exact_for_every_element_of_every_head() {
+        let (heads, rows, cols) = (20, 37, 53);
+        let mut p = plan(
+            Role::Input,
+            Some(Init::CausalMask(
+                SizeExpr::size("rows"),
+                SizeExpr::size("cols"),
+            )),
+        );
+        p.len = Some(SizeExpr::parse("heads * rows * cols").unwrap());
+        let shape = sized(&[("heads", heads), ("rows", rows), ("cols", cols)]);
+        // More than one part, so parts meet inside a row.
+        assert!(heads * rows * cols > PART_ELEMENTS);
+        let v = floats(&contents(&p, &shape, 1).unwrap());
+        assert_eq!(v.len() as u64, heads * rows * cols);
+        for (i, x) in v.iter().enumerate() {
+            let i = i as u64;
+            let (r, c) = ((i / cols) % rows, i % cols);
+            if c <= r {
+                assert_eq!(x.to_bits(), 0f32.to_bits(), "[{i}] row {r} col {c}");
+            } else {
+                assert_eq!(*x, f32::NEG_INFINITY, "[{i}] row {r} col {c}");
+            }
+        }
+        assert_eq!(v, floats(&contents(&p, &shape, 2).unwrap()), "seed-free");
+        let one = on_threads(1, || contents(&p, &shape, 1).unwrap());
+        assert_eq!(floats(&one), v);
+        assert!(!seeded(&p));
+        // A length that is not a whole number of masks.
+        let odd = sized(&[("heads", heads), ("rows", rows), ("cols", cols + 1)]);
+        p.len = Some(SizeExpr::parse("heads * rows * cols - 1").unwrap());
+        assert!(
+            contents(&p, &odd, 1)
+                .unwrap_err()
+                .contains("does not divide")
+        );
+    }
+
+    #[test]
+    fn every_probability_row_is_non_negative_and_sums_to_one() {
+        let (rows, cols) = (300, 1000);
+        let mut p = plan(
+            Role::Input,
+            Some(Init::Probabilities(SizeExpr::size("cols"))),
+        );
+        p.len = Some(SizeExpr::parse("rows * cols").unwrap());
+        let shape = sized(&[("rows", rows), ("cols", cols)]);
+        let bytes = contents(&p, &shape, 4).unwrap();
+        let v = floats(&bytes);
+        for (r, row) in v.chunks(cols as usize).enumerate() {
+            assert!(row.iter().all(|x| *x >= 0.0 && x.is_finite()), "row {r}");
+            let sum: f32 = row.iter().sum();
+            assert!(
+                (sum - 1.0).abs() <= cols as f32 * f32::EPSILON,
+                "row {r} sums to {sum}"
+            );
+        }
+        assert_ne!(v[..8], v[cols as usize..][..8], "rows differ");
+        assert_ne!(bytes, contents(&p, &shape, 5).unwrap(), "seeded");
+        // Parts split rows (1000 does not divide the part size): the same on any thread count.
+        assert_ne!(PART_ELEMENTS % cols, 0);
+        let one = on_threads(1, || contents(&p, &shape, 4).unwrap());
+        assert_eq!(one, bytes);
+    }
+
+    #[test]
+    fn token_ids_from_a_range_stay_below_the_vocabulary_and_cover_it() {
+        let vocab = 50;
+        let ids = Init::Range(
+            Value::Size(SizeExpr::lit(0)),
+            Value::Size(SizeExpr::size("vocab")),
+        );
+        for scalar in [Scalar::U32, Scalar::I32] {
+            let p = integers(scalar, ids.clone());
+            let shape = sized(&[("n", 5000), ("vocab", vocab)]);
+            let v = words(&contents(&p, &shape, 1).unwrap());
+            assert!(v.iter().all(|x| (*x as u64) < vocab), "{scalar:?}");
+            let seen: std::collections::HashSet<u32> = v.into_iter().collect();
+            assert_eq!(seen.len() as u64, vocab, "{scalar:?}: every id occurs");
+        }
+    }
+
+    #[test]
+    fn bits_reach_every_bit_of_a_word() {
+        let n = PART_ELEMENTS + 5;
+        for scalar in [Scalar::U32, Scalar::I32] {
+            let p = integers(scalar, Init::Bits);
+            let v = words(&contents(&p, &shape(n), 1).unwrap());
+            assert!(
+                v.iter().any(|x| x & 0x8000_0000 != 0),
+                "{scalar:?}: high bit"
+            );
+            let (or, and) = v.iter().fold((0, u32::MAX), |(o, a), x| (o | x, a & x));
+            assert_eq!((or, and), (u32::MAX, 0), "{scalar:?}: every bit varies");
+            let four = on_threads(4, || contents(&p, &shape(n), 1).unwrap());
+            assert_eq!(words(&four), v);
+        }
     }
 
     #[test]

@@ -164,6 +164,21 @@ pub fn kernel_spec(kernel: &ResolvedKernel) -> String {
                 let v: Vec<String> = vs.iter().map(ToString::to_string).collect();
                 let _ = write!(what, ", holding ({})", v.join(", "));
             }
+            Some(kf_runtime::spec::Init::CausalMask(rows, cols)) => {
+                let _ = write!(
+                    what,
+                    ", causal masks of {rows} x {cols} (row-major, repeated): 0 on and below the diagonal, -inf above"
+                );
+            }
+            Some(kf_runtime::spec::Init::Probabilities(cols)) => {
+                let _ = write!(
+                    what,
+                    ", rows of {cols} non-negative values each summing to 1"
+                );
+            }
+            Some(kf_runtime::spec::Init::Bits) => {
+                let _ = write!(what, ", random bits (the whole integer range)");
+            }
             None => {}
         }
         if !b.extent.is_empty() {

@@ -2,7 +2,8 @@
 //! comparison of a variant's outputs with the baseline's.
 //!
 //! The rules are the tuner's (its harness fills and compares the same way): inputs follow the
-//! spec's distribution, or uniform in [-1, 1) for floats; outputs start as a NaN pattern (floats)
+//! spec's distribution (the structured ones through the very rule the harness calls,
+//! [`crate::distribution`]), or uniform in [-1, 1) for floats; outputs start as a NaN pattern (floats)
 //! or `0xDEADBEEF` (integers), so an element a variant forgets to write fails unless the baseline
 //! forgot it too; floats pass when the relative L2 error and every element's error (relative to
 //! its magnitude, never to less than 1 % of the buffer's largest value) are within the tolerance,
@@ -15,6 +16,7 @@
 //!
 //! Invariant: contents depend only on the plan, the shape and the seed.
 
+use crate::distribution::{Needs, Pattern, Sampler};
 use crate::interface::{BufferLayout, Scalar};
 use crate::plan::PlanBuffer;
 use crate::spec::{Init, Role, Shape};
@@ -44,6 +46,17 @@ pub fn contents(buffer: &PlanBuffer, shape: &Shape, seed: u64) -> Result<Vec<u8>
         (Role::Input | Role::Inout, Some(Init::Values(values))) => {
             for ((offset, scalar), value) in buffer.layout.scalars(len).zip(values) {
                 write_scalar(&mut bytes, offset as usize, scalar, eval(value)?);
+            }
+        }
+        (Role::Input | Role::Inout, Some(init)) if Needs::of(init).is_some() => {
+            let pattern = Pattern::of(init, shape)
+                .map_err(|e| e.to_string())?
+                .expect("a structured distribution");
+            pattern.check(&buffer.layout, len)?;
+            let mut sampler = Sampler::new(pattern, stream_seed(seed, &buffer.name));
+            for (index, (offset, scalar)) in buffer.layout.scalars(len).enumerate() {
+                let v = sampler.value(index as u64, scalar);
+                write_scalar(&mut bytes, offset as usize, scalar, v);
             }
         }
         (Role::Input | Role::Inout, init) => {
@@ -192,11 +205,21 @@ pub fn compare(
     let mut first: Option<Read> = None;
     let mut constant = true;
     let mut any = false;
+    // A baseline that mixes finite values with infinities (a masked output) tells any constant
+    // fill apart: bit 0 for finite, 1 for +inf, 2 for -inf.
+    let mut kinds = 0u8;
     for (offset, scalar) in layout.scalars(len) {
         let r = read_scalar(baseline, offset as usize, scalar);
         match r {
-            Read::Float(f) if !f.is_finite() => continue,
-            Read::Float(f) => scale = scale.max(f.abs()),
+            Read::Float(f) if f.is_infinite() => {
+                kinds |= if f > 0.0 { 2 } else { 4 };
+                continue;
+            }
+            Read::Float(f) if f.is_nan() => continue,
+            Read::Float(f) => {
+                kinds |= 1;
+                scale = scale.max(f.abs());
+            }
             Read::Int(_) => {}
         }
         any = true;
@@ -206,10 +229,11 @@ pub fn compare(
             Some(_) => {}
         }
     }
-    if !any {
+    let mixed = kinds.count_ones() >= 2;
+    if !any && !mixed {
         return Err("the baseline wrote no finite value, so the check cannot judge".into());
     }
-    if constant {
+    if constant && !mixed {
         return Err("every value the baseline wrote is the same, so the check cannot judge".into());
     }
     let floor = (scale * SCALE_FLOOR).max(f64::MIN_POSITIVE);
@@ -343,6 +367,49 @@ mod tests {
         assert!(floats(&out).iter().all(|x| x.is_nan()));
     }
 
+    #[test]
+    fn structured_inputs_follow_the_shared_rule() {
+        let shape: Shape = [("n".to_string(), 24), ("rows".to_string(), 3)]
+            .into_iter()
+            .chain([("cols".to_string(), 4)])
+            .collect();
+        let cols = SizeExpr::size("cols");
+        let mask = buffer(
+            Role::Input,
+            Scalar::F32,
+            Some(Init::CausalMask(SizeExpr::size("rows"), cols.clone())),
+        );
+        let m = floats(&contents(&mask, &shape, 1).unwrap());
+        assert_eq!(m, floats(&contents(&mask, &shape, 2).unwrap()), "no seed");
+        for (i, x) in m.iter().enumerate() {
+            let (r, c) = ((i / 4) % 3, i % 4);
+            assert_eq!(*x, if c <= r { 0.0 } else { f32::NEG_INFINITY }, "[{i}]");
+        }
+        let probs = buffer(Role::Input, Scalar::F32, Some(Init::Probabilities(cols)));
+        let p = floats(&contents(&probs, &shape, 1).unwrap());
+        for row in p.chunks(4) {
+            assert!(row.iter().all(|x| *x >= 0.0));
+            assert!((row.iter().sum::<f32>() - 1.0).abs() <= 4.0 * f32::EPSILON);
+        }
+        let bits = buffer(Role::Input, Scalar::U32, Some(Init::Bits));
+        let big = [("n".to_string(), 256)].into_iter().collect();
+        let words = contents(&bits, &big, 1).unwrap();
+        assert!(
+            words.chunks(4).any(|c| c[3] & 0x80 != 0),
+            "the high bit is reached"
+        );
+        // A layout the pattern does not fit is an error, not a panic.
+        let odd = [("n".to_string(), 7), ("rows".to_string(), 3)]
+            .into_iter()
+            .chain([("cols".to_string(), 4)])
+            .collect();
+        assert!(
+            contents(&mask, &odd, 1)
+                .unwrap_err()
+                .contains("does not divide")
+        );
+    }
+
     fn f(v: &[f32]) -> Vec<u8> {
         v.iter().flat_map(|x| x.to_le_bytes()).collect()
     }
@@ -361,6 +428,12 @@ mod tests {
         assert!(compare(&l, 4, &f(&base), &f(&unwritten), 1e-4).is_err());
         let e = compare(&l, 3, &f(&[5.0; 3]), &f(&[5.0; 3]), 1e-4).unwrap_err();
         assert!(e.contains("cannot judge"), "{e}");
+        // A masked output (0 below the diagonal, -inf above) is judged: a constant fill fails.
+        let inf = f32::NEG_INFINITY;
+        let masked = f(&[0.0, inf, 0.0, 0.0]);
+        assert_eq!(compare(&l, 4, &masked, &masked, 1e-4), Ok(()));
+        assert!(compare(&l, 4, &masked, &f(&[0.0; 4]), 1e-4).is_err());
+        assert!(compare(&l, 2, &f(&[inf; 2]), &f(&[inf; 2]), 1e-4).is_err());
         let ints = layout(Scalar::U32);
         let a: Vec<u8> = [1u32, 2, 3].iter().flat_map(|x| x.to_le_bytes()).collect();
         let b: Vec<u8> = [1u32, 2, 4].iter().flat_map(|x| x.to_le_bytes()).collect();

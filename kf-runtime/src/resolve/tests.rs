@@ -547,6 +547,80 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     );
 }
 
+#[test]
+fn structured_distributions_must_fit_their_buffer() {
+    let wgsl = r#"
+@group(0) @binding(0) var<storage, read> mask: array<f32>;
+@group(0) @binding(1) var<storage, read> probs: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> ids: array<u32>;
+@group(0) @binding(3) var<storage, read> w: array<i32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x;
+    if (i < arrayLength(&y)) {
+        y[i] = mask[i] + probs[i].x + f32(ids[i]) + f32(w[i]);
+    }
+}
+"#;
+    let attr = |mask: &str, w: &str| {
+        format!(
+            r#"source = "", sizes(heads = 2, rows = 4, cols = 8, vocab = 100),
+            bind(mask = {mask}, probs = input(rows * cols, probabilities(4 * cols)),
+                 ids = input(rows, range(0, vocab)), w = {w}, y = output(rows * cols)),
+            grid = (rows * cols)"#
+        )
+    };
+    let ok = attr(
+        "input(heads * rows * cols, causal_mask(rows, cols))",
+        "input(rows, bits())",
+    );
+    let k = resolve_attr(&ok, wgsl).unwrap();
+    assert!(matches!(k.buffers[0].init, Some(Init::CausalMask(..))));
+    // The wrong element type, on the distribution's token, with a hint.
+    check_spec_err(
+        &ok.replace(
+            "input(rows, bits())",
+            "input(rows, causal_mask(rows, cols))",
+        ),
+        wgsl,
+        Loc::BindingRole(3),
+        "fills float (`f32`, `f16`) scalars; binding `w` is `array<i32>`",
+    );
+    check_spec_err(
+        &ok.replace("causal_mask(rows, cols))", "bits())"),
+        wgsl,
+        Loc::BindingRole(0),
+        "`bits()` fills integers",
+    );
+    // A length that holds no whole number of masks, on the shape it fails on.
+    check_spec_err(
+        &ok.replace("heads * rows * cols,", "rows * cols + 1,"),
+        wgsl,
+        Loc::BindingRole(0),
+        "repeats every 32 scalars, which does not divide the buffer's 33",
+    );
+    check_spec_err(
+        &ok.replace("heads * rows * cols,", "rows * cols + 1,"),
+        wgsl,
+        Loc::BindingRole(0),
+        "give the buffer a whole number of rows x cols masks",
+    );
+    // Rows of vec4s count scalars: each of `rows * cols` vec4 holds 4.
+    check_spec_err(
+        &ok.replace("probabilities(4 * cols)", "probabilities(3 * cols)"),
+        wgsl,
+        Loc::BindingRole(1),
+        "repeats every 24 scalars",
+    );
+    check_spec_err(
+        &ok.replace("causal_mask(rows, cols)", "causal_mask(rows, colz)"),
+        wgsl,
+        Loc::BindingRole(0),
+        "size `colz` is not declared",
+    );
+}
+
 /// SAXPY with a tunable override, to edit every part of a spec.
 const SAXPY_WG: &str = r#"
 struct Params { n: u32, a: f32 }
@@ -579,21 +653,29 @@ fn saxpy_wg(from: &str, edit: &str) -> ResolvedKernel {
 #[test]
 fn every_correctness_relevant_edit_changes_the_content_hash() {
     let base = saxpy_wg("", "flops = 2 * n").content_hash;
+    let mut seen = std::collections::HashSet::new();
     for (from, edit) in [
         ("y = inout(n)", "y = output(n)"),
         ("x = input(n)", "x = input(m)"),
         ("x = input(n)", "x = input(n, range(0.0, 1.0))"),
         ("x = input(n)", "x = input(n, constant(1.0))"),
+        ("x = input(n)", "x = input(n, causal_mask(1, n))"),
+        ("x = input(n)", "x = input(n, causal_mask(n, 1))"),
+        ("x = input(n)", "x = input(n, probabilities(n))"),
         ("uniform(n, 2.0)", "uniform(n, 3.0)"),
         ("uniform(n, 2.0)", "uniform(m, 2.0)"),
         ("", "tolerance = 1e-3"),
         ("", "verify_shapes = [(n = 77)]"),
         ("grid = (n)", "workgroups = (n / 64)"),
     ] {
+        let hash = saxpy_wg(from, edit).content_hash;
         assert_ne!(
-            saxpy_wg(from, edit).content_hash,
-            base,
+            hash, base,
             "`{from}` → `{edit}` must give the kernel a new content hash"
+        );
+        assert!(
+            seen.insert(hash),
+            "`{edit}` shares its hash with another edit"
         );
     }
     // Partial verify shapes are completed from `sizes(..)`, so a new default changes them too;

@@ -269,10 +269,15 @@ pub(super) fn resolve_texture(
         );
         return None;
     }
-    if let Some(Init::Values(_)) = &b.init {
+    if let Some(
+        init @ (Init::Values(_) | Init::CausalMask(..) | Init::Probabilities(_) | Init::Bits),
+    ) = &b.init
+    {
         errors.push(mismatch(
-            "a texture is filled with `range(lo, hi)` or `constant(v)` per channel".into(),
-            "e.g. `img = texture(w, h, range(0.0, 1.0))`".into(),
+            format!(
+                "`{init}` does not apply to a texture: a texture is filled with `range(lo, hi)` or `constant(v)` per channel"
+            ),
+            "e.g. `img = texture(w, h, range(0.0, 1.0))`; a mask or probabilities go in a storage buffer".into(),
         ));
         return None;
     }
