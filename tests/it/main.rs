@@ -10,6 +10,7 @@ mod e2e;
 mod evolve;
 mod examples;
 mod kernels;
+mod launch;
 mod llm;
 mod measure;
 mod operators;
