@@ -488,10 +488,8 @@ fn launch_rule_names_that_are_not_sizes_or_parameters_are_located() {
     );
     // A name that is a size and a parameter at once is ambiguous.
     check_spec_err(
-        &format!(
-            r#"source = "", sizes(m = 1000, SPLIT = 2), bind(a = input(m), x = input(m), y = output(m)),
-               workgroups = (cdiv(m, SPLIT)), params(OUTPUTS_PER_WG = [4], ROWS = OUTPUTS_PER_WG, SPLIT = [2])"#
-        ),
+        r#"source = "", sizes(m = 1000, SPLIT = 2), bind(a = input(m), x = input(m), y = output(m)),
+           workgroups = (cdiv(m, SPLIT)), params(OUTPUTS_PER_WG = [4], ROWS = OUTPUTS_PER_WG, SPLIT = [2])"#,
         GEMV,
         Loc::Dispatch,
         "`SPLIT` is both a size and a parameter",
