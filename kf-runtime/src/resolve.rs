@@ -1264,11 +1264,9 @@ impl ResolvedKernel {
     }
 }
 
-/// The declared name closest to a misspelled `name`, when one is close enough to be a likely typo
-/// (Jaro-Winkler similarity of at least 0.8, the threshold cargo and clap suggest with).
 /// Why `name` cannot appear in the launch rule, if it cannot: a launch rule may use the sizes
 /// declared in `sizes(..)` and the integer parameters of `params(..)` (candidates or derived),
-/// each variant's launched with its own values; a name that is both would be ambiguous.
+/// each variant launched with its own values; a name that is both would be ambiguous.
 fn check_launch_name(
     interface: &Interface,
     declared: &[&str],
@@ -1341,6 +1339,8 @@ fn check_launch_name(
     ))
 }
 
+/// The declared name closest to a misspelled `name`, when one is close enough to be a likely typo
+/// (Jaro-Winkler similarity of at least 0.8, the threshold cargo and clap suggest with).
 fn nearest<'a>(name: &str, declared: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     declared
         .filter(|d| !d.is_empty() && *d != name)
