@@ -216,12 +216,7 @@ pub fn with_tune_shapes(
             }
         }
         k.baseline
-            .dispatch
-            .workgroups(
-                k.baseline.workgroup_size,
-                |n| shape.get(n).copied(),
-                u32::MAX,
-            )
+            .workgroups(|n| shape.get(n).copied(), u32::MAX)
             .map_err(|e| format!("{e} on shape {text}"))?;
     }
     Ok(k)

@@ -70,7 +70,7 @@ pub struct SizeExpr {
 #[non_exhaustive]
 pub enum ExprError {
     /// A name in the expression has no value in the shape it is evaluated on.
-    #[error("size `{name}` used in `{expr}` has no value")]
+    #[error("`{name}` used in `{expr}` has no value")]
     UnknownSize {
         /// The missing name.
         name: String,
@@ -471,12 +471,7 @@ mod tests {
             Err("division by zero"),
             "n / m",
         );
-        check(
-            "n * k",
-            &[("n", 3)],
-            Err("size `k` used in `n * k`"),
-            "n * k",
-        );
+        check("n * k", &[("n", 3)], Err("`k` used in `n * k`"), "n * k");
         assert!(SizeExpr::parse("n +").is_err());
         assert!(SizeExpr::parse("(n").is_err());
         assert!(SizeExpr::parse("n m").is_err());

@@ -523,10 +523,10 @@ impl LoadedKernel {
         &self.layouts[group as usize]
     }
 
-    /// Workgroup counts for the selected program at the given named sizes.
+    /// Workgroup counts for the selected program at the given named sizes; parameters its launch
+    /// rule names take the selected program's own values.
     pub fn workgroups(&self, sizes: &[(&str, u64)]) -> Result<[u32; 3], DispatchError> {
-        self.program.dispatch.workgroups(
-            self.program.workgroup_size,
+        self.program.workgroups(
             |name| sizes.iter().find(|(n, _)| *n == name).map(|(_, v)| *v),
             self.max_workgroups_per_dimension,
         )

@@ -1,11 +1,18 @@
 //! A runnable kernel program (WGSL + entry point + override constants + launch rule) and the
 //! dispatch rule that turns named sizes into workgroup counts.
 //!
+//! A launch rule may name the program's own parameters besides the sizes
+//! (`workgroups = (cdiv(m, OUTPUTS_PER_WG))`): a GEMV that computes several outputs per workgroup
+//! needs as many workgroups as its tuned value says. [`Program::workgroups`] is the one place
+//! that looks names up (the caller's sizes first, then the program's constants), so every
+//! variant is launched with its own values.
+//!
 //! The same types are embedded in a user's binary (borrowed `'static` data built by the macro) and
 //! stored in cache files (owned data read by serde), so everything is `Cow<'static, _>`.
 //!
-//! Invariant: a variant's dispatch rule is evaluated with the variant's workgroup size, never the
-//! baseline's; that is what lets a variant change its workgroup size safely.
+//! Invariant: a variant's dispatch rule is evaluated with the variant's workgroup size and
+//! constants, never the baseline's; that is what lets a variant change its workgroup size or a
+//! parameter of its launch rule safely.
 
 use crate::expr::{ExprError, SizeExpr};
 use serde::{Deserialize, Serialize};
@@ -132,6 +139,43 @@ impl Program {
         self.workgroup_size.iter().map(|&d| u64::from(d)).product()
     }
 
+    /// The value of the constant `name` as a launch rule reads it: a non-negative integer, else
+    /// `None` (also when the program does not set `name`).
+    pub fn constant(&self, name: &str) -> Option<u64> {
+        self.constants
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| *v)
+            .filter(|v| *v >= 0.0 && v.fract() == 0.0 && *v < 9.0e15)
+            .map(|v| v as u64)
+    }
+
+    /// The value of a name of the launch rule: the size from `sizes`, else this program's own
+    /// constant ([`Program::constant`]).
+    pub fn launch_value(&self, name: &str, sizes: impl Fn(&str) -> Option<u64>) -> Option<u64> {
+        sizes(name).or_else(|| self.constant(name))
+    }
+
+    /// Workgroup counts of this program's launch rule, with its own workgroup size and its names
+    /// looked up by [`Program::launch_value`].
+    pub fn workgroups(
+        &self,
+        sizes: impl Fn(&str) -> Option<u64>,
+        max_per_dimension: u32,
+    ) -> Result<[u32; 3], DispatchError> {
+        self.dispatch.workgroups(
+            self.workgroup_size,
+            |n| self.launch_value(n, &sizes),
+            max_per_dimension,
+        )
+    }
+
+    /// Total logical invocations this program launches on `sizes` (for reports).
+    pub fn invocations(&self, sizes: impl Fn(&str) -> Option<u64>) -> Result<u64, DispatchError> {
+        self.dispatch
+            .invocations(self.workgroup_size, |n| self.launch_value(n, &sizes))
+    }
+
     /// Constants as `(&str, f64)` pairs, in declaration order.
     pub fn constants_pairs(&self) -> Vec<(&str, f64)> {
         self.constants
@@ -227,6 +271,51 @@ mod tests {
             Ok([7, 1, 1])
         );
         assert_eq!(d.to_string(), "workgroups(rows, 1, 1)");
+    }
+
+    #[test]
+    fn a_launch_rule_reads_sizes_first_then_the_programs_own_constants() {
+        let mut p = Program {
+            wgsl: "x".into(),
+            entry: "main".into(),
+            constants: vec![(Cow::Borrowed("OUTPUTS_PER_WG"), 4.0)].into(),
+            workgroup_size: [64, 1, 1],
+            workgroup_storage_bytes: 0,
+            dispatch: Dispatch {
+                mode: DispatchMode::Workgroups,
+                size: [
+                    SizeExpr::parse("cdiv(m, OUTPUTS_PER_WG)").unwrap(),
+                    SizeExpr::lit(1),
+                    SizeExpr::lit(1),
+                ],
+            },
+        };
+        let sizes = |n: &str| (n == "m").then_some(1001);
+        assert_eq!(p.workgroups(sizes, 65535), Ok([251, 1, 1]));
+        assert_eq!(p.invocations(sizes), Ok(251 * 64));
+        // Each variant launches with its own value.
+        p.constants = vec![(Cow::Borrowed("OUTPUTS_PER_WG"), 16.0)].into();
+        assert_eq!(p.workgroups(sizes, 65535), Ok([63, 1, 1]));
+        // A size of the same name wins over the constant.
+        let shadowing = |n: &str| match n {
+            "m" => Some(1001),
+            "OUTPUTS_PER_WG" => Some(1),
+            _ => None,
+        };
+        assert_eq!(p.workgroups(shadowing, 65535), Ok([1001, 1, 1]));
+        // A constant a launch rule cannot count with is no value.
+        for bad in [-1.0, 2.5] {
+            p.constants = vec![(Cow::Borrowed("OUTPUTS_PER_WG"), bad)].into();
+            assert!(matches!(
+                p.workgroups(sizes, 65535),
+                Err(DispatchError::Expr(ExprError::UnknownSize { .. }))
+            ));
+        }
+        p.constants = Cow::Borrowed(&[]);
+        assert!(matches!(
+            p.workgroups(sizes, 65535),
+            Err(DispatchError::Expr(ExprError::UnknownSize { .. }))
+        ));
     }
 
     #[test]

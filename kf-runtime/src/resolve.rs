@@ -636,9 +636,26 @@ pub fn resolve(
                 .collect::<String>()
         )
     };
+    // Parameters: overrides with candidates or a derived value. Only a launch rule may use them.
+    let param_names: Vec<&str> = spec
+        .params
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .chain(spec.derived.iter().map(|(n, _)| n.as_str()))
+        .collect();
     let check_names = |names: Vec<&str>, loc: Loc, errors: &mut Vec<SpecError>| {
         for n in names {
-            if !declared.contains(&n) {
+            if !declared.contains(&n) && param_names.contains(&n) {
+                let mut e = SpecError::new(
+                    loc,
+                    format!("`{n}` is a parameter; only the launch rule may use parameters"),
+                )
+                .hint(
+                    "every variant runs on the same buffers and shapes, so lengths, values and shapes use sizes declared in `sizes(..)`; a launch rule (`grid = (..)`, `workgroups = (..)`) may use `params(..)` too",
+                );
+                e.culprit = Some(n.to_owned());
+                errors.push(e);
+            } else if !declared.contains(&n) {
                 let hint = match nearest(n, declared.iter().copied()) {
                     Some(near) => format!("did you mean `{near}`? or {}", declare_hint(n)),
                     None => declare_hint(n),
@@ -1000,8 +1017,10 @@ pub fn resolve(
     // Dispatch.
     let dispatch = match &spec.dispatch {
         Some(d) => {
-            for e in &d.size {
-                check_names(e.names().collect(), Loc::Dispatch, &mut errors);
+            for n in d.size.iter().flat_map(SizeExpr::names) {
+                if let Some(e) = check_launch_name(&interface, &declared, &param_names, n) {
+                    errors.push(e);
+                }
             }
             let mut size = d.size.clone();
             while size.len() < 3 {
@@ -1038,8 +1057,32 @@ pub fn resolve(
 
     // Parameters: candidates, derived values, constraints, the baseline's configuration.
     let shapes: Vec<&Shape> = tune_shapes.iter().chain(&verify_shapes).collect();
-    let params = params::resolve_params(spec, &interface, &shapes, &mut errors);
+    // Parameters the launch rule reads get a baseline constant even where the WGSL gives a
+    // default, so the rule finds its value among the program's constants.
+    let launch_params: Vec<&str> = dispatch
+        .iter()
+        .flat_map(|d| d.size.iter().flat_map(SizeExpr::names))
+        .filter(|n| !declared.contains(n) && param_names.contains(n))
+        .collect();
+    let params = params::resolve_params(spec, &interface, &shapes, &launch_params, &mut errors);
     interface.workgroup_size = params.workgroup_size;
+    let baseline = Program {
+        wgsl: Cow::Owned(wgsl.to_owned()),
+        entry: Cow::Owned(interface.entry.clone()),
+        constants: Cow::Owned(
+            params
+                .constants
+                .iter()
+                .map(|(k, v)| (Cow::Owned(k.clone()), *v))
+                .collect(),
+        ),
+        workgroup_size: interface.workgroup_size,
+        workgroup_storage_bytes: interface.workgroup_storage_bytes.unwrap_or(0),
+        dispatch: dispatch.clone().unwrap_or_else(|| Dispatch {
+            mode: DispatchMode::Grid,
+            size: [SizeExpr::lit(1), SizeExpr::lit(1), SizeExpr::lit(1)],
+        }),
+    };
 
     if let Some(f) = &spec.flops {
         check_names(f.names().collect(), Loc::Flops, &mut errors);
@@ -1095,13 +1138,7 @@ pub fn resolve(
                     );
                 }
             }
-            if let Some(Err(e)) = dispatch.as_ref().map(|d| {
-                d.workgroups(
-                    interface.workgroup_size,
-                    |n| shape.get(n).copied(),
-                    u32::MAX,
-                )
-            }) {
+            if let Err(e) = baseline.workgroups(|n| shape.get(n).copied(), u32::MAX) {
                 errors.push(SpecError::new(
                     Loc::Dispatch,
                     format!("{e} on shape {}", shape_text(shape)),
@@ -1113,33 +1150,19 @@ pub fn resolve(
     if !errors.is_empty() {
         return Err(ResolveError::Spec(errors));
     }
-    let dispatch = dispatch.expect("no errors means a dispatch rule");
     let tolerance = spec.tolerance.unwrap_or(DEFAULT_TOLERANCE);
     let given_verify_shapes = (!spec.verify_shapes.is_empty()).then_some(&verify_shapes[..]);
     let hash = content_hash(
         wgsl,
         &interface.entry,
-        &dispatch.to_string(),
+        &baseline.dispatch.to_string(),
         &contract(&buffers, &params.constants, tolerance, given_verify_shapes),
     );
     Ok(ResolvedKernel {
         name: name.to_owned(),
         content_hash: hash,
         source_label: source_label.to_owned(),
-        baseline: Program {
-            wgsl: Cow::Owned(wgsl.to_owned()),
-            entry: Cow::Owned(interface.entry.clone()),
-            constants: Cow::Owned(
-                params
-                    .constants
-                    .into_iter()
-                    .map(|(k, v)| (Cow::Owned(k), v))
-                    .collect(),
-            ),
-            workgroup_size: interface.workgroup_size,
-            workgroup_storage_bytes: interface.workgroup_storage_bytes.unwrap_or(0),
-            dispatch,
-        },
+        baseline,
         interface,
         buffers,
         sizes: spec.sizes.clone(),
@@ -1314,6 +1337,81 @@ impl ResolvedKernel {
             shapes_given: false,
         }
     }
+}
+
+/// Why `name` cannot appear in the launch rule, if it cannot: a launch rule may use the sizes
+/// declared in `sizes(..)` and the integer parameters of `params(..)` (candidates or derived),
+/// each variant launched with its own values; a name that is both would be ambiguous.
+fn check_launch_name(
+    interface: &Interface,
+    declared: &[&str],
+    param_names: &[&str],
+    name: &str,
+) -> Option<SpecError> {
+    let culprit = |mut e: SpecError| {
+        e.culprit = Some(name.to_owned());
+        e
+    };
+    let is_size = declared.contains(&name);
+    let is_param = param_names.contains(&name);
+    if is_size && is_param {
+        return Some(culprit(
+            SpecError::new(
+                Loc::Dispatch,
+                format!("`{name}` is both a size and a parameter"),
+            )
+            .hint(
+                "rename the size or the `override`, so the launch rule says which it counts with",
+            ),
+        ));
+    }
+    if is_size {
+        return None;
+    }
+    if is_param {
+        // An unknown override is reported at `params(..)`; here only its type matters.
+        return match interface.overrides.iter().find(|o| o.name == name) {
+            Some(o) if !matches!(o.ty.as_str(), "u32" | "i32") => Some(culprit(
+                SpecError::new(
+                    Loc::Dispatch,
+                    format!(
+                        "`override {name}` is `{}`; a launch rule counts with integers",
+                        o.ty
+                    ),
+                )
+                .hint("a launch rule may use `u32` and `i32` overrides of `params(..)`"),
+            )),
+            _ => None,
+        };
+    }
+    let known = declared.iter().chain(param_names).copied();
+    let example_size = format!(
+        "declare it as a size with a default value: `sizes({}{name} = 1024)`",
+        declared
+            .iter()
+            .map(|d| format!("{d} = .., "))
+            .collect::<String>()
+    );
+    let example_param = if interface.overrides.iter().any(|o| o.name == name) {
+        format!(", or tune the override: `params({name} = [..])`")
+    } else {
+        format!(
+            ", or make it a parameter: an `override {name}: u32;` in the WGSL with `params({name} = [..])`"
+        )
+    };
+    let hint = match nearest(name, known) {
+        Some(near) => format!("did you mean `{near}`? or {example_size}{example_param}"),
+        None => format!("{example_size}{example_param}"),
+    };
+    Some(culprit(
+        SpecError::new(
+            Loc::Dispatch,
+            format!(
+                "`{name}` is neither a size declared in `sizes(..)` nor a parameter in `params(..)`"
+            ),
+        )
+        .hint(hint),
+    ))
 }
 
 /// The declared name closest to a misspelled `name`, when one is close enough to be a likely typo

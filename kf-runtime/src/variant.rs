@@ -3,7 +3,8 @@
 //!
 //! A variant fits when its WGSL is valid, its interface equals the baseline's (so the user's bind
 //! groups work with it), every constant it sets names one of its `override`s, the constants apply
-//! (naga's override processing), and its launch rule uses only sizes the spec declares. The check
+//! (naga's override processing), and its launch rule uses only sizes the spec declares and
+//! integer constants the variant itself sets (so it launches with its own values). The check
 //! returns what it learned by applying the constants: the real workgroup size and workgroup memory.
 //!
 //! Invariant: there is exactly one such check. The macro turns its errors into warnings and falls
@@ -33,8 +34,11 @@ pub enum VariantError {
     /// naga could not apply the constants.
     #[error("applying the constants failed: {0}")]
     Constants(String),
-    /// The launch rule uses a size the spec does not declare.
-    #[error("the launch rule uses size `{0}`, which the spec does not declare")]
+    /// The launch rule uses a name that is neither a size the spec declares nor a constant the
+    /// variant sets.
+    #[error(
+        "the launch rule uses `{0}`, which is neither a size the spec declares nor an integer constant the variant sets"
+    )]
     UndeclaredSize(String),
 }
 
@@ -71,7 +75,10 @@ pub fn check(kernel: &ResolvedKernel, program: &Program) -> Result<Checked, Vari
     }
     let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
     for expr in &program.dispatch.size {
-        if let Some(n) = expr.names().find(|n| !declared.contains(n)) {
+        if let Some(n) = expr
+            .names()
+            .find(|n| !declared.contains(n) && program.constant(n).is_none())
+        {
             return Err(VariantError::UndeclaredSize(n.to_owned()));
         }
     }
@@ -228,5 +235,27 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < arrayLength(&x)
         let mut p = with(BASE, &[]);
         p.dispatch.size[0] = crate::expr::SizeExpr::size("m");
         assert_eq!(check(&k, &p), Err(VariantError::UndeclaredSize("m".into())));
+    }
+
+    #[test]
+    fn a_launch_rule_may_read_the_variants_own_constants() {
+        let k = kernel();
+        let wgsl = BASE.replace(
+            "@group(0) @binding(0)",
+            "override PER_WG: u32 = 4;\n@group(0) @binding(0)",
+        );
+        let mut p = with(&wgsl, &[("PER_WG", 4.0)]);
+        p.dispatch.mode = crate::DispatchMode::Workgroups;
+        p.dispatch.size[0] = crate::expr::SizeExpr::parse("cdiv(n, PER_WG)").unwrap();
+        assert!(check(&k, &p).is_ok());
+        // Without the constant the rule has no value for it; a fraction is no count either.
+        for constants in [&[][..], &[("PER_WG", 2.5)][..]] {
+            let mut q = with(&wgsl, constants);
+            q.dispatch = p.dispatch.clone();
+            assert_eq!(
+                check(&k, &q),
+                Err(VariantError::UndeclaredSize("PER_WG".into()))
+            );
+        }
     }
 }

@@ -11,6 +11,7 @@ mod evolve;
 mod examples;
 mod inputs;
 mod kernels;
+mod launch;
 mod llm;
 mod measure;
 mod operators;

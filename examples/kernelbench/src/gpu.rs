@@ -106,9 +106,7 @@ impl Gpu {
             kf_runtime::build_pipeline(&self.device, &pipeline_layout, &program, reference.label)
                 .map_err(|e| format!("{}: {e}", reference.label))?;
         let counts = program
-            .dispatch
             .workgroups(
-                program.workgroup_size,
                 |name| case.sizes.iter().find(|(n, _)| *n == name).map(|(_, v)| *v),
                 self.device.limits().max_compute_workgroups_per_dimension,
             )

@@ -1,5 +1,9 @@
 //! `cargo kernelfoundry eval`: check a hand-written variant against a marked kernel's baseline,
 //! with every check the tuner applies, and report where it lands on the fitness ladder.
+//!
+//! A candidate is most often an edit of the kernel's own file, so it runs with the baseline's
+//! constants for the overrides it shares with the baseline (`params(..)` already names their
+//! values); `--constant` overrides them, and gives values to overrides only the candidate has.
 
 use super::{AdapterArgs, WorkspaceArgs, exit, fmt_ns, print_json};
 use crate::harness::worker::WorkerProcess;
@@ -7,7 +11,7 @@ use crate::harness::{Candidate, EvalReport, EvalRequest, Evaluator};
 use anyhow::Context;
 use clap::Args;
 use kf_runtime::expr::SizeExpr;
-use kf_runtime::resolve::shape_text;
+use kf_runtime::resolve::{ResolvedKernel, shape_text};
 use kf_runtime::{Dispatch, DispatchMode, Program};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -23,6 +27,7 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "FILE")]
     candidate: PathBuf,
     /// A pipeline constant for the candidate, e.g. `--constant WG=256` (may be repeated).
+    /// Overrides the candidate shares with the kernel take the baseline's values unless given.
     #[arg(long = "constant", value_name = "NAME=VALUE", value_parser = parse_constant)]
     constants: Vec<(String, f64)>,
     /// Launch the candidate over this many invocations per dimension, e.g. `--grid "(n + 3) / 4"`
@@ -71,6 +76,54 @@ fn parse_constant(s: &str) -> Result<(String, f64), String> {
         .parse()
         .map_err(|_| format!("`{v}` is not a number"))?;
     Ok((k.trim().to_owned(), v))
+}
+
+/// The candidate's constants: the baseline's for the overrides the candidate declares too, then
+/// `given` (`--constant`), which wins. An override of the candidate's own without a default and
+/// without a given value is an error naming it; WGSL that does not reflect gets `given` as is (the
+/// evaluation reports it at its ladder level).
+fn candidate_constants(
+    kernel: &ResolvedKernel,
+    wgsl: &str,
+    given: &[(String, f64)],
+) -> anyhow::Result<Vec<(String, f64)>> {
+    let Ok(reflected) =
+        kf_runtime::resolve::reflect(wgsl, Some(&kernel.baseline.entry), "candidate")
+    else {
+        return Ok(given.to_vec());
+    };
+    let overrides = &reflected.interface.overrides;
+    let mut constants: Vec<(String, f64)> = kernel
+        .baseline
+        .constants
+        .iter()
+        .filter(|(k, _)| overrides.iter().any(|o| o.name == *k))
+        .filter(|(k, _)| !given.iter().any(|(g, _)| g == k))
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+    constants.extend(given.iter().cloned());
+    let missing: Vec<&str> = overrides
+        .iter()
+        .filter(|o| o.required && !constants.iter().any(|(k, _)| *k == o.name))
+        .map(|o| o.name.as_str())
+        .collect();
+    if let Some(first) = missing.first() {
+        anyhow::bail!(
+            "{} without a default that kernel {}'s baseline has no value for: {}; give each one with `--constant {first}=<value>` (or a default in the WGSL, `override {first}: u32 = 64;`)",
+            if missing.len() == 1 {
+                "it declares an override"
+            } else {
+                "it declares overrides"
+            },
+            kernel.name,
+            missing
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(constants)
 }
 
 #[derive(Serialize)]
@@ -130,18 +183,32 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         .map_err(|e| anyhow::anyhow!("kernel {}: {e}", f.name))?;
     let wgsl = std::fs::read_to_string(&args.candidate)
         .with_context(|| format!("cannot read the candidate {}", args.candidate.display()))?;
+    let constants = candidate_constants(kernel, &wgsl, &args.constants)
+        .with_context(|| format!("candidate {}", args.candidate.display()))?;
     let dispatch = match (&args.grid, &args.workgroups) {
         (Some(Dims(d)), _) | (None, Some(Dims(d))) => {
             let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
             if let Some(n) = d
                 .iter()
                 .flat_map(|e| e.names())
-                .find(|n| !declared.contains(n))
+                .find(|n| !declared.contains(n) && !constants.iter().any(|(k, _)| k == n))
             {
                 anyhow::bail!(
-                    "size `{n}` is not declared by kernel {}; its sizes are {}",
+                    "`{n}` is neither a size of kernel {} nor a constant of the candidate; its sizes are {}{}",
                     f.name,
-                    declared.join(", ")
+                    declared.join(", "),
+                    if constants.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            ", the candidate's constants {}",
+                            constants
+                                .iter()
+                                .map(|(k, _)| k.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    }
                 );
             }
             let mut size = d.clone();
@@ -162,9 +229,9 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
             wgsl: Cow::Owned(wgsl),
             entry: kernel.baseline.entry.clone(),
             constants: Cow::Owned(
-                args.constants
-                    .iter()
-                    .map(|(k, v)| (Cow::Owned(k.clone()), *v))
+                constants
+                    .into_iter()
+                    .map(|(k, v)| (Cow::Owned(k), v))
                     .collect(),
             ),
             workgroup_size: kernel.baseline.workgroup_size,
@@ -268,4 +335,62 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KERNEL: &str = r#"
+override wg_size: u32;
+override unroll: u32 = 2u;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(wg_size)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < arrayLength(&y)) { y[g.x] = f32(unroll) * x[g.x]; }
+}
+"#;
+
+    fn kernel() -> ResolvedKernel {
+        let (spec, _) = kf_runtime::syntax::parse_spec(
+            r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n)),
+               params(wg_size = [64, 128], unroll = [2, 4])"#
+                .parse()
+                .unwrap(),
+        )
+        .unwrap();
+        kf_runtime::resolve::resolve("K", &spec, KERNEL, "k.wgsl").unwrap()
+    }
+
+    #[test]
+    fn the_kernels_own_file_runs_with_the_baselines_values_unless_given() {
+        let k = kernel();
+        assert_eq!(
+            candidate_constants(&k, KERNEL, &[]).unwrap(),
+            vec![("wg_size".to_owned(), 64.0)]
+        );
+        assert_eq!(
+            candidate_constants(&k, KERNEL, &[("wg_size".into(), 128.0)]).unwrap(),
+            vec![("wg_size".to_owned(), 128.0)]
+        );
+        // An override the baseline does not have needs a value, and the error names it.
+        let own = KERNEL.replace(
+            "override unroll: u32 = 2u;",
+            "override unroll: u32 = 2u;\noverride tile: u32;",
+        );
+        let e = candidate_constants(&k, &own, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("`tile`") && e.contains("--constant tile=<value>"),
+            "{e}"
+        );
+        assert!(candidate_constants(&k, &own, &[("tile".into(), 4.0)]).is_ok());
+        // A constant the candidate no longer declares is not passed on.
+        let fixed = KERNEL
+            .replace("override wg_size: u32;", "")
+            .replace("@workgroup_size(wg_size)", "@workgroup_size(64)");
+        assert_eq!(candidate_constants(&k, &fixed, &[]).unwrap(), vec![]);
+        // Broken WGSL is left to the evaluation.
+        assert_eq!(candidate_constants(&k, "fn (", &[]).unwrap(), vec![]);
+    }
 }

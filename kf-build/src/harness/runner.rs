@@ -448,9 +448,7 @@ impl Runner {
 
     fn workgroups(&self, program: &Program, shape: &Shape) -> Step<[u32; 3]> {
         program
-            .dispatch
             .workgroups(
-                program.workgroup_size,
                 |n| shape.get(n).copied(),
                 self.gpu.limits().max_compute_workgroups_per_dimension,
             )

@@ -90,6 +90,51 @@ pub struct Rewrite {
 #[error("{0}")]
 pub struct Skip(pub String);
 
+/// The names of `program`'s launch rule that are not sizes of `kernel`: parameters, whose values
+/// the program's own constants give (`workgroups = (cdiv(m, OUTPUTS_PER_WG))`).
+pub fn launch_params<'a>(kernel: &ResolvedKernel, program: &'a Program) -> Vec<&'a str> {
+    let mut names: Vec<&str> = program
+        .dispatch
+        .size
+        .iter()
+        .flat_map(|e| e.names())
+        .filter(|n| !kernel.sizes.iter().any(|(s, _)| s == n))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// For an operator that writes the parent's invocations as a `workgroups` rule's count times the
+/// parent's workgroup size: refuses (with the reason) a rule whose count reads a parameter that
+/// also sets that workgroup size. The size would be written as today's literal beside a count
+/// that moves with the parameter, so the rule would be right for this value only and wrong once
+/// the parameter moves on a descendant.
+pub fn invocations_expressible(subject: &Subject<'_>) -> Result<(), Skip> {
+    let program = subject.program;
+    if program.dispatch.mode != kf_runtime::DispatchMode::Workgroups {
+        return Ok(());
+    }
+    let params = launch_params(subject.kernel, program);
+    if params.is_empty() {
+        return Ok(());
+    }
+    let reflected = kf_runtime::resolve::reflect(&program.wgsl, Some(&program.entry), "parent")
+        .map_err(|e| Skip(format!("the program does not reflect: {e}")))?;
+    match reflected
+        .interface
+        .workgroup_size_overrides
+        .iter()
+        .flatten()
+        .find(|w| params.contains(&w.as_str()))
+    {
+        Some(p) => Err(Skip(format!(
+            "the launch rule counts workgroups with `{p}`, which also sets the workgroup size: the invocations it launches cannot be written with the size as a literal"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// How an operator moves a kernel through the behaviour space: `+1` raises a dimension's level.
 pub type Moves = &'static [(Dim, i8)];
 
@@ -149,4 +194,63 @@ pub fn apply_canonical(
             r
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One invocation per output, launched as `cdiv(n, WG)` workgroups of `WG` invocations.
+    const SUMS: &str = r#"
+override WG: u32;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < arrayLength(&y)) {
+        var s = 0.0;
+        for (var k = 0u; k < 16u; k++) { s += x[g.x * 16u + k]; }
+        y[g.x] = s;
+    }
+}
+"#;
+
+    #[test]
+    fn a_workgroup_count_over_the_parameter_that_sets_the_size_is_not_rewritten() {
+        let (spec, _) = kf_runtime::syntax::parse_spec(
+            r#"source = "", sizes(n = 1024), bind(x = input(n * 16), y = output(n)),
+               workgroups = (cdiv(n, WG)), params(WG = [64, 128])"#
+                .parse()
+                .unwrap(),
+        )
+        .unwrap();
+        let k = kf_runtime::resolve::resolve("K", &spec, SUMS, "k.wgsl").unwrap();
+        assert_eq!(launch_params(&k, &k.baseline), vec!["WG"]);
+        let target = Target::default();
+        let subject = Subject {
+            kernel: &k,
+            program: &k.baseline,
+            target: &target,
+        };
+        for op in [
+            Box::new(reduce::ParallelReduction) as Box<dyn Operator>,
+            Box::new(tile::Tile::shared()),
+        ] {
+            let skip = op.apply(&subject).unwrap_err();
+            assert!(
+                skip.0
+                    .contains("counts workgroups with `WG`, which also sets the workgroup size"),
+                "{}: {skip}",
+                op.name()
+            );
+        }
+        // The same rule over sizes only is no reason to skip.
+        let mut grid = k.baseline.clone();
+        grid.dispatch.size[0] = kf_runtime::expr::SizeExpr::parse("cdiv(n, 64)").unwrap();
+        let subject = Subject {
+            program: &grid,
+            ..subject
+        };
+        assert!(invocations_expressible(&subject).is_ok());
+    }
 }

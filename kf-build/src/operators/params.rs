@@ -7,8 +7,10 @@
 //! otherwise from powers of two around the current value. So a rewrite that introduces
 //! `override WG: u32 = 256` is followed by this operator trying 64, 128, 512, … for it.
 //!
-//! Derived parameters follow each move, and a move that breaks a constraint of the spec is not
-//! proposed (see `search::constraints`).
+//! Derived parameters follow each move, and a move that breaks a constraint of the spec, or
+//! leaves the launch rule without a value, is not proposed (see `search::constraints`). The
+//! constants of the parameters a launch rule reads are always kept, so each move launches with
+//! its own values.
 //!
 //! It moves no behaviour dimension: parameters tune a structure, they do not change it.
 
@@ -90,6 +92,7 @@ impl Operator for Params {
             "max_compute_invocations_per_workgroup",
             256,
         );
+        let launch = super::launch_params(subject.kernel, program);
         let mut out = Vec::new();
         for axis in &ax.axes {
             for choice in axis {
@@ -107,15 +110,23 @@ impl Operator for Params {
                     }
                 }
                 // Derived values follow the move; a move that breaks a constraint is no candidate.
-                if !crate::search::constraints::complete(subject.kernel, &base, &mut constants) {
+                if !crate::search::constraints::complete(
+                    subject.kernel,
+                    &base,
+                    &program.dispatch,
+                    &mut constants,
+                ) {
                     continue;
                 }
                 let wg = ax.workgroup(&constants);
                 if wg.iter().map(|&d| u64::from(d)).product::<u64>() > max_inv {
                     continue;
                 }
-                // Keep only constants that differ from the defaults, so equal programs get equal ids.
-                constants.retain(|(k, v)| ax.defaults.get(k) != Some(v));
+                // Keep only constants that differ from the defaults, so equal programs get equal
+                // ids; a parameter the launch rule reads stays, since the rule finds its value
+                // among the constants (the baseline carries it too).
+                constants
+                    .retain(|(k, v)| ax.defaults.get(k) != Some(v) || launch.contains(&&k[..]));
                 constants.sort_by(|a, b| a.0.cmp(&b.0));
                 let label = choice
                     .iter()
@@ -324,6 +335,54 @@ fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<
             let c: Vec<(&str, f64)> = r.program.constants_pairs();
             let get = |n: &str| c.iter().find(|(k, _)| *k == n).map(|x| x.1).unwrap();
             assert_eq!(get("THREADS"), get("X") * get("Y"), "{}", r.step);
+        }
+    }
+
+    #[test]
+    fn a_parameter_of_the_launch_rule_keeps_its_constant_in_every_move() {
+        let wgsl = r#"
+override OUTPUTS: u32 = 4u;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<u32>) {
+    let row = w.x * OUTPUTS + l;
+    if (l < OUTPUTS && row < arrayLength(&y)) { y[row] = 2.0 * x[row]; }
+}
+"#;
+        let (spec, _) = kf_runtime::syntax::parse_spec(
+            r#"source = "", sizes(n = 1000), bind(x = input(n), y = output(n)),
+               workgroups = (cdiv(n, OUTPUTS)), params(OUTPUTS = [4, 8, 0])"#
+                .parse()
+                .unwrap(),
+        )
+        .unwrap();
+        let k = kf_runtime::resolve::resolve("K", &spec, wgsl, "k.wgsl").unwrap();
+        assert_eq!(k.baseline.constants_pairs(), vec![("OUTPUTS", 4.0)]);
+        let t = target();
+        let subject = Subject {
+            kernel: &k,
+            program: &k.baseline,
+            target: &t,
+        };
+        let rewrites = Params::default().apply(&subject).unwrap();
+        assert!(rewrites.iter().any(|r| r.step == "param(OUTPUTS=8)"));
+        // OUTPUTS = 0 cannot launch: no candidate.
+        assert!(!rewrites.iter().any(|r| r.step == "param(OUTPUTS=0)"));
+        // Every move, the workgroup size ones too, carries the value its launch rule reads.
+        assert!(rewrites.iter().any(|r| r.step.starts_with("param(KF_WG_X")));
+        for r in &rewrites {
+            let outputs = r.program.constant("OUTPUTS").expect("the constant is kept");
+            let counts = r
+                .program
+                .workgroups(|n| (n == "n").then_some(1000), 65535)
+                .unwrap();
+            assert_eq!(
+                u64::from(counts[0]),
+                1000u64.div_ceil(outputs),
+                "{}",
+                r.step
+            );
         }
     }
 

@@ -96,6 +96,7 @@ impl Operator for ParallelReduction {
     }
 
     fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip> {
+        super::invocations_expressible(subject)?;
         let parsed = ir::parse(&subject.program.wgsl).map_err(|e| Skip(e.to_string()))?;
         let a = parsed
             .analyse(&subject.program.entry)

@@ -211,6 +211,7 @@ impl Operator for Tile {
         if wgsl.contains(PREFIX) {
             return Err(Skip("already tiled".into()));
         }
+        super::invocations_expressible(subject)?;
         let parsed = ir::parse(wgsl).map_err(|e| Skip(e.to_string()))?;
         let analysis = parsed
             .analyse(&program.entry)

@@ -7,10 +7,15 @@
 //! search samples from the space: such a point cannot be right, so it must not cost an
 //! evaluation.
 //!
+//! A point whose launch rule cannot be evaluated (a rule over a parameter, `cdiv(m,
+//! OUTPUTS_PER_WG)`, with a value of 0) is dropped the same way.
+//!
 //! Invariant: every point left satisfies every constraint on every shape the kernel is checked
-//! on, with the same values the pipeline will get.
+//! on, with the same values the pipeline will get, and carries the value of every parameter its
+//! launch rule reads.
 
 use super::Point;
+use kf_runtime::Dispatch;
 use kf_runtime::resolve::ResolvedKernel;
 use std::collections::BTreeMap;
 
@@ -43,21 +48,30 @@ pub fn drop_derived_axes(kernel: &ResolvedKernel, axes: &mut Vec<Vec<Vec<(String
 /// Adds derived values to every point and drops the points that break a constraint; returns
 /// how many were dropped.
 pub fn apply(kernel: &ResolvedKernel, points: &mut Vec<Point>) -> usize {
-    if kernel.derived.is_empty() && kernel.constraints.is_empty() {
+    let launch = &kernel.baseline.dispatch;
+    if kernel.derived.is_empty()
+        && kernel.constraints.is_empty()
+        && launch
+            .size
+            .iter()
+            .all(|e| e.names().all(|n| kernel.sizes.iter().any(|(s, _)| s == n)))
+    {
         return 0;
     }
     let base = baseline_values(kernel);
     let before = points.len();
-    points.retain_mut(|p| complete(kernel, &base, &mut p.constants));
+    points.retain_mut(|p| complete(kernel, &base, launch, &mut p.constants));
     before - points.len()
 }
 
 /// Computes the derived values of a configuration (`constants` over the baseline's values
-/// `base`) into `constants` and checks the constraints on every tune and verify shape; false
-/// when a constraint breaks or an expression cannot be evaluated.
+/// `base`) into `constants`, adds the value of every parameter the launch rule `launch` reads,
+/// and checks the constraints and the launch rule on every tune and verify shape; false when a
+/// constraint breaks or an expression cannot be evaluated.
 pub fn complete(
     kernel: &ResolvedKernel,
     base: &BTreeMap<String, f64>,
+    launch: &Dispatch,
     constants: &mut Vec<(String, f64)>,
 ) -> bool {
     let mut values = base.clone();
@@ -75,19 +89,42 @@ pub fn complete(
             None => constants.push((name.clone(), v as f64)),
         }
     }
-    kernel.constraints.iter().all(|c| {
-        kernel
-            .tune_shapes
-            .iter()
-            .chain(&kernel.verify_shapes)
-            .all(|shape| {
-                let lookup = |n: &str| {
-                    integer(values.get(n).copied())
-                        .or_else(|| shape.get(n).and_then(|v| i64::try_from(*v).ok()))
-                };
-                matches!(c.eval(&lookup), Ok(v) if v != 0)
+    // The launch rule reads its parameters from the program's own constants.
+    for name in launch.size.iter().flat_map(|e| e.names()) {
+        if kernel.sizes.iter().any(|(s, _)| s == name) || constants.iter().any(|(k, _)| k == name) {
+            continue;
+        }
+        match values.get(name) {
+            Some(v) => constants.push((name.to_owned(), *v)),
+            None => return false,
+        }
+    }
+    let shapes = || kernel.tune_shapes.iter().chain(&kernel.verify_shapes);
+    let launches = shapes().all(|shape| {
+        launch.size.iter().all(|e| {
+            e.eval(|n| {
+                shape
+                    .get(n)
+                    .copied()
+                    .or_else(|| integer(values.get(n).copied()).and_then(|v| u64::try_from(v).ok()))
             })
-    })
+            .is_ok()
+        })
+    });
+    launches
+        && kernel.constraints.iter().all(|c| {
+            kernel
+                .tune_shapes
+                .iter()
+                .chain(&kernel.verify_shapes)
+                .all(|shape| {
+                    let lookup = |n: &str| {
+                        integer(values.get(n).copied())
+                            .or_else(|| shape.get(n).and_then(|v| i64::try_from(*v).ok()))
+                    };
+                    matches!(c.eval(&lookup), Ok(v) if v != 0)
+                })
+        })
 }
 
 /// An integral value as `i64` (parameter expressions are integer arithmetic).

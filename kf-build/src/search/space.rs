@@ -41,7 +41,8 @@ pub struct Space {
     pub lifted: bool,
     /// Points to search, the baseline's own configuration excluded.
     pub points: Vec<Point>,
-    /// Points of the product dropped because they break a constraint of the spec.
+    /// Points of the product dropped because they break a constraint of the spec or their launch
+    /// rule cannot be evaluated.
     pub excluded: usize,
 }
 

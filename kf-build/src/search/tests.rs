@@ -461,6 +461,31 @@ fn constants_of(c: &Candidate) -> BTreeMap<String, i64> {
 }
 
 #[test]
+fn a_launch_rule_over_parameters_launches_each_point_with_its_own_values() {
+    let attr = r#"source = "", sizes(n = 8192), bind(x = input(n), y = output(n)),
+        workgroups = (cdiv(n, THREADS * ITEMS)),
+        params(X = [32, 64], Y = [1, 2], THREADS = X * Y, ITEMS = [4, 0, 8])"#;
+    let k = kernel(TEMPLATE, attr);
+    let s = space(&k, &limits(1024));
+    // ITEMS = 0 cannot launch (division by zero): 2 x 2 x 2 points are left, less the baseline.
+    assert_eq!(s.excluded, 4);
+    assert_eq!(s.points.len(), 7);
+    for p in &s.points {
+        let c = candidate(&k, &s, p);
+        let v = constants_of(&c);
+        let counts = c
+            .program
+            .workgroups(|n| (n == "n").then_some(8192), 65535)
+            .unwrap();
+        assert_eq!(
+            u64::from(counts[0]),
+            8192u64.div_ceil((v["X"] * v["Y"] * v["ITEMS"]) as u64),
+            "{v:?}"
+        );
+    }
+}
+
+#[test]
 fn a_constrained_space_holds_only_points_that_meet_every_constraint() {
     // 4 x 4 x 4 = 64 combinations of X, Y and ITEMS; THREADS follows from X and Y. The kernel
     // covers THREADS * ITEMS elements per workgroup and is launched as n / 512 workgroups, so

@@ -41,8 +41,7 @@ pub(crate) struct GpuBench<'a> {
 /// The workgroup counts of `program` on `shape`.
 pub(crate) fn counts(program: &Program, shape: &Shape, max: u32) -> Result<[u32; 3], String> {
     program
-        .dispatch
-        .workgroups(program.workgroup_size, |n| shape.get(n).copied(), max)
+        .workgroups(|n| shape.get(n).copied(), max)
         .map_err(|e| e.to_string())
 }
 

@@ -7,8 +7,9 @@
 //! constraint on every tune and verification shape: a constraint the reference itself breaks is
 //! a mistake in the spec, reported at the constraint.
 //!
-//! Invariant: after resolution every override without an initializer has a baseline value, and
-//! every dimension of the baseline's workgroup size is known.
+//! Invariant: after resolution every override without an initializer has a baseline value, every
+//! parameter the launch rule reads has a baseline constant, and every dimension of the baseline's
+//! workgroup size is known.
 
 use super::{SpecError, shape_text};
 use crate::interface::Interface;
@@ -30,11 +31,13 @@ fn is_integer(ty: &str) -> bool {
 }
 
 /// Checks `params(..)` and `constraints(..)` against `interface` and computes the baseline's
-/// configuration; problems go to `errors`.
+/// configuration; problems go to `errors`. The parameters in `launch` (those the launch rule
+/// reads) get a baseline constant even where the WGSL gives a default.
 pub(super) fn resolve_params(
     spec: &Spec,
     interface: &Interface,
     shapes: &[&Shape],
+    launch: &[&str],
     errors: &mut Vec<SpecError>,
 ) -> Baseline {
     let overrides = || {
@@ -184,6 +187,13 @@ pub(super) fn resolve_params(
                     .hint("a derived value may use overrides with defaults, candidates, or derived earlier in `params(..)`"),
                 ),
             }
+        }
+    }
+    for name in launch {
+        if !constants.iter().any(|(k, _)| k == name)
+            && let Some(v) = values.get(*name)
+        {
+            constants.push(((*name).to_owned(), *v));
         }
     }
     for o in &interface.overrides {

@@ -113,7 +113,7 @@ fn spec_errors_point_at_their_token() {
         &format!("{base} bind(x = input(n), y = inout(n), p = uniform(n, 1.0)), grid = (q)"),
         SAXPY,
         Loc::Dispatch,
-        "size `q`",
+        "`q` is neither a size declared in `sizes(..)` nor a parameter in `params(..)`",
     );
     check_spec_err(
         &format!("{base} bind(x = input(n), y = inout(n), p = uniform(n, 1.0)), params(WG = [1])"),
@@ -379,6 +379,139 @@ fn parameter_mistakes_are_located() {
         TEMPLATE,
         Loc::Constraint(0),
         "`m` is neither an `override` of the WGSL nor a size",
+    );
+}
+
+/// A GEMV computing `OUTPUTS_PER_WG` outputs per workgroup, `SPLIT` lanes per output.
+const GEMV: &str = r#"
+override OUTPUTS_PER_WG: u32;
+override SPLIT: u32 = 2u;
+override ROWS: u32;
+override SCALE: f32 = 1.0;
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<u32>) {
+    let row = w.x * OUTPUTS_PER_WG + l / SPLIT;
+    if (l < ROWS && row < arrayLength(&y) && l % SPLIT == 0u) {
+        y[row] = SCALE * a[row] * x[0];
+    }
+}
+"#;
+
+const GEMV_BIND: &str =
+    r#"source = "", sizes(m = 1000), bind(a = input(m), x = input(m), y = output(m)), "#;
+
+#[test]
+fn a_launch_rule_may_use_parameters_and_the_baseline_carries_their_values() {
+    let k = resolve_attr(
+        &format!(
+            "{GEMV_BIND} workgroups = (cdiv(m, OUTPUTS_PER_WG)), \
+             params(OUTPUTS_PER_WG = [4, 16], ROWS = OUTPUTS_PER_WG * SPLIT)"
+        ),
+        GEMV,
+    )
+    .unwrap();
+    assert_eq!(
+        k.baseline.constants_pairs(),
+        vec![("OUTPUTS_PER_WG", 4.0), ("ROWS", 8.0)]
+    );
+    assert_eq!(
+        k.baseline
+            .workgroups(|n| k.tune_shapes[0].get(n).copied(), 65535),
+        Ok([250, 1, 1])
+    );
+    // A parameter with a WGSL default, and a derived one, get a baseline constant too once the
+    // launch rule reads them; the hash follows.
+    let k2 = resolve_attr(
+        &format!(
+            "{GEMV_BIND} workgroups = (cdiv(m, SPLIT), cdiv(m, ROWS)), \
+             params(OUTPUTS_PER_WG = [4, 16], SPLIT = [2, 4], ROWS = OUTPUTS_PER_WG * SPLIT)"
+        ),
+        GEMV,
+    )
+    .unwrap();
+    assert_eq!(
+        k2.baseline.constants_pairs(),
+        vec![("OUTPUTS_PER_WG", 4.0), ("ROWS", 8.0), ("SPLIT", 2.0)]
+    );
+    assert_eq!(
+        k2.baseline
+            .workgroups(|n| (n == "m").then_some(1000), 65535),
+        Ok([500, 125, 1])
+    );
+    assert_ne!(k.content_hash, k2.content_hash);
+}
+
+#[test]
+fn launch_rule_names_that_are_not_sizes_or_parameters_are_located() {
+    let params = "params(OUTPUTS_PER_WG = [4], ROWS = OUTPUTS_PER_WG)";
+    // An override left out of `params(..)`: the hint says how to tune it.
+    check_spec_err(
+        &format!("{GEMV_BIND} workgroups = (cdiv(m, SPLIT)), {params}"),
+        GEMV,
+        Loc::Dispatch,
+        "tune the override: `params(SPLIT = [..])`",
+    );
+    // A name that is nothing: the hint offers a size or a parameter, and the nearest name.
+    check_spec_err(
+        &format!("{GEMV_BIND} workgroups = (cdiv(m, OUTPUTS_PER_W)), {params}"),
+        GEMV,
+        Loc::Dispatch,
+        "did you mean `OUTPUTS_PER_WG`?",
+    );
+    check_spec_err(
+        &format!("{GEMV_BIND} workgroups = (cdiv(m, T)), {params}"),
+        GEMV,
+        Loc::Dispatch,
+        "an `override T: u32;` in the WGSL with `params(T = [..])`",
+    );
+    match resolve_attr(
+        &format!("{GEMV_BIND} workgroups = (cdiv(m, T)), {params}"),
+        GEMV,
+    ) {
+        Err(ResolveError::Spec(errors)) => {
+            assert_eq!(errors.len(), 1, "{errors:#?}");
+            assert_eq!(errors[0].culprit.as_deref(), Some("T"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // A float parameter cannot count workgroups.
+    check_spec_err(
+        &format!(
+            "{GEMV_BIND} workgroups = (m * SCALE), params(OUTPUTS_PER_WG = [4], ROWS = OUTPUTS_PER_WG, SCALE = [1.0, 2.0])"
+        ),
+        GEMV,
+        Loc::Dispatch,
+        "`override SCALE` is `f32`; a launch rule counts with integers",
+    );
+    // A name that is a size and a parameter at once is ambiguous.
+    check_spec_err(
+        r#"source = "", sizes(m = 1000, SPLIT = 2), bind(a = input(m), x = input(m), y = output(m)),
+           workgroups = (cdiv(m, SPLIT)), params(OUTPUTS_PER_WG = [4], ROWS = OUTPUTS_PER_WG, SPLIT = [2])"#,
+        GEMV,
+        Loc::Dispatch,
+        "`SPLIT` is both a size and a parameter",
+    );
+    // Lengths stay over sizes: every variant runs on the same buffers.
+    check_spec_err(
+        &format!(
+            r#"source = "", sizes(m = 1000), bind(a = input(m), x = input(m), y = output(m * OUTPUTS_PER_WG)),
+               workgroups = (cdiv(m, OUTPUTS_PER_WG)), {params}"#
+        ),
+        GEMV,
+        Loc::BindingLen(2),
+        "only the launch rule may use parameters",
+    );
+    // The baseline's values must launch on every shape.
+    check_spec_err(
+        &format!(
+            "{GEMV_BIND} workgroups = (cdiv(m, OUTPUTS_PER_WG)), params(OUTPUTS_PER_WG = [0, 4], ROWS = OUTPUTS_PER_WG)"
+        ),
+        GEMV,
+        Loc::Dispatch,
+        "division by zero",
     );
 }
 
