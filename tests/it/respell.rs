@@ -6,7 +6,7 @@ use super::operators::{corpus, resolve, verify_plan};
 use kf_build::harness::worker::WorkerProcess;
 use kf_build::harness::{Candidate, EvalRequest, Evaluator};
 use kf_build::operators::reduce::ParallelReduction;
-use kf_build::operators::respell::{Spelling, all_combined};
+use kf_build::operators::respell::{self, Spelling};
 use kf_build::operators::{Subject, Target, apply_canonical, canon};
 use kf_runtime::resolve::ResolvedKernel;
 use kf_tests::*;
@@ -144,16 +144,10 @@ fn respelled_row_reductions_are_reduced_correctly() {
         "log_softmax_loop.wgsl",
         "row_stats_2d.wgsl",
     ];
-    let spellings: Vec<(&str, Box<dyn Fn(&str, &str) -> String>)> = vec![
-        (
-            "max-if",
-            Box::new(|w: &str, e: &str| Spelling::ExtremumIf.apply(w, e)),
-        ),
-        (
-            "max-select",
-            Box::new(|w: &str, e: &str| Spelling::ExtremumSelect.apply(w, e)),
-        ),
-        ("all", Box::new(all_combined)),
+    let spellings = [
+        Some(Spelling::ExtremumIf),
+        Some(Spelling::ExtremumSelect),
+        None,
     ];
     let mut table = String::from("reduce on the adapter, kernel × spelling:\n");
     let mut failures = Vec::new();
@@ -165,8 +159,9 @@ fn respelled_row_reductions_are_reduced_correctly() {
         let text = k.kernel.baseline.wgsl.to_string();
         let entry = k.kernel.baseline.entry.to_string();
         table.push_str(&format!("{:<28}", k.name));
-        for (name, respell) in &spellings {
-            let respelled = respell(&text, &entry);
+        for s in spellings {
+            let name = respell::name(s);
+            let respelled = respell::respell(s, &text, &entry);
             if respelled == text {
                 table.push_str(&format!(" {name}: -"));
                 continue;

@@ -27,6 +27,10 @@ pub enum Spelling {
     ExtremumSelect,
     /// Every `let` and `var` of the entry point renamed.
     Rename,
+    /// The first top-level `if (c) { return; }` of the entry point as an `if (!(c)) { .. }`
+    /// around the statements after it. Not in [`Spelling::ALL`]: it still defeats `coarsen`,
+    /// and `reduce` where one loop counter is shared by several loops.
+    Guard,
 }
 
 impl Spelling {
@@ -49,6 +53,7 @@ impl Spelling {
             Spelling::ExtremumIf => "max-if",
             Spelling::ExtremumSelect => "max-select",
             Spelling::Rename => "rename",
+            Spelling::Guard => "guard",
         }
     }
 
@@ -61,8 +66,22 @@ impl Spelling {
             Spelling::ExtremumIf => map_lines(wgsl, |l| extremum(l, false)),
             Spelling::ExtremumSelect => map_lines(wgsl, |l| extremum(l, true)),
             Spelling::Rename => rename(wgsl, entry),
+            Spelling::Guard => guard(wgsl, entry),
         }
     }
+}
+
+/// `wgsl` in spelling `s`, or in every spelling in turn for `None`.
+pub fn respell(s: Option<Spelling>, wgsl: &str, entry: &str) -> String {
+    match s {
+        Some(s) => s.apply(wgsl, entry),
+        None => all_combined(wgsl, entry),
+    }
+}
+
+/// The name of [`respell`]'s spelling `s`.
+pub fn name(s: Option<Spelling>) -> &'static str {
+    s.map_or("all", Spelling::name)
 }
 
 /// Every spelling applied in turn.
@@ -271,6 +290,66 @@ fn rename(wgsl: &str, entry: &str) -> String {
     format!("{}{out}", &wgsl[..open])
 }
 
+/// `if (c) { return; }` (on one line or three) at the top level of the entry point's body →
+/// `if (!(c)) {` with the rest of the body inside.
+fn guard(wgsl: &str, entry: &str) -> String {
+    let Some(fn_at) = wgsl.find(&format!("fn {entry}(")) else {
+        return wgsl.to_owned();
+    };
+    let Some(open) = wgsl[fn_at..].find('{').map(|o| fn_at + o) else {
+        return wgsl.to_owned();
+    };
+    let Some(close) = wgsl.rfind('}').filter(|&c| c > open) else {
+        return wgsl.to_owned();
+    };
+    // The entry point must be the last function: its `}` is the text's last.
+    let body = &wgsl[open + 1..close];
+    let lines: Vec<&str> = body.split_inclusive('\n').collect();
+    let Some(top) = lines
+        .iter()
+        .find(|l| !l.trim().is_empty() && !l.trim().starts_with("//"))
+        .map(|l| indent(l.trim_end_matches('\n')).to_owned())
+    else {
+        return wgsl.to_owned();
+    };
+    let mut depth = 0i32;
+    let code = |l: &str| l.split("//").next().unwrap_or("").trim().to_owned();
+    for (i, line) in lines.iter().enumerate() {
+        let t = code(line);
+        let at_top = depth == 0 && indent(line.trim_end_matches('\n')) == top;
+        let cond = t.strip_prefix("if").and_then(|rest| {
+            let rest = rest.trim_start();
+            if let Some(c) = rest.strip_suffix("{ return; }") {
+                return Some((c.trim().to_owned(), 1));
+            }
+            let c = rest.strip_suffix('{')?;
+            let next = code(lines.get(i + 1)?);
+            let after = code(lines.get(i + 2)?);
+            (next == "return;" && after == "}").then(|| (c.trim().to_owned(), 3))
+        });
+        if at_top && let Some((c, n)) = cond {
+            let head: String = lines[..i].concat();
+            let rest: String = lines[i + n..]
+                .iter()
+                .map(|l| {
+                    if l.trim().is_empty() {
+                        (*l).to_owned()
+                    } else {
+                        format!("    {l}")
+                    }
+                })
+                .collect();
+            return format!(
+                "{}{{{head}{top}if (!({c})) {{\n{rest}{top}}}\n{}",
+                &wgsl[..open],
+                &wgsl[close..]
+            );
+        }
+        depth += t.matches('{').count() as i32 - t.matches('}').count() as i32;
+    }
+    wgsl.to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,6 +381,14 @@ mod tests {
         assert!(renamed.contains("m_r = max(m_r, v_r);"), "{renamed}");
         assert!(renamed.contains("y.m = m_r;"), "{renamed}");
         assert!(renamed.contains("// twice"), "{renamed}");
+        let guarded = Spelling::Guard.apply(
+            "fn main(a: u32) {\n    if (a >= n) {\n        return;\n    }\n    y[a] = 1.0;\n}\n",
+            "main",
+        );
+        assert_eq!(
+            guarded,
+            "fn main(a: u32) {\n    if (!((a >= n))) {\n        y[a] = 1.0;\n    }\n}\n"
+        );
         let commented = Spelling::Comments.apply(src, "main");
         assert!(
             commented.contains("var m = 0.0; // respelled"),
