@@ -243,7 +243,7 @@ fn a_run_of_several_kernels_tunes_exactly_those_and_resumes_on_them() {
     }
     assert_eq!(
         runs(target.path()),
-        [run_dir.clone()],
+        std::slice::from_ref(&run_dir),
         "resume continues the run"
     );
     assert_eq!(kernel_dirs(), dirs);
