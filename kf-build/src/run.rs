@@ -32,8 +32,11 @@ pub struct RunOptions {
     pub tune_shapes: Vec<String>,
     /// Whether entries already cached were retuned.
     pub force: bool,
-    /// Only this kernel, if one was named.
-    pub kernel: Option<String>,
+    /// Only these kernels (the names `--kernel` selected, its patterns resolved); empty: every
+    /// kernel of the selection. Records written before several were allowed have `kernel`, a name
+    /// or null.
+    #[serde(default, alias = "kernel", deserialize_with = "names")]
+    pub kernels: Vec<String>,
     /// Seconds one candidate evaluation may take, if fixed.
     pub timeout_s: Option<f64>,
     /// Only these offline operators, if restricted.
@@ -52,6 +55,21 @@ pub struct RunOptions {
 
 fn one() -> usize {
     1
+}
+
+/// A list of names, or one name or null (the older `kernel` field).
+fn names<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Names {
+        Many(Vec<String>),
+        One(String),
+    }
+    Ok(match Option::<Names>::deserialize(d)? {
+        None => Vec::new(),
+        Some(Names::One(name)) => vec![name],
+        Some(Names::Many(names)) => names,
+    })
 }
 
 /// `run.json`.
@@ -197,7 +215,7 @@ mod tests {
             gradients: true,
             tune_shapes: vec![],
             force: true,
-            kernel: Some("MATMUL".into()),
+            kernels: vec!["MATMUL".into(), "ROW_SUM".into()],
             timeout_s: None,
             operators: None,
             llm: false,
@@ -220,6 +238,23 @@ mod tests {
         s.finish().unwrap();
         assert!(Run::latest_unfinished(t.path()).is_none());
         assert_eq!(Run::all(t.path()).len(), 2);
+    }
+
+    #[test]
+    fn records_that_name_one_kernel_or_none_still_read() {
+        let mut record = serde_json::to_value(options()).unwrap();
+        let fields = record.as_object_mut().unwrap();
+        assert_eq!(fields["kernels"], serde_json::json!(["MATMUL", "ROW_SUM"]));
+        fields.remove("kernels");
+        for (old, kernels) in [
+            (serde_json::json!("MATMUL"), vec!["MATMUL".to_owned()]),
+            (serde_json::Value::Null, vec![]),
+        ] {
+            fields.insert("kernel".into(), old);
+            let read: RunOptions =
+                serde_json::from_value(serde_json::Value::Object(fields.clone())).unwrap();
+            assert_eq!(read.kernels, kernels);
+        }
     }
 
     #[test]

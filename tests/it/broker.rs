@@ -3,11 +3,13 @@
 //! `tune --broker`; and `tune --worker-cmd` through the stdio worker.
 //!
 //! Workers run in their own process group, so killing one with SIGKILL takes its evaluation
-//! process too, as when a machine dies. Deadlines here are short (`--ack-wait 2`) so that
+//! process too, as when a machine dies; SIGTERM and SIGINT go to the worker alone, which must end
+//! within two seconds in every state (connecting, its broker gone, evaluating, waiting). Deadlines here are short (`--ack-wait 2`) so that
 //! redeliveries happen within seconds.
 
 use kf_tests::{Run, copy_crate, kf, nats_server};
 use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -71,6 +73,14 @@ impl Nats {
         } else {
             format!("nats://{}", self.addr)
         }
+    }
+}
+
+impl Nats {
+    /// Stops the server, as when the broker's machine goes away.
+    fn stop(&mut self) {
+        self.child.kill().expect("nats-server is running");
+        self.child.wait().unwrap();
     }
 }
 
@@ -151,6 +161,52 @@ impl Worker {
             .and_then(|r| r.split_whitespace().next())
             .expect("the ready line names the key")
             .to_owned()
+    }
+
+    /// Sends `signal` (`TERM`, `INT`) to the worker process alone, as a service manager or a
+    /// terminal would.
+    fn signal(&self, signal: &str) {
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -{signal} failed");
+    }
+
+    /// Sends `signal` and asserts that the worker ends cleanly within `limit`.
+    #[track_caller]
+    fn stops_on(&mut self, signal: &str, limit: Duration) {
+        assert!(
+            self.child.try_wait().unwrap().is_none(),
+            "the worker ended before SIG{signal}:\n{}",
+            self.log()
+        );
+        self.signal(signal);
+        let sent = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                sent.elapsed() < limit,
+                "the worker was still running {limit:?} after SIG{signal}:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // Let the reader drain what the worker wrote before it ended.
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(
+            status.code(),
+            Some(0),
+            "SIG{signal} did not stop the worker cleanly ({status}):\n{}",
+            self.log()
+        );
+        assert!(
+            self.log().lines().any(|l| l == "worker stopping"),
+            "{}",
+            self.log()
+        );
     }
 
     /// SIGKILL to the worker and its evaluation process, as when its machine dies.
@@ -767,4 +823,111 @@ fn the_broker_bench_script_needs_only_the_binary_and_nats_server() {
         worker2.contains("reported "),
         "the second worker took nothing:\n{worker2}"
     );
+}
+
+/// How soon a worker must end after SIGTERM or SIGINT, in any state.
+const STOP_WITHIN: Duration = Duration::from_secs(2);
+
+#[test]
+fn a_worker_stops_at_once_on_sigterm_after_its_broker_was_gone_a_minute() {
+    let mut nats = Nats::start(false);
+    let mut w = Worker::start(&nats.url(false), "lonely", &[], &[]);
+    w.ready();
+    nats.stop();
+    // Long enough for the client's reconnect back-off to reach its ceiling and for anything the
+    // worker queued meanwhile to pile up behind the reconnection.
+    std::thread::sleep(Duration::from_secs(60));
+    w.stops_on("TERM", STOP_WITHIN);
+}
+
+#[test]
+fn a_worker_stops_at_once_on_sigint_while_it_connects() {
+    // A "broker" that accepts the connection and never says a word: the client waits for the
+    // server's greeting (up to its connection timeout, far longer than the limit here).
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    silent.set_nonblocking(true).unwrap();
+    let url = format!("nats://{}", silent.local_addr().unwrap());
+    let mut w = Worker::start(&url, "hopeful", &[], &[]);
+    let started = Instant::now();
+    let _held = loop {
+        match silent.accept() {
+            Ok((stream, _)) => break stream,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => panic!("accept failed: {e}"),
+        }
+        if let Ok(Some(status)) = w.child.try_wait() {
+            panic!(
+                "the worker ended ({status}) before it connected:\n{}",
+                w.log()
+            );
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "the worker did not connect:\n{}",
+            w.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    w.stops_on("INT", STOP_WITHIN);
+}
+
+#[test]
+fn a_worker_stopped_mid_evaluation_hands_its_request_to_another() {
+    let nats = Nats::start(false);
+    let url = nats.url(false);
+    // Worker a hangs on the first candidate it takes; worker b starts once a has stopped.
+    let mut a = Worker::start(&url, "a", &[], &[("KERNELFOUNDRY_TEST_FAULT", "hang:v")]);
+    a.ready();
+    let dir = copy_crate("examples/quickstart");
+    let target = tempfile::tempdir().unwrap();
+    let tuner = tune(
+        dir.path(),
+        target.path(),
+        // The tune waits for worker b however long b takes to start on a loaded machine.
+        &[
+            "--broker",
+            &url,
+            "--broker-timeout",
+            "600",
+            "--kernel",
+            "SAXPY",
+            "--budget",
+            "4",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let took = a.wait_for("a candidate taken", Duration::from_secs(180), |l| {
+        l.starts_with("took ") && l.contains(" v")
+    });
+    a.stops_on("TERM", STOP_WITHIN);
+    let id = took
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(':');
+    assert!(!a.log().contains(&format!("reported {id}:")), "{}", a.log());
+    let mut b = Worker::start(&url, "b", &[], &[]);
+    b.ready();
+    let out: Run = tuner.wait_with_output().unwrap().into();
+    assert_eq!(
+        out.code,
+        Some(0),
+        "{}\n--- worker b\n{}",
+        out.dump(),
+        b.log()
+    );
+    assert!(
+        b.log()
+            .lines()
+            .any(|l| l.starts_with(&format!("took {id}: ")) && l.ends_with("(delivery 2)")),
+        "worker b did not get {id} again:\n{}",
+        b.log()
+    );
+    assert!(b.log().contains(&format!("reported {id}:")), "{}", b.log());
+    assert_unique_journal(target.path());
+    // Waiting for the next request, with the broker up.
+    b.stops_on("TERM", STOP_WITHIN);
 }

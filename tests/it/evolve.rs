@@ -1,5 +1,6 @@
 //! The evolution engine end to end: a quality-diversity tune that is killed with SIGKILL and
-//! resumed, on the real binary and adapter.
+//! resumed, and a run of several `--kernel`s resumed on the same kernels, on the real binary and
+//! adapter.
 
 use kf_tests::*;
 use std::collections::HashSet;
@@ -130,4 +131,125 @@ fn a_killed_qd_tune_resumes_without_evaluating_anything_twice() {
     )
     .unwrap();
     assert_eq!(run_json["finished"], true);
+}
+
+#[test]
+fn a_run_of_several_kernels_tunes_exactly_those_and_resumes_on_them() {
+    let dir = copy_crate("examples/quickstart");
+    let manifest = dir.path().join("Cargo.toml");
+    let target = tempfile::tempdir().unwrap();
+    let cmd = |args: &[&str]| {
+        let mut c = kf(args);
+        c.arg("--manifest-path")
+            .arg(&manifest)
+            .env("CARGO_TARGET_DIR", target.path());
+        c
+    };
+    let names = |report: &serde_json::Value| -> Vec<String> {
+        report["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    // A name the workspace lacks, or a pattern that matches nothing, is refused before any GPU
+    // work, listing the kernels there are.
+    for (wanted, message) in [
+        ("SAXPI", "no kernel named `SAXPI`"),
+        ("CONV*", "no kernel matches `CONV*`"),
+    ] {
+        let r = run(&mut cmd(&["tune", "--kernel", "SAXPY", "--kernel", wanted]));
+        assert_eq!(r.code, Some(2), "{}", r.dump());
+        assert!(
+            r.stderr.contains(message) && r.stderr.contains("SAXPY, SOFTMAX, MATMUL"),
+            "{}",
+            r.dump()
+        );
+    }
+    assert!(runs(target.path()).is_empty(), "a refused tune left a run");
+
+    // One name and one pattern, on small shapes with a tiny budget: SAXPY and SOFTMAX, never
+    // MATMUL.
+    let tune = [
+        "tune",
+        "--kernel",
+        "SAXPY",
+        "--kernel",
+        "SOFT*",
+        "--budget",
+        "2",
+        "--force",
+        "--json",
+        "--tune-shape",
+        "SAXPY:n=1024",
+        "--tune-shape",
+        "SOFTMAX:rows=16,cols=64",
+    ];
+    let first = run_ok(&mut cmd(&tune));
+    assert_eq!(
+        names(&first.json()),
+        ["SAXPY", "SOFTMAX"],
+        "{}",
+        first.dump()
+    );
+    let [run_dir] = runs(target.path()).try_into().unwrap();
+    let record = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap()).unwrap()
+    };
+    assert_eq!(
+        record()["options"]["kernels"],
+        serde_json::json!(["SAXPY", "SOFTMAX"])
+    );
+    assert_eq!(record()["finished"], true);
+    let kernel_dirs = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&run_dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let dirs = kernel_dirs();
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    assert!(
+        dirs[0].starts_with("SAXPY-") && dirs[1].starts_with("SOFTMAX-"),
+        "{dirs:?}"
+    );
+
+    // As if the tune had been killed after SAXPY: SOFTMAX's search is gone and the run is not
+    // finished. The resumed run tunes the same two kernels (SOFTMAX from scratch), in the same
+    // run directory, without being told which.
+    std::fs::remove_dir_all(run_dir.join(&dirs[1])).unwrap();
+    let mut unfinished = record();
+    unfinished["finished"] = serde_json::Value::Bool(false);
+    std::fs::write(
+        run_dir.join("run.json"),
+        serde_json::to_string_pretty(&unfinished).unwrap(),
+    )
+    .unwrap();
+    let resumed = run_ok(&mut cmd(&["tune", "--resume", "--json"]));
+    let report = resumed.json();
+    assert_eq!(names(&report), ["SAXPY", "SOFTMAX"], "{}", resumed.dump());
+    for k in report["kernels"].as_array().unwrap() {
+        assert!(
+            k["status"] == "tuned" || k["status"] == "baseline-best",
+            "{k}\n{}",
+            resumed.dump()
+        );
+    }
+    assert_eq!(
+        runs(target.path()),
+        std::slice::from_ref(&run_dir),
+        "resume continues the run"
+    );
+    assert_eq!(kernel_dirs(), dirs);
+    assert_eq!(
+        record()["options"]["kernels"],
+        serde_json::json!(["SAXPY", "SOFTMAX"])
+    );
+    assert_eq!(record()["finished"], true);
 }

@@ -225,7 +225,7 @@ fn run_options() -> RunOptions {
         gradients: true,
         tune_shapes: vec![],
         force: false,
-        kernel: None,
+        kernels: vec![],
         timeout_s: None,
         operators: None,
         llm: false,

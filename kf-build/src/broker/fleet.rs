@@ -41,7 +41,7 @@ pub struct Target {
 impl Fleet {
     /// Connects to the broker at `address`.
     pub fn connect(address: BrokerAddress) -> Result<Fleet, BrokerError> {
-        let broker = Broker::connect(address, "kernelfoundry tune")?;
+        let broker = Broker::connect(address, "kernelfoundry tune", super::StopOn::Never)?;
         Ok(Fleet {
             broker: Arc::new(broker),
         })

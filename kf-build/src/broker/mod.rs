@@ -13,6 +13,7 @@
 //!   once so that several workers evaluate it in parallel.
 //! - [`worker`]: the worker's side, which runs every request in the killable local worker process
 //!   (`harness::worker::WorkerProcess`), exactly like a local tune.
+//! - [`stop`]: SIGTERM and SIGINT stop a worker at once in every state, the broker gone included.
 //!
 //! Invariants:
 //! - A request is acknowledged only after its report was stored by the broker: a worker killed
@@ -29,6 +30,7 @@
 pub mod address;
 pub mod fleet;
 pub mod protocol;
+pub(crate) mod stop;
 pub mod worker;
 
 pub use address::BrokerAddress;
@@ -38,6 +40,7 @@ use async_nats::jetstream::{self, stream};
 use futures_util::StreamExt;
 use protocol::Announcement;
 use std::time::Duration;
+use stop::Stop;
 
 /// What can go wrong with the broker.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +79,9 @@ pub enum BrokerError {
         /// What does announce itself, as `; workers announce …`.
         known: String,
     },
+    /// A signal stopped the worker before it was connected.
+    #[error("stopped by a signal before the broker answered")]
+    Stopped,
     /// The workers speak another protocol.
     #[error("{0}")]
     Protocol(String),
@@ -91,11 +97,27 @@ pub(crate) struct Broker {
     js: jetstream::Context,
     address: BrokerAddress,
     streams: Streams,
+    /// Set by a signal when connected with [`StopOn::Signals`].
+    stop: Stop,
+}
+
+/// What stops a broker connection's work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StopOn {
+    /// Nothing (the tuner, which handles Ctrl-C itself).
+    Never,
+    /// SIGTERM or SIGINT, from before the connection is opened (a worker).
+    Signals,
 }
 
 impl Broker {
-    /// Connects to `address` as `name` and makes sure the streams exist.
-    pub(crate) fn connect(address: BrokerAddress, name: &str) -> Result<Broker, BrokerError> {
+    /// Connects to `address` as `name` and makes sure the streams exist; with
+    /// [`StopOn::Signals`], a signal meanwhile gives [`BrokerError::Stopped`] at once.
+    pub(crate) fn connect(
+        address: BrokerAddress,
+        name: &str,
+        stop_on: StopOn,
+    ) -> Result<Broker, BrokerError> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("kf-broker")
@@ -105,6 +127,16 @@ impl Broker {
                 url: address.to_string(),
                 message: format!("cannot start the async runtime: {e}"),
             })?;
+        let stop = match stop_on {
+            StopOn::Never => Stop::never(),
+            StopOn::Signals => {
+                let _inside = rt.enter();
+                Stop::on_signals().map_err(|e| BrokerError::Connect {
+                    url: address.to_string(),
+                    message: format!("cannot listen for signals: {e}"),
+                })?
+            }
+        };
         let mut options = async_nats::ConnectOptions::new()
             .name(name)
             .connection_timeout(Duration::from_secs(10))
@@ -125,25 +157,43 @@ impl Broker {
         if let Some(ca) = &address.ca {
             options = options.add_root_certificates(ca.clone());
         }
-        let client = rt
-            .block_on(options.connect(address.servers.as_slice()))
-            .map_err(|e| BrokerError::Connect {
-                url: address.to_string(),
-                message: address.redact(&e.to_string()),
-            })?;
-        let js = {
+        let connected = rt.block_on(async {
+            let client = stop
+                .until(options.connect(address.servers.as_slice()))
+                .await
+                .ok_or(BrokerError::Stopped)?
+                .map_err(|e| BrokerError::Connect {
+                    url: address.to_string(),
+                    message: address.redact(&e.to_string()),
+                })?;
             // The context spawns its acknowledgement task on the runtime.
-            let _inside = rt.enter();
-            jetstream::new(client.clone())
-        };
-        let streams = rt.block_on(create_streams(&js, &address))?;
-        Ok(Broker {
-            rt,
-            client,
-            js,
-            address,
-            streams,
-        })
+            let js = jetstream::new(client.clone());
+            let streams = stop
+                .until(create_streams(&js, &address))
+                .await
+                .ok_or(BrokerError::Stopped)??;
+            Ok((client, js, streams))
+        });
+        match connected {
+            Ok((client, js, streams)) => Ok(Broker {
+                rt,
+                client,
+                js,
+                address,
+                streams,
+                stop,
+            }),
+            Err(e) => {
+                // A connection attempt may still be resolving the host in a blocking thread.
+                rt.shutdown_background();
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the client is connected now (not reconnecting).
+    pub(crate) fn connected(&self) -> bool {
+        self.client.connection_state() == async_nats::connection::State::Connected
     }
 
     /// The error of a failed operation, redacted.

@@ -8,11 +8,16 @@
 //! (extending the acknowledgement deadline) and tells the tuner the same; then it publishes the
 //! report, waits until the broker has stored it, and only then acknowledges the request.
 //!
+//! SIGTERM or SIGINT stop it within about a second whatever it is doing, the broker gone or not
+//! ([`super::stop`]): a request it is evaluating or answering is handed back (or, with the broker
+//! gone, comes back when its acknowledgement deadline passes) and runs again on another worker.
+//!
 //! Invariant: nothing is acknowledged before its report is stored; a request delivered more than
 //! the bound allows is answered with a crash report instead of being run again.
 
 use super::protocol::{self, Announcement, Envelope, Notice, Reply};
-use super::{Broker, BrokerAddress, BrokerError};
+use super::stop::FAREWELL;
+use super::{Broker, BrokerAddress, BrokerError, StopOn};
 use crate::harness::worker::{FAULT_ENV, WorkerProcess};
 use crate::harness::{Ceilings, EvalReport, Evaluator, PROTOCOL_VERSION};
 use async_nats::jetstream::{self, AckKind, consumer};
@@ -79,7 +84,8 @@ pub enum WorkerEvent<'a> {
     Stopping,
 }
 
-/// Serves evaluations from the broker at `address` on `local`'s adapter until interrupted.
+/// Serves evaluations from the broker at `address` on `local`'s adapter until SIGTERM or SIGINT,
+/// which stop it within about a second in every state (see [`super::stop`]).
 pub fn serve(
     address: BrokerAddress,
     local: WorkerProcess,
@@ -88,7 +94,18 @@ pub fn serve(
     mut on_event: impl FnMut(WorkerEvent<'_>),
 ) -> Result<(), BrokerError> {
     let name = protocol::token(&options.name);
-    let broker = Broker::connect(address, &format!("kernelfoundry worker {name}"))?;
+    let broker = match Broker::connect(
+        address,
+        &format!("kernelfoundry worker {name}"),
+        StopOn::Signals,
+    ) {
+        Ok(b) => b,
+        Err(BrokerError::Stopped) => {
+            on_event(WorkerEvent::Stopping);
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
     let result = broker
         .rt
         .block_on(run(&broker, local, ceilings, options, &name, &mut on_event));
@@ -107,13 +124,12 @@ async fn run(
     name: &str,
     on_event: &mut impl FnMut(WorkerEvent<'_>),
 ) -> Result<(), BrokerError> {
+    let stop = &broker.stop;
     let adapter = local.adapter().clone();
     let key = adapter.key.clone();
     let consumer_name = protocol::consumer_name(&key);
-    let consumer: consumer::PullConsumer = broker
-        .streams
-        .eval
-        .get_or_create_consumer(
+    let consumer = stop
+        .until(broker.streams.eval.get_or_create_consumer(
             &consumer_name,
             consumer::pull::Config {
                 durable_name: Some(consumer_name.clone()),
@@ -124,9 +140,14 @@ async fn run(
                 max_deliver: i64::from(options.max_deliveries.max(1)) + 1,
                 ..Default::default()
             },
-        )
-        .await
-        .map_err(|e| broker.fail("creating the request consumer", e))?;
+        ))
+        .await;
+    let Some(consumer) = consumer else {
+        on_event(WorkerEvent::Stopping);
+        return Ok(());
+    };
+    let consumer: consumer::PullConsumer =
+        consumer.map_err(|e| broker.fail("creating the request consumer", e))?;
     let config = consumer.cached_info().config.clone();
     let runs = if config.max_deliver > 1 {
         u32::try_from(config.max_deliver - 1).unwrap_or(u32::MAX)
@@ -152,12 +173,10 @@ async fn run(
     let payload: bytes::Bytes = serde_json::to_vec(&announcement)
         .expect("announcements serialize")
         .into();
-    announce(broker, &subject, payload.clone())
-        .await
-        .map_err(|e| broker.fail("announcing the worker", e))?;
     let heartbeat = {
         let js = broker.js.clone();
         let subject = subject.clone();
+        let payload = payload.clone();
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(protocol::HEARTBEAT).await;
@@ -167,18 +186,68 @@ async fn run(
             }
         })
     };
+    // From here on the fleet may know this worker: every way out goes through the farewell.
+    let served = serve_requests(
+        broker,
+        &consumer,
+        local,
+        &announcement,
+        &subject,
+        payload,
+        on_event,
+    )
+    .await;
+    if served.is_ok() {
+        on_event(WorkerEvent::Stopping);
+    }
+    heartbeat.abort();
+    // Leave the fleet at once instead of when the announcement expires (which it does anyway
+    // when the broker is gone or does not answer within the farewell).
+    if broker.connected() {
+        let _ = tokio::time::timeout(
+            FAREWELL / 2,
+            broker.streams.workers.purge().filter(subject.as_str()),
+        )
+        .await;
+    }
+    served
+}
+
+/// Announces the worker, then takes and answers requests until the stop flag is set.
+async fn serve_requests(
+    broker: &Broker,
+    consumer: &consumer::PullConsumer,
+    local: WorkerProcess,
+    announcement: &Announcement,
+    subject: &str,
+    payload: bytes::Bytes,
+    on_event: &mut impl FnMut(WorkerEvent<'_>),
+) -> Result<(), BrokerError> {
+    let stop = &broker.stop;
+    let name = announcement.worker.as_str();
+    let runs = announcement.max_deliveries;
+    let Some(announced) = stop.until(announce(broker, subject, payload)).await else {
+        return Ok(());
+    };
+    announced.map_err(|e| broker.fail("announcing the worker", e))?;
+    let ack_wait = consumer.cached_info().config.ack_wait;
     on_event(WorkerEvent::Ready {
-        announcement: &announcement,
+        announcement,
         address: &broker.address,
-        ack_wait: config.ack_wait,
+        ack_wait,
     });
     let abort_on = std::env::var(FAULT_ENV)
         .ok()
         .and_then(|f| f.strip_prefix("worker-abort:").map(str::to_owned));
     let mut local = Some(local);
-    let shutdown = shutdown_signal();
-    tokio::pin!(shutdown);
-    loop {
+    // Every await below races the stop flag (`stop.until`): a call to a broker that is gone can
+    // wait as long as the broker stays away.
+    while !stop.is_set() {
+        if !broker.connected() {
+            // Reconnecting: a fetch now would only queue behind the reconnection.
+            stop.until(tokio::time::sleep(RECONNECT_POLL)).await;
+            continue;
+        }
         let next = async {
             let mut batch = consumer
                 .fetch()
@@ -188,9 +257,8 @@ async fn run(
                 .await?;
             batch.next().await.transpose()
         };
-        let message = tokio::select! {
-            _ = &mut shutdown => break,
-            m = next => m,
+        let Some(message) = stop.until(next).await else {
+            break;
         };
         let message = match message {
             Ok(Some(m)) => m,
@@ -201,7 +269,7 @@ async fn run(
                         .address
                         .redact(&format!("cannot fetch a request: {e}")),
                 ));
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                stop.until(tokio::time::sleep(Duration::from_secs(1))).await;
                 continue;
             }
         };
@@ -215,7 +283,7 @@ async fn run(
                 on_event(WorkerEvent::Trouble(format!(
                     "dropping an unreadable request: {e}"
                 )));
-                let _ = message.ack_with(AckKind::Term).await;
+                stop.until(message.ack_with(AckKind::Term)).await;
                 continue;
             }
         };
@@ -230,8 +298,8 @@ async fn run(
                     envelope.protocol
                 ),
             };
-            if publish_reply(broker, &envelope, &reply).await.is_ok() {
-                let _ = message.double_ack().await;
+            if let Some(Ok(())) = stop.until(publish_reply(broker, &envelope, &reply)).await {
+                stop.until(message.double_ack()).await;
             }
             continue;
         }
@@ -265,15 +333,17 @@ async fn run(
             let notice: bytes::Bytes = serde_json::to_vec(&notice)
                 .expect("notices serialize")
                 .into();
-            let _ = broker
-                .client
-                .publish(envelope.notice.clone(), notice.clone())
-                .await;
+            stop.until(
+                broker
+                    .client
+                    .publish(envelope.notice.clone(), notice.clone()),
+            )
+            .await;
             let keepalive = {
                 let message = message.clone();
                 let client = broker.client.clone();
                 let to = envelope.notice.clone();
-                let every = (config.ack_wait / 3)
+                let every = (ack_wait / 3)
                     .min(protocol::HEARTBEAT)
                     .max(Duration::from_millis(200));
                 tokio::spawn(async move {
@@ -292,15 +362,19 @@ async fn run(
                 let report = worker.evaluate(&job);
                 (worker, report)
             });
-            let outcome = tokio::select! {
-                _ = &mut shutdown => None,
-                r = evaluation => Some(r),
-            };
+            let outcome = stop.until(evaluation).await;
             keepalive.abort();
             match outcome {
                 None => {
-                    // Stopped mid-evaluation: hand the request back at once.
-                    let _ = message.ack_with(AckKind::Nak(None)).await;
+                    // Stopped mid-evaluation: hand the request back at once, if the broker
+                    // listens; otherwise it comes back when its acknowledgement deadline passes.
+                    if broker.connected() {
+                        let _ = tokio::time::timeout(
+                            FAREWELL / 2,
+                            message.ack_with(AckKind::Nak(None)),
+                        )
+                        .await;
+                    }
                     break;
                 }
                 Some(Err(e)) => {
@@ -320,16 +394,22 @@ async fn run(
             delivery,
             report: Box::new(report.clone()),
         };
-        match publish_reply(broker, &envelope, &reply).await {
-            Ok(()) => match message.double_ack().await {
-                Ok(()) => on_event(WorkerEvent::Reported {
+        // Stopped while answering: the request is not acknowledged, so the broker hands it out
+        // again (and a report stored meanwhile makes the second answer a dropped duplicate).
+        let Some(published) = stop.until(publish_reply(broker, &envelope, &reply)).await else {
+            break;
+        };
+        match published {
+            Ok(()) => match stop.until(message.double_ack()).await {
+                None => break,
+                Some(Ok(())) => on_event(WorkerEvent::Reported {
                     id: &envelope.id,
                     report: &report,
                     seconds: started.elapsed().as_secs_f64(),
                 }),
                 // The report is stored; the request comes back later and its second answer is
                 // dropped as a duplicate.
-                Err(e) => on_event(WorkerEvent::Trouble(broker.address.redact(&format!(
+                Some(Err(e)) => on_event(WorkerEvent::Trouble(broker.address.redact(&format!(
                     "the acknowledgement of {} failed: {e}",
                     envelope.id
                 )))),
@@ -340,16 +420,15 @@ async fn run(
                     "the report of {} was not stored ({e}); the request stays queued",
                     envelope.id
                 ))));
-                let _ = message.ack_with(AckKind::Nak(None)).await;
+                stop.until(message.ack_with(AckKind::Nak(None))).await;
             }
         }
     }
-    on_event(WorkerEvent::Stopping);
-    heartbeat.abort();
-    // Leave the fleet at once instead of when the announcement expires.
-    let _ = broker.streams.workers.purge().filter(subject).await;
     Ok(())
 }
+
+/// How often a worker whose broker is gone looks whether the client reconnected.
+const RECONNECT_POLL: Duration = Duration::from_millis(250);
 
 async fn announce(
     broker: &Broker,
@@ -396,28 +475,5 @@ async fn publish_reply(
                 tokio::time::sleep(Duration::from_millis(250 << tries)).await;
             }
         }
-    }
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -20,9 +20,8 @@ use std::time::{Duration, Instant};
 pub(crate) struct AblateArgs {
     #[command(flatten)]
     workspace: WorkspaceArgs,
-    /// Only these kernels (may be repeated). Default: every marked kernel of the selection.
-    #[arg(long, value_name = "NAME")]
-    kernel: Vec<String>,
+    #[command(flatten)]
+    kernels: super::KernelArgs,
     #[command(flatten)]
     adapter: AdapterArgs,
     /// Candidate evaluations per search (the same for every strategy).
@@ -122,9 +121,7 @@ fn at(curve: &[f64], fraction: f64, budget: u64) -> f64 {
 pub(crate) fn run(args: AblateArgs) -> anyhow::Result<i32> {
     let (ws, mut found) = args.workspace.discover()?;
     let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
-    if !args.kernel.is_empty() {
-        found.retain(|f| args.kernel.contains(&f.name));
-    }
+    args.kernels.select(&mut found)?;
     if found.is_empty() {
         anyhow::bail!("no marked kernel matches the selection");
     }

@@ -14,10 +14,8 @@ use std::time::Duration;
 pub(crate) struct BenchArgs {
     #[command(flatten)]
     workspace: WorkspaceArgs,
-    /// Only these kernels (static names; may be repeated). Default: every marked kernel of the
-    /// selection.
-    #[arg(long, value_name = "NAME")]
-    kernel: Vec<String>,
+    #[command(flatten)]
+    kernels: super::KernelArgs,
     #[command(flatten)]
     adapter: AdapterArgs,
     /// Timed samples of the baseline and each program per shape (interleaved in pairs).
@@ -50,15 +48,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
         );
     }
     let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
-    if !args.kernel.is_empty() {
-        if let Some(missing) = args.kernel.iter().find(|k| !names.contains(k)) {
-            anyhow::bail!(
-                "no kernel named `{missing}`; the workspace has: {}",
-                names.join(", ")
-            );
-        }
-        found.retain(|f| args.kernel.contains(&f.name));
-    }
+    args.kernels.select(&mut found)?;
     args.shapes.check(&found, &names)?;
     // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
     crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;

@@ -170,6 +170,64 @@ pub(crate) fn drop_skipped(
     Ok(())
 }
 
+/// The `--kernel` option of the verbs that run on some of the workspace's kernels (tune, bench,
+/// ablate): one selection, so that the verbs agree on what a name or pattern means.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct KernelArgs {
+    /// Only these kernels: a static name (e.g. SAXPY) or a glob pattern over the names (`*` any
+    /// characters, `?` one, `[..]` a set, e.g. 'GEMM*'; quote it for the shell). May be repeated;
+    /// an unknown name or a pattern that matches nothing is an error. Default: every marked
+    /// kernel of the selection.
+    #[arg(long = "kernel", value_name = "NAME|PATTERN")]
+    pub(crate) kernels: Vec<String>,
+}
+
+impl KernelArgs {
+    /// Keeps the kernels of `found` that `--kernel` selects, in their discovery order (all when
+    /// none is given).
+    pub(crate) fn select(&self, found: &mut Vec<crate::discover::Found>) -> anyhow::Result<()> {
+        let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
+        let keep = select_names(&names, &self.kernels).map_err(anyhow::Error::msg)?;
+        let mut keep = keep.into_iter();
+        found.retain(|_| keep.next().unwrap_or(false));
+        Ok(())
+    }
+}
+
+/// Which of `names` the `wanted` names and glob patterns select (all when `wanted` is empty);
+/// the error names the first entry that selects nothing and lists `names`.
+fn select_names(names: &[&str], wanted: &[String]) -> Result<Vec<bool>, String> {
+    if wanted.is_empty() {
+        return Ok(vec![true; names.len()]);
+    }
+    let mut keep = vec![false; names.len()];
+    let listed = names;
+    for w in wanted {
+        let pattern = glob::Pattern::new(w).map_err(|e| {
+            format!(
+                "`{w}` is neither a kernel name nor a glob pattern ({e}); the workspace has: {}",
+                listed.join(", ")
+            )
+        })?;
+        let mut hit = false;
+        for (k, name) in keep.iter_mut().zip(names) {
+            if pattern.matches(name) {
+                *k = true;
+                hit = true;
+            }
+        }
+        if !hit {
+            let what = if glob::Pattern::escape(w) == *w {
+                format!("no kernel named `{w}`")
+            } else {
+                format!("no kernel matches `{w}`")
+            };
+            return Err(format!("{what}; the workspace has: {}", listed.join(", ")));
+        }
+    }
+    Ok(keep)
+}
+
 /// The `--tune-shape` option of the verbs that run kernels (tune, bench, ablate, eval).
 #[derive(Args, Debug, Clone, Default)]
 pub(crate) struct ShapeArgs {
@@ -294,6 +352,43 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cargo::command().debug_assert();
+    }
+
+    #[test]
+    fn kernels_are_selected_by_name_and_by_pattern() {
+        let names = ["GEMM", "GEMM_T", "SAXPY", "SOFTMAX"];
+        let pick = |wanted: &[&str]| {
+            let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
+            select_names(&names, &wanted).map(|keep| {
+                names
+                    .iter()
+                    .zip(keep)
+                    .filter(|(_, k)| *k)
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(pick(&[]).unwrap(), names);
+        assert_eq!(pick(&["SAXPY", "GEMM"]).unwrap(), ["GEMM", "SAXPY"]);
+        assert_eq!(pick(&["GEMM*"]).unwrap(), ["GEMM", "GEMM_T"]);
+        assert_eq!(pick(&["S*", "S?XPY"]).unwrap(), ["SAXPY", "SOFTMAX"]);
+        let e = pick(&["SAXPY", "GEMV"]).unwrap_err();
+        assert_eq!(
+            e,
+            "no kernel named `GEMV`; the workspace has: GEMM, GEMM_T, SAXPY, SOFTMAX"
+        );
+        let e = pick(&["CONV*"]).unwrap_err();
+        assert!(
+            e.starts_with("no kernel matches `CONV*`; the workspace has: GEMM"),
+            "{e}"
+        );
+        let e = pick(&["[GEMM"]).unwrap_err();
+        assert!(
+            e.contains("neither a kernel name nor a glob pattern"),
+            "{e}"
+        );
+        // Names are case-sensitive, as the statics are.
+        assert!(pick(&["saxpy"]).is_err());
     }
 
     #[test]

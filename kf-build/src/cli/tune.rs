@@ -18,9 +18,8 @@ use std::time::Duration;
 pub(crate) struct TuneArgs {
     #[command(flatten)]
     workspace: WorkspaceArgs,
-    /// Only the kernel with this static name (e.g. SAXPY).
-    #[arg(long, value_name = "NAME")]
-    kernel: Option<String>,
+    #[command(flatten)]
+    kernels: super::KernelArgs,
     #[command(flatten)]
     adapter: AdapterArgs,
     /// Candidate evaluations per kernel (the final verification of the best is extra).
@@ -180,7 +179,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         args.no_gradients = !o.gradients;
         args.shapes.tune_shapes = o.tune_shapes.clone();
         args.force = o.force;
-        args.kernel = o.kernel.clone();
+        args.kernels.kernels = o.kernels.clone();
         args.timeout = o.timeout_s;
         args.operators = o.operators.clone();
         args.llm = o.llm;
@@ -212,15 +211,15 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         );
     }
     let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
-    if let Some(name) = &args.kernel {
-        found.retain(|f| f.name == *name);
-        if found.is_empty() {
-            anyhow::bail!(
-                "no kernel named `{name}`; the workspace has: {}",
-                names.join(", ")
-            );
-        }
-    }
+    args.kernels.select(&mut found)?;
+    // The run records the names, not the patterns, so that a resumed run tunes the same kernels.
+    let selected: Vec<String> = if args.kernels.kernels.is_empty() {
+        Vec::new()
+    } else {
+        let mut selected: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
+        selected.dedup();
+        selected
+    };
     args.shapes.check(&found, &names)?;
     if let Some(names) = &args.operators {
         let known: Vec<&str> = crate::operators::all().iter().map(|o| o.name()).collect();
@@ -373,7 +372,7 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
                     gradients: options.gradients,
                     tune_shapes: options.tune_shapes.clone(),
                     force: options.force,
-                    kernel: args.kernel.clone(),
+                    kernels: selected.clone(),
                     timeout_s: options.timeout,
                     operators: options.operators.clone(),
                     llm: options.llm.is_some(),

@@ -147,7 +147,7 @@ fn tune(root: &Path, target: &Path) -> crate::tune::KernelResult {
             gradients: true,
             tune_shapes: vec![],
             force: true,
-            kernel: None,
+            kernels: vec![],
             timeout_s: None,
             operators: None,
             llm: false,
