@@ -98,9 +98,9 @@ fn operators() -> Vec<Box<dyn Operator>> {
     ]
 }
 
-#[test]
-fn every_rewrite_of_the_corpus_is_correct_on_the_adapter() {
-    let mut worker = WorkerProcess::start_with(
+/// A worker on the default adapter and the rewrite target it reports; fails loudly without one.
+pub(crate) fn worker_and_target() -> (WorkerProcess, Target) {
+    let worker = WorkerProcess::start_with(
         bin(),
         kf_build::gpu::AdapterSelector::default(),
         Duration::from_secs(120),
@@ -111,6 +111,12 @@ fn every_rewrite_of_the_corpus_is_correct_on_the_adapter() {
         limits: adapter.limits.clone(),
         features: adapter.features.clone(),
     };
+    (worker, target)
+}
+
+#[test]
+fn every_rewrite_of_the_corpus_is_correct_on_the_adapter() {
+    let (mut worker, target) = worker_and_target();
     let corpus = corpus();
     let mut failures = Vec::new();
     let mut evaluated = 0;

@@ -10,22 +10,8 @@ use kf_build::operators::respell::{self, Spelling};
 use kf_build::operators::{Subject, Target, apply_canonical, canon};
 use kf_runtime::resolve::ResolvedKernel;
 use kf_tests::*;
-use std::time::Duration;
 
-fn worker() -> (WorkerProcess, Target) {
-    let worker = WorkerProcess::start_with(
-        bin(),
-        kf_build::gpu::AdapterSelector::default(),
-        Duration::from_secs(120),
-    )
-    .expect("a worker on the default adapter (install mesa-vulkan-drivers for lavapipe)");
-    let adapter = worker.adapter().clone();
-    let target = Target {
-        limits: adapter.limits.clone(),
-        features: adapter.features.clone(),
-    };
-    (worker, target)
-}
+use crate::operators::worker_and_target as worker;
 
 /// The reduction's rewrites of `kernel` (through its canonical form, as the search applies
 /// operators), each evaluated; the failures, and how many rewrites there were.
