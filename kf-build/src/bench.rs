@@ -22,6 +22,8 @@
 //!
 //! Nothing here prints or writes files; the command line prints what this returns.
 
+pub mod against;
+
 use crate::discover::Found;
 use crate::harness::{
     Candidate, Ceilings, EvalReport, EvalRequest, Evaluator, Roofline, ShapeTime,
@@ -558,6 +560,9 @@ pub struct BenchReport {
     /// The adapter key whose entries were measured, when not the adapter's own (`--entries-for`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entries_for: Option<String>,
+    /// The kernels against outside reference times (`--against FILE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<against::Against>,
 }
 
 impl BenchReport {
@@ -590,6 +595,7 @@ impl BenchReport {
             suite: Suite::of(&kernels),
             kernels,
             entries_for: None,
+            against: None,
         }
     }
 
@@ -681,6 +687,9 @@ impl BenchReport {
         out.push_str(
             "\ncorrect: the deployed program (tuned variant, or the baseline an entry kept) passed the final verification on this adapter in this run; kernels not tuned for this adapter count as not correct. fast_p: share of all kernels correct and faster than the baseline by more than p. Times are medians summed over the tune shapes, ± half the interquartile range.\n",
         );
+        if let Some(a) = &self.against {
+            out.push_str(&a.markdown());
+        }
         out
     }
 }

@@ -270,17 +270,66 @@ fn report_draws_the_archive_heatmap_in_a_headless_browser() {
         mine.dump()
     );
     assert!(mine.json().get("entries_for").is_none());
-    let crossed = run_ok(&mut kf_here(&[
+    // Reference times (torch_bench.py's format): one for SAXPY at its tune shape, one at
+    // another shape that must not be taken, and a TF32 line that is skipped.
+    let times = dir.path().join("torch.jsonl");
+    std::fs::write(
+        &times,
+        "{\"op\": \"SAXPY\", \"shape\": {\"n\": 64}, \"tf32\": false, \"ms\": 0.001}\n\
+         {\"op\": \"SAXPY\", \"shape\": {\"n\": 131072}, \"tf32\": true, \"ms\": 0.001}\n\
+         {\"op\": \"SAXPY\", \"shape\": {\"n\": 131072}, \"tf32\": false, \"ms\": 1000.0}\n",
+    )
+    .unwrap();
+    let crossed = run_ok(
+        kf_here(&[
+            "bench",
+            "--json",
+            "--samples",
+            "3",
+            "--kernel",
+            "SAXPY",
+            "--entries-for",
+            foreign,
+        ])
+        .arg("--against")
+        .arg(&times),
+    );
+    let cj = crossed.json();
+    let against = &cj["against"];
+    assert_eq!(against["compared"], 1, "{}", crossed.dump());
+    let k = &against["kernels"][0];
+    let deployed_ns = cj["kernels"][0]["deployed"]["timing"]["ns"]
+        .as_f64()
+        .unwrap();
+    let speedup = k["speedup"].as_f64().unwrap();
+    assert!(
+        (speedup - 1000.0e6 / deployed_ns).abs() < 1e-6 * speedup,
+        "speedup against the reference is its time over the variant's: {}",
+        crossed.dump()
+    );
+    assert_eq!(against["deployed"]["faster"], 1, "{}", crossed.dump());
+    let bad_times = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &bad_times,
+        "{\"op\": \"SAXPY\", \"ms\": 1}\n{\"op\": \"SAXPY\"}\n",
+    )
+    .unwrap();
+    let bad = kf_here(&[
         "bench",
-        "--json",
-        "--samples",
-        "3",
         "--kernel",
         "SAXPY",
-        "--entries-for",
-        foreign,
-    ]));
-    let cj = crossed.json();
+        "--against",
+        bad_times.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(!bad.status.success());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("bad.jsonl:2: no `ms` field"), "{stderr}");
+    assert!(
+        !stderr.contains("benchmarking on"),
+        "the file is read before measuring: {stderr}"
+    );
     assert_eq!(cj["entries_for"], foreign, "{}", crossed.dump());
     assert_eq!(cj["kernels"][0]["status"], "tuned", "{}", crossed.dump());
     assert_eq!(cj["kernels"][0]["variant"], saxpy["variant"]);

@@ -16,6 +16,9 @@
 # shapes does not fit one 10-minute GPU call (about 4 s per evaluation at these shapes), so run
 # it in parts, e.g. the level-1 kernels in one call and the level-2 fusions in another.
 #
+# AGAINST=FILE passes `--against FILE` to bench: the kernels placed against reference times, such as
+# torch_bench.py's output (run it first, in the same call).
+#
 # SHAPES=FILE tunes and benchmarks at other shapes than the attribute's: each line of FILE that is
 # not blank or a `#` comment is one `--tune-shape`, `KERNEL:name=value,…` for that kernel only
 # (or `name=value,…` for every kernel), passed to tune and bench; a kernel no line names keeps the
@@ -79,7 +82,10 @@ else
 fi
 log "bench"
 shape_args ${KERNELS:-}
-"$BIN" kernelfoundry bench --manifest-path "$MANIFEST" --samples 20 --json "${SELECT[@]}" "${SHAPE_ARGS[@]}" >"$OUT/bench.json" 2>>"$OUT/log.txt"
+AGAINST_ARGS=()
+[ -n "${AGAINST:-}" ] && AGAINST_ARGS=(--against "$AGAINST")
+"$BIN" kernelfoundry bench --manifest-path "$MANIFEST" --samples 20 --json "${SELECT[@]}" "${SHAPE_ARGS[@]}" \
+  ${AGAINST_ARGS[@]+"${AGAINST_ARGS[@]}"} >"$OUT/bench.json" 2>>"$OUT/log.txt"
 log "bench exit $?"
 dir=$(dirname "$MANIFEST")
 tar cf "$OUT/entries.tar" "$dir/kernelfoundry" 2>>"$OUT/log.txt"

@@ -31,6 +31,14 @@ pub(crate) struct BenchArgs {
     /// Every variant is still verified against the baseline on this adapter.
     #[arg(long, value_name = "KEY", value_parser = parse_key)]
     entries_for: Option<kf_runtime::adapter::AdapterKey>,
+    /// Also place every kernel against outside reference times: a JSON-lines file with one
+    /// object per kernel (`op`, `shape`, and the time in ms), as `torch_bench.py` prints. Reports
+    /// fast_p and geomean against them as KernelBench defines them, beside the baseline's.
+    #[arg(long, value_name = "FILE")]
+    against: Option<std::path::PathBuf>,
+    /// The field of each `--against` line that holds the time in ms.
+    #[arg(long, value_name = "NAME", default_value = "ms", requires = "against")]
+    against_field: String,
     /// Print a markdown table (for BENCHMARKS.md) instead of the plain summary.
     #[arg(long, conflicts_with = "json")]
     markdown: bool,
@@ -50,6 +58,12 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
     let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
     args.kernels.select(&mut found)?;
     args.shapes.check(&found, &names)?;
+    // A bad reference file is found before minutes of measuring.
+    let against = args
+        .against
+        .as_deref()
+        .map(|p| bench::against::ReferenceTimes::read(p, &args.against_field))
+        .transpose()?;
     // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
     crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
     let mut worker = WorkerProcess::start(
@@ -97,6 +111,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
     }
     let mut report = BenchReport::new(&adapter, ceilings.as_ref(), args.samples, kernels);
     report.entries_for = args.entries_for.as_ref().map(|k| k.to_string());
+    report.against = against.map(|t| bench::against::Against::of(&report.kernels, &t));
     // A cached variant or a reference that fails here, or a kernel that cannot be measured, is a
     // failure of the benchmark; a kernel nobody tuned for this adapter is not.
     let failed = report.kernels.iter().any(|k| {
@@ -139,7 +154,7 @@ fn throughput(t: &Timing) -> String {
     s
 }
 
-fn print_kernel(k: &KernelBench) {
+fn print_kernel(k: &KernelBench, against: Option<&bench::against::Against>) {
     let head = format!("{} ({})", k.name, k.package);
     if k.status == Status::Failed {
         println!(
@@ -190,6 +205,9 @@ fn print_kernel(k: &KernelBench) {
             ),
         }
     }
+    if let Some(line) = against.and_then(|a| a.line(&k.name)) {
+        println!("    {line}");
+    }
     if let Some(t) = &k.tuning {
         println!(
             "    tuning: {} evaluations ({}){}",
@@ -204,7 +222,7 @@ fn print_kernel(k: &KernelBench) {
 
 fn print_human(report: &BenchReport) {
     for k in &report.kernels {
-        print_kernel(k);
+        print_kernel(k, report.against.as_ref());
     }
     let s = &report.suite;
     println!(
@@ -225,6 +243,9 @@ fn print_human(report: &BenchReport) {
         s.tuning_evaluations,
         s.tuning_seconds,
     );
+    if let Some(a) = &report.against {
+        println!("{}", a.summary());
+    }
 }
 
 fn parse_key(text: &str) -> Result<kf_runtime::adapter::AdapterKey, String> {
