@@ -174,6 +174,12 @@ pub static SOFTMAX: Kernel;
 pub static LOG_SOFTMAX: Kernel;
 
 /// LayerNorm with scale and shift.
+///
+/// Tolerance 1e-3 rather than the default 1e-4: this kernel sums each row of 4096 values in
+/// (-3, 5) one after another in f32, so its own mean is off by about 2e-6, and any program that
+/// sums in another order (a tree over a workgroup) differs from it by that much on the elements
+/// closest to the mean: 2.4e-4 relative on one element of 16.7 M on the H200. KernelBench's own
+/// check of the PyTorch model accepts 1e-2 (atol and rtol).
 #[kernelfoundry(
     path = "src/shaders/level1/layernorm.wgsl",
     sizes(rows = 4096, cols = 4096),
@@ -185,6 +191,7 @@ pub static LOG_SOFTMAX: Kernel;
         params = uniform(rows, cols, 1e-5),
     ),
     grid = (rows),
+    tolerance = 1e-3,
     reference(path = "src/shaders/reference/layernorm_rowwise.wgsl", workgroups = (rows)),
 )]
 pub static LAYERNORM: Kernel;
