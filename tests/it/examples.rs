@@ -122,6 +122,70 @@ fn llama_decode_step_matches_the_cpu_layer() {
 }
 
 #[test]
+fn llama_bench_times_the_step_and_each_kernels_share() {
+    let _guard = lock();
+    build_examples();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("step.json");
+    let r = run(std::process::Command::new(built_bin("llama32-1b"))
+        .args(["--small", "--bench", "--repeats", "3", "--bench-json"])
+        .arg(&json)
+        .env("KERNELFOUNDRY_VARIANT", "baseline"));
+    assert_eq!(r.code, Some(0), "{}", r.dump());
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        report["variants"]
+            .as_str()
+            .unwrap()
+            .contains("KERNELFOUNDRY_VARIANT=baseline"),
+        "{report}"
+    );
+    let steps = report["steps"].as_array().unwrap();
+    let names: Vec<&str> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["decode", "prefill"], "{report}");
+    for step in steps {
+        let step_ns = step["step_ns"].as_f64().unwrap();
+        assert!(step_ns > 0.0, "{step}");
+        let kernels = step["kernels"].as_array().unwrap();
+        let sum: f64 = kernels.iter().map(|k| k["ns"].as_f64().unwrap()).sum();
+        // The dispatches lie within the step (first start to last end); medians are taken per
+        // kernel, so allow a little for rounding across repeats.
+        assert!(sum > 0.0 && sum <= step_ns * 1.05, "{step}");
+        for k in kernels {
+            assert_eq!(k["variant"], "baseline", "{step}");
+            let share = k["share"].as_f64().unwrap();
+            assert!(share > 0.0 && share <= 1.0, "{step}");
+        }
+    }
+    let decode: Vec<&str> = steps[0]["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        decode,
+        [
+            "EMBED",
+            "RMSNORM",
+            "QKV_GEMV",
+            "ROPE",
+            "ATTN_DECODE",
+            "O_PROJ",
+            "GATE_UP",
+            "DOWN_PROJ",
+            "LOGITS"
+        ]
+    );
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with("BENCH decode: ")),
+        "{}",
+        r.dump()
+    );
+}
+
+#[test]
 fn list_resolves_every_example_kernel_and_its_reference() {
     let r = run_ok(
         kf(&["list", "--json", "--manifest-path"])

@@ -41,8 +41,11 @@ impl Gpu {
             ..Default::default()
         }))
         .map_err(|e| format!("no GPU adapter found: {e}"))?;
+        // Timestamps when the adapter has them, for `--bench`.
+        let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("llama32-1b"),
+            required_features: features,
             required_limits: adapter.limits(),
             ..Default::default()
         }))
@@ -124,30 +127,135 @@ impl Gpu {
     }
 
     /// Records `ops` in order (one compute pass per dispatch) and submits them.
-    pub fn submit(&self, ops: Vec<Op<'_>>) -> Result<(), String> {
+    pub fn submit(&self, ops: &[Op<'_>]) -> Result<(), String> {
         let mut encoder = self.device.create_command_encoder(&Default::default());
+        self.record(&mut encoder, ops, None)?;
+        self.queue.submit([encoder.finish()]);
+        Ok(())
+    }
+
+    /// Records `ops`; with `stamps`, dispatch `i` writes timestamps `2i` and `2i + 1` at the start
+    /// and end of its pass.
+    fn record(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        ops: &[Op<'_>],
+        stamps: Option<&wgpu::QuerySet>,
+    ) -> Result<(), String> {
+        let mut dispatch = 0u32;
         for op in ops {
             match op {
                 Op::Dispatch(kernel, group, sizes) => {
                     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some(kernel.kernel().name),
-                        timestamp_writes: None,
+                        timestamp_writes: stamps.map(|q| wgpu::ComputePassTimestampWrites {
+                            query_set: q,
+                            beginning_of_pass_write_index: Some(2 * dispatch),
+                            end_of_pass_write_index: Some(2 * dispatch + 1),
+                        }),
                     });
                     kernel
-                        .dispatch(&mut pass, &[&group], &sizes)
+                        .dispatch(&mut pass, &[group], sizes)
                         .map_err(|e| format!("{}: {e}", kernel.kernel().name))?;
+                    dispatch += 1;
                 }
                 Op::Copy(src, src_at, dst, dst_at, len) => encoder.copy_buffer_to_buffer(
                     src,
-                    src_at as u64 * 4,
+                    *src_at as u64 * 4,
                     dst,
-                    dst_at as u64 * 4,
-                    len as u64 * 4,
+                    *dst_at as u64 * 4,
+                    *len as u64 * 4,
                 ),
             }
         }
-        self.queue.submit([encoder.finish()]);
         Ok(())
+    }
+
+    /// Times `ops` as one step on the GPU: after `warm_up` of running them back to back (the
+    /// clocks of a discrete GPU ramp up under load), `repeats` submissions, each with a timestamp
+    /// at the start and end of every dispatch. Returns per repeat the step's GPU time (first
+    /// dispatch's start to last dispatch's end, copies and gaps included) and each dispatch's.
+    pub fn time(
+        &self,
+        ops: &[Op<'_>],
+        warm_up: std::time::Duration,
+        repeats: usize,
+    ) -> Result<Vec<(f64, Vec<f64>)>, String> {
+        if !self
+            .device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
+        {
+            return Err(format!(
+                "{} has no timestamp queries: --bench times the step on the GPU with them",
+                self.info.name
+            ));
+        }
+        let dispatches = ops
+            .iter()
+            .filter(|op| matches!(op, Op::Dispatch(..)))
+            .count() as u32;
+        if dispatches == 0 {
+            return Err("nothing to time: the step has no dispatch".into());
+        }
+        let count = 2 * dispatches;
+        let query_set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("step timing"),
+            ty: wgpu::QueryType::Timestamp,
+            count,
+        });
+        let bytes = u64::from(count) * 8;
+        let resolve = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("step timing resolve"),
+            size: bytes,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("step timing read"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let wait = || {
+            self.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let start = std::time::Instant::now();
+        while start.elapsed() < warm_up {
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            for _ in 0..8 {
+                self.record(&mut encoder, ops, None)?;
+            }
+            self.queue.submit([encoder.finish()]);
+            wait()?;
+        }
+        let period = f64::from(self.queue.get_timestamp_period());
+        let mut out = Vec::with_capacity(repeats);
+        for _ in 0..repeats {
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            self.record(&mut encoder, ops, Some(&query_set))?;
+            encoder.resolve_query_set(&query_set, 0..count, &resolve, 0);
+            encoder.copy_buffer_to_buffer(&resolve, 0, &read, 0, bytes);
+            self.queue.submit([encoder.finish()]);
+            read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+            wait()?;
+            let ticks: Vec<u64> = {
+                let view = read
+                    .slice(..)
+                    .get_mapped_range()
+                    .map_err(|e| format!("cannot read the timestamps back: {e}"))?;
+                bytemuck::cast_slice::<u8, u64>(&view).to_vec()
+            };
+            read.unmap();
+            let ns = |a: u64, b: u64| b.saturating_sub(a) as f64 * period;
+            let per: Vec<f64> = ticks.chunks(2).map(|p| ns(p[0], p[1])).collect();
+            let step = ns(ticks[0], ticks[ticks.len() - 1]);
+            out.push((step, per));
+        }
+        Ok(out)
     }
 
     /// Reads `buffers` back as floats (after all submitted work).

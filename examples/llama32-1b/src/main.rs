@@ -7,9 +7,17 @@
 //! `<KERNEL>: variant=<id> match=<kind> ok`; the step's logits are also checked against the whole
 //! layer run on the CPU (`DECODE_STEP: ... ok`).
 //!
+//! With `--bench`, after the checks it times the decode step and the prefill end to end on the
+//! GPU (timestamps at the start and end of every dispatch, after a warm-up that lets the clocks
+//! ramp) and prints each kernel's share of the step; `--bench-json FILE` writes the same as JSON.
+//! Run it once as is (the variants the runtime picked) and once with
+//! `KERNELFOUNDRY_VARIANT=baseline` (the kernels as written), beside `torch_bench.py --op
+//! DECODE_STEP --op PREFILL`, which does the same step in PyTorch.
+//!
 //! ```text
 //! cargo run --release -p llama32-1b            # the real shapes (allocates about 1.5 GB)
 //! cargo run -p llama32-1b -- --small           # a shrunk layer for CPU drivers such as lavapipe
+//! cargo run --release -p llama32-1b -- --bench --bench-json step.json
 //! ```
 
 mod gpu;
@@ -22,7 +30,127 @@ use model::{Config, DecodeInput, Weights};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: llama32-1b [--small]";
+const USAGE: &str = "usage: llama32-1b [--small] [--bench] [--bench-json FILE] [--repeats N]";
+
+/// What `--bench` asks for.
+struct Bench {
+    repeats: usize,
+    warm_up: std::time::Duration,
+    json: Option<std::path::PathBuf>,
+}
+
+/// One timed sequence: its GPU time per step and each kernel's.
+#[derive(serde::Serialize)]
+struct StepTime {
+    /// `decode` or `prefill`.
+    name: &'static str,
+    /// Median over the repeats of the step's GPU time, ns.
+    step_ns: f64,
+    /// Submissions timed.
+    repeats: usize,
+    /// Per kernel, in first-dispatch order.
+    kernels: Vec<KernelTime>,
+}
+
+#[derive(serde::Serialize)]
+struct KernelTime {
+    name: &'static str,
+    variant: String,
+    /// Median over the repeats of the kernel's dispatches summed within one step, ns.
+    ns: f64,
+    /// `ns / step_ns`.
+    share: f64,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// Times `ops` and folds the dispatches by kernel.
+fn time_step(
+    gpu: &Gpu,
+    name: &'static str,
+    ops: &[Op<'_>],
+    bench: &Bench,
+) -> Result<StepTime, String> {
+    let runs = gpu.time(ops, bench.warm_up, bench.repeats)?;
+    let kernels: Vec<&LoadedKernel> = ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Dispatch(k, ..) => Some(*k),
+            Op::Copy(..) => None,
+        })
+        .collect();
+    let mut order: Vec<&LoadedKernel> = Vec::new();
+    for k in &kernels {
+        if !order.iter().any(|o| o.kernel().name == k.kernel().name) {
+            order.push(k);
+        }
+    }
+    let mut steps: Vec<f64> = runs.iter().map(|(s, _)| *s).collect();
+    let step_ns = median(&mut steps);
+    let kernels = order
+        .iter()
+        .map(|k| {
+            let mut per: Vec<f64> = runs
+                .iter()
+                .map(|(_, d)| {
+                    d.iter()
+                        .zip(&kernels)
+                        .filter(|(_, l)| l.kernel().name == k.kernel().name)
+                        .map(|(t, _)| t)
+                        .sum()
+                })
+                .collect();
+            let ns = median(&mut per);
+            KernelTime {
+                name: k.kernel().name,
+                variant: k.variant().to_string(),
+                ns,
+                share: ns / step_ns.max(1.0),
+            }
+        })
+        .collect();
+    Ok(StepTime {
+        name,
+        step_ns,
+        repeats: bench.repeats,
+        kernels,
+    })
+}
+
+fn print_step(t: &StepTime, variants: &str) {
+    println!(
+        "BENCH {}: {:.1} µs GPU per step (median of {} submissions; {variants})",
+        t.name,
+        t.step_ns / 1e3,
+        t.repeats
+    );
+    for k in &t.kernels {
+        println!(
+            "    {:<12} {:>10.1} µs {:>5.1} %  variant={}",
+            k.name,
+            k.ns / 1e3,
+            k.share * 100.0,
+            k.variant
+        );
+    }
+    let rest = t.step_ns - t.kernels.iter().map(|k| k.ns).sum::<f64>();
+    println!(
+        "    {:<12} {:>10.1} µs {:>5.1} %  (copies, and the gaps between dispatches)",
+        "other",
+        rest.max(0.0) / 1e3,
+        rest.max(0.0) / t.step_ns.max(1.0) * 100.0
+    );
+}
 
 fn main() -> ExitCode {
     env_logger::Builder::from_env(
@@ -30,9 +158,34 @@ fn main() -> ExitCode {
     )
     .init();
     let mut cfg = Config::llama32_1b();
-    for arg in std::env::args().skip(1) {
+    let mut bench: Option<Bench> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let new_bench = || Bench {
+            repeats: 30,
+            warm_up: std::time::Duration::from_millis(500),
+            json: None,
+        };
         match arg.as_str() {
             "--small" => cfg = Config::small(),
+            "--bench" => {
+                bench.get_or_insert_with(new_bench);
+            }
+            "--bench-json" | "--repeats" => {
+                let Some(value) = args.next() else {
+                    eprintln!("error: `{arg}` needs a value\n{USAGE}");
+                    return ExitCode::from(2);
+                };
+                let b = bench.get_or_insert_with(new_bench);
+                if arg == "--bench-json" {
+                    b.json = Some(value.into());
+                } else if let Ok(n @ 1..) = value.parse::<usize>() {
+                    b.repeats = n;
+                } else {
+                    eprintln!("error: `--repeats {value}`: expected a positive count\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            }
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -43,7 +196,7 @@ fn main() -> ExitCode {
             }
         }
     }
-    match run(&cfg) {
+    match run(&cfg, bench.as_ref()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
@@ -82,7 +235,7 @@ fn load(gpu: &Gpu, kernel: &'static Kernel) -> Result<LoadedKernel, String> {
         .map_err(|e| e.to_string())
 }
 
-fn run(cfg: &Config) -> Result<bool, String> {
+fn run(cfg: &Config, bench: Option<&Bench>) -> Result<bool, String> {
     let gpu = Gpu::open()?;
     println!(
         "adapter: {} ({}); layer: hidden {}, MLP {}, {} query / {} key-value heads of {}, vocabulary {}, KV cache {}",
@@ -127,8 +280,8 @@ fn run(cfg: &Config) -> Result<bool, String> {
         logits: load(&gpu, &kernels::LOGITS)?,
     };
     let mut verdicts = Verdicts::default();
-    let logits = decode(&gpu, cfg, &w, &input, &k, &mut verdicts)?;
-    prefill(&gpu, cfg, &w, &input.rope_cache, &k, &mut verdicts)?;
+    let (logits, decode_time) = decode(&gpu, cfg, &w, &input, &k, &mut verdicts, bench)?;
+    let prefill_time = prefill(&gpu, cfg, &w, &input.rope_cache, &k, &mut verdicts, bench)?;
 
     let mut all_ok = true;
     let loaded = [
@@ -174,6 +327,27 @@ fn run(cfg: &Config) -> Result<bool, String> {
         argmax(&expected),
         status.as_ref().err().map_or("ok", String::as_str)
     );
+    if let Some(bench) = bench {
+        let variants = match std::env::var("KERNELFOUNDRY_VARIANT") {
+            Ok(v) if v == "baseline" => "the kernels as written (KERNELFOUNDRY_VARIANT=baseline)",
+            _ => "the variants the runtime picked",
+        };
+        let steps: Vec<StepTime> = decode_time.into_iter().chain(prefill_time).collect();
+        for t in &steps {
+            print_step(t, variants);
+        }
+        if let Some(path) = &bench.json {
+            let json = serde_json::json!({
+                "adapter": gpu.info.name,
+                "backend": gpu.info.backend.to_str(),
+                "variants": variants,
+                "small": cfg.hidden != Config::llama32_1b().hidden,
+                "steps": steps,
+            });
+            std::fs::write(path, serde_json::to_string_pretty(&json).expect("json"))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
     Ok(all_ok && status.is_ok())
 }
 
@@ -200,7 +374,8 @@ fn decode(
     input: &DecodeInput,
     k: &Loaded,
     verdicts: &mut Verdicts,
-) -> Result<Vec<f32>, String> {
+    bench: Option<&Bench>,
+) -> Result<(Vec<f32>, Option<StepTime>), String> {
     let (h, inter, vocab) = (cfg.hidden, cfg.inter, cfg.vocab);
     let (q_dim, kv_dim, qkv_dim) = (cfg.q_dim(), cfg.kv_dim(), cfg.qkv_dim());
     let pos = input.pos;
@@ -417,7 +592,7 @@ fn decode(
             vec![("vocab", vocab as u64), ("hidden", h as u64)],
         ),
     ];
-    gpu.submit(ops)?;
+    gpu.submit(&ops)?;
     let out = gpu.read(&[
         &x, &h1, &qkv_pre, &qkv, &k_cache, &v_cache, &attn, &x2, &h2, &act, &x3, &h3, &logits,
     ])?;
@@ -510,7 +685,11 @@ fn decode(
         &model::linear(&w.embed, &h3, vocab, h),
         1e-3,
     );
-    Ok(logits)
+    // Timed after the read-back, so the checks above saw the first, untimed run.
+    let time = bench
+        .map(|b| time_step(gpu, "decode", &ops, b))
+        .transpose()?;
+    Ok((logits, time))
 }
 
 /// The prefill projection of a prompt and its RoPE at positions 0..prefill, checked on the CPU.
@@ -521,7 +700,8 @@ fn prefill(
     rope_cache: &[f32],
     k: &Loaded,
     verdicts: &mut Verdicts,
-) -> Result<(), String> {
+    bench: Option<&Bench>,
+) -> Result<Option<StepTime>, String> {
     let (tokens, h, qkv_dim) = (cfg.prefill, cfg.hidden, cfg.qkv_dim());
     let x_host = model::Rng::new(11).floats(tokens * h, -1.0, 1.0);
     let positions_host: Vec<u32> = (0..tokens as u32).collect();
@@ -531,7 +711,7 @@ fn prefill(
     let positions = gpu.storage(&positions_host)?;
     let y = gpu.output(tokens * qkv_dim)?;
     let y_pre = gpu.output(tokens * qkv_dim)?;
-    gpu.submit(vec![
+    let ops = vec![
         Op::Dispatch(
             &k.qkv_gemm,
             gpu.bind(
@@ -576,7 +756,8 @@ fn prefill(
                 ("head_dim", cfg.head_dim as u64),
             ],
         ),
-    ])?;
+    ];
+    gpu.submit(&ops)?;
     let out = gpu.read(&[&y_pre, &y])?;
     verdicts.check(
         &k.qkv_gemm,
@@ -592,5 +773,7 @@ fn prefill(
         &model::rope(&out[0], &positions_host, rope_cache, cfg),
         1e-4,
     );
-    Ok(())
+    bench
+        .map(|b| time_step(gpu, "prefill", &ops, b))
+        .transpose()
 }
