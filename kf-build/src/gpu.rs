@@ -280,10 +280,7 @@ fn wanted_features() -> wgpu::Features {
     wgpu::Features::TIMESTAMP_QUERY
         | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
         | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
-        | wgpu::Features::SUBGROUP
-        | wgpu::Features::SUBGROUP_BARRIER
-        | wgpu::Features::SHADER_F16
-        | wgpu::Features::SHADER_FLOAT32_ATOMIC
+        | kf_runtime::TUNED_FEATURES
 }
 
 /// Opens the selected adapter's device with full limits.

@@ -98,8 +98,8 @@ pub use kernel::{Binding, EmbeddedVariant, Kernel, MatchKind, Selection, VARIANT
 pub use load::LoadMode;
 #[cfg(feature = "wgpu")]
 pub use load::{
-    LoadError, LoadedKernel, bind_group_layouts, build_pipeline, check_limits, layout_entry,
-    texture_format, view_dimension,
+    LoadError, LoadedKernel, TUNED_FEATURES, bind_group_layouts, build_pipeline, check_limits,
+    features, layout_entry, texture_format, view_dimension,
 };
 #[cfg(feature = "measure")]
 pub use measure::{Measure, Measurement};

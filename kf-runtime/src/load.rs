@@ -225,8 +225,10 @@ impl Kernel {
                 }
                 Err(message) => {
                     let reason = format!(
-                        "variant {} (from {}) rejected on this device, using the baseline: {message}",
-                        variant.id, variant.file
+                        "variant {} (from {}) rejected on this device, using the baseline: {message}{}",
+                        variant.id,
+                        variant.file,
+                        missing_feature_hint(program, device.features())
                     );
                     log::warn!("kernel {}: {reason}", self.name);
                     let pipeline =
@@ -274,6 +276,52 @@ impl Kernel {
             .collect();
         bind_group_layouts(device, self.name, &slots)
     }
+}
+
+/// The optional features a tuned variant may use, as far as `adapter` has them: request these in
+/// `wgpu::DeviceDescriptor::required_features` so a variant the tuner verified with subgroup
+/// operations (or f16) also builds on your device. A device opened without them still runs: such
+/// a variant is rejected at load and your kernel runs instead, with the reason in the log.
+pub fn features(adapter: &wgpu::Adapter) -> wgpu::Features {
+    adapter.features() & TUNED_FEATURES
+}
+
+/// The shader features the tuner enables where the adapter has them (its evaluation device opens
+/// with these and timestamps), so a verified variant may use any of them.
+pub const TUNED_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
+    .union(wgpu::Features::SUBGROUP_BARRIER)
+    .union(wgpu::Features::SHADER_F16)
+    .union(wgpu::Features::SHADER_FLOAT32_ATOMIC);
+
+/// A hint for a variant that failed to build because it uses a feature the device lacks; empty
+/// when that is not the likely cause.
+fn missing_feature_hint(program: &Program, have: wgpu::Features) -> String {
+    let uses = |word: &str| program.wgsl.contains(word);
+    let missing: Vec<&str> = [
+        (
+            wgpu::Features::SUBGROUP | wgpu::Features::SUBGROUP_BARRIER,
+            "SUBGROUP",
+            uses("subgroup"),
+        ),
+        (wgpu::Features::SHADER_F16, "SHADER_F16", uses("enable f16")),
+        (
+            wgpu::Features::SHADER_FLOAT32_ATOMIC,
+            "SHADER_FLOAT32_ATOMIC",
+            uses("atomic<f32>"),
+        ),
+    ]
+    .into_iter()
+    .filter(|(f, _, used)| *used && !have.contains(*f))
+    .map(|(_, name, _)| name)
+    .collect();
+    if missing.is_empty() {
+        return String::new();
+    }
+    format!(
+        " (hint: the variant uses wgpu::Features::{}, which this device was opened without; \
+     open it with `required_features: kf_runtime::features(&adapter)`)",
+        missing.join(" | wgpu::Features::")
+    )
 }
 
 /// Bind group layouts for `(group, binding, kind)` bindings: one per group index up to the
@@ -547,5 +595,51 @@ impl LoadedKernel {
         }
         pass.dispatch_workgroups(counts[0], counts[1], counts[2]);
         Ok(counts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::SizeExpr;
+    use crate::program::{Dispatch, DispatchMode};
+    use std::borrow::Cow;
+
+    fn program(wgsl: &'static str) -> Program {
+        Program {
+            wgsl: Cow::Borrowed(wgsl),
+            entry: Cow::Borrowed("main"),
+            constants: Cow::Borrowed(&[]),
+            workgroup_size: [64, 1, 1],
+            workgroup_storage_bytes: 0,
+            dispatch: Dispatch {
+                mode: DispatchMode::Grid,
+                size: [
+                    SizeExpr::from_static(&[crate::expr::Op::Lit(1)]),
+                    SizeExpr::from_static(&[crate::expr::Op::Lit(1)]),
+                    SizeExpr::from_static(&[crate::expr::Op::Lit(1)]),
+                ],
+            },
+        }
+    }
+
+    #[test]
+    fn a_variant_rejected_for_a_feature_the_device_lacks_names_it() {
+        let subgroup = program("fn f(x: f32) -> f32 { return subgroupAdd(x); }");
+        let hint = missing_feature_hint(&subgroup, wgpu::Features::empty());
+        assert!(hint.contains("wgpu::Features::SUBGROUP"), "{hint}");
+        assert!(hint.contains("kf_runtime::features(&adapter)"), "{hint}");
+        assert_eq!(missing_feature_hint(&subgroup, TUNED_FEATURES), "");
+        let plain = program("fn f(x: f32) -> f32 { return x; }");
+        assert_eq!(missing_feature_hint(&plain, wgpu::Features::empty()), "");
+        let both = program("enable f16;\nfn f(x: f16) -> f16 { return subgroupMax(x); }");
+        let hint = missing_feature_hint(
+            &both,
+            wgpu::Features::SUBGROUP | wgpu::Features::SUBGROUP_BARRIER,
+        );
+        assert!(
+            hint.contains("SHADER_F16") && !hint.contains("SUBGROUP"),
+            "{hint}"
+        );
     }
 }

@@ -35,11 +35,7 @@ impl Gpu {
         let subgroups = adapter.features().contains(wgpu::Features::SUBGROUP);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("kernelbench"),
-            required_features: if subgroups {
-                wgpu::Features::SUBGROUP
-            } else {
-                wgpu::Features::empty()
-            },
+            required_features: kf_runtime::features(&adapter),
             required_limits: adapter.limits(),
             ..Default::default()
         }))

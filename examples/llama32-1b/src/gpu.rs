@@ -41,8 +41,10 @@ impl Gpu {
             ..Default::default()
         }))
         .map_err(|e| format!("no GPU adapter found: {e}"))?;
-        // Timestamps when the adapter has them, for `--bench`.
-        let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
+        // What tuned variants may use (subgroups), and timestamps for `--bench`, where the
+        // adapter has them.
+        let features =
+            kf_runtime::features(&adapter) | (adapter.features() & wgpu::Features::TIMESTAMP_QUERY);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("llama32-1b"),
             required_features: features,

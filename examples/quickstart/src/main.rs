@@ -54,6 +54,8 @@ fn gpu() -> Result<Gpu, String> {
     .map_err(|e| format!("no GPU adapter found: {e}"))?;
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("quickstart"),
+        // Subgroups (and f16) where the adapter has them: tuned variants may use them.
+        required_features: kf_runtime::features(&adapter),
         required_limits: adapter.limits(),
         ..Default::default()
     }))
