@@ -10,7 +10,7 @@
 //!
 //! Each normalisation is proven from naga's IR and applied as text edits at naga's spans (the
 //! [`super::ir::Edit`] machinery); the result is re-parsed, re-validated and checked against the
-//! baseline's interface ([`super::text::finish`]). A normalisation that cannot be proven is not
+//! baseline's interface ([`crate::analysis::text::finish`]). A normalisation that cannot be proven is not
 //! applied; when the result does not validate, the parent is used as written.
 //!
 //! Normalisations (the canonical side on the right):
@@ -28,7 +28,7 @@
 //! Invariant: a normalisation changes no value the kernel computes except as noted above, and
 //! never reassociates a floating-point sum; one that did would have to say so in its step.
 
-use super::ir::{self, Analysis, Edit, Naming};
+use crate::analysis::ir::{self, Analysis, Edit, Naming};
 use super::{Rewrite, Subject};
 use naga::{BinaryOperator, Expression, Handle, LocalVariable, MathFunction, Statement};
 
@@ -78,7 +78,7 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    super::text::finish(subject, text, &[], step, Vec::new()).ok()
+    crate::analysis::text::finish(subject, text, &[], step, Vec::new()).ok()
 }
 
 /// The edits of every normalisation that applies to `a`, each with its name; no two overlap.

@@ -32,7 +32,7 @@
 //!
 //! Invariant: the user's function body is kept byte for byte.
 
-use super::ir::{self, Analysis, Edit, Var};
+use crate::analysis::ir::{self, Analysis, Edit, Var};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::expr::{Op, SizeExpr};

@@ -17,20 +17,16 @@
 pub mod canon;
 pub mod coarsen;
 pub mod hoist;
-pub mod ir;
 pub mod lift;
-pub mod loops_ir;
 pub mod params;
 pub mod reduce;
 pub mod reshape;
 pub mod respell;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 #[cfg(test)]
 mod testkit;
-pub mod text;
 pub mod tile;
-pub mod tile_ir;
 pub mod unroll;
 pub mod vectorize;
 

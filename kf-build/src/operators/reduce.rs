@@ -46,7 +46,7 @@
 //! Invariant: the rewrite only inserts code and edits the header, step, parameter list,
 //! workgroup size and global stores of the user's text; every other byte is kept.
 
-use super::ir::{self, AccOp, Accumulator, Analysis, Edit, InitialValue, Naming, TextRange, Var};
+use crate::analysis::ir::{self, AccOp, Accumulator, Analysis, Edit, InitialValue, Naming, TextRange, Var};
 use super::{Moves, Operator, Rewrite, Skip, Subject, Target};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::expr::{Op, SizeExpr};

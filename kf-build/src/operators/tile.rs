@@ -62,8 +62,8 @@
 //! verifier's tolerance, like any reassociation). The kernel's own parameters are kept: a parent
 //! whose overrides set the workgroup size keeps those constants, now unused by the entry point.
 
-use super::ir::{self, AccOp, Analysis, Cmp, IndexForm, Var};
-use super::tile_ir::{Deps, Entry, Exprs, Locals, Printer, Value};
+use crate::analysis::ir::{self, AccOp, Analysis, Cmp, IndexForm, Var};
+use crate::analysis::flow::{Deps, Entry, Exprs, Locals, Printer, Value};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;

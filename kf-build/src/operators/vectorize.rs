@@ -17,7 +17,7 @@
 //!
 //! Invariant: only the grouped loads and the inserted `let` change; every other byte is kept.
 
-use super::ir::{self, Analysis, Edit, Naming, TextRange};
+use crate::analysis::ir::{self, Analysis, Edit, Naming, TextRange};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::evolve::descriptor::Dim;
 use naga::TypeInner;

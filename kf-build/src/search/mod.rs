@@ -14,7 +14,6 @@ pub mod constraints;
 pub mod journal;
 pub mod plan;
 pub mod qd;
-pub mod rewrite;
 pub mod space;
 pub mod strategy;
 

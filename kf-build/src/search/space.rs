@@ -6,7 +6,7 @@
 //! constraint of the spec are dropped ([`super::constraints`]); points over the adapter's limits and
 //! the baseline's own configuration are left out too, so every point is worth an evaluation.
 
-use super::rewrite;
+use crate::analysis::workgroup as rewrite;
 use crate::harness::Candidate;
 use kf_runtime::Program;
 use kf_runtime::interface::Interface;

@@ -15,7 +15,7 @@
 //! Invariant: every query is conservative: when the IR does not have the expected shape, the
 //! answer is "not recognised" (`None` or `Err(Skip)`), never a guess.
 
-use super::Skip;
+use crate::operators::Skip;
 use super::text::{self, Edit};
 use naga::{
     Arena, BinaryOperator, Block, Expression, Function, Handle, Literal, Module, Span, Statement,

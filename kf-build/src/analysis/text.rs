@@ -8,7 +8,7 @@
 //! Invariant: [`finish`] re-parses and re-validates every rewrite and checks that its interface
 //! still fits the baseline's bind groups; a rewrite that fails either is dropped, never returned.
 
-use super::{Rewrite, Skip, Subject};
+use crate::operators::{Rewrite, Skip, Subject};
 use kf_runtime::Program;
 use std::borrow::Cow;
 use std::ops::Range;

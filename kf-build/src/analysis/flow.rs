@@ -17,7 +17,7 @@
 //! printer does not know, a local read before it is written, or a local read through a pointer
 //! makes the caller skip the kernel.
 
-use super::Skip;
+use crate::operators::Skip;
 use super::ir::Analysis;
 use naga::{Expression, Handle, LocalVariable};
 use std::collections::HashMap;
@@ -694,7 +694,7 @@ mod tests {
     /// lowerings) and prints the condition of its first other `if` and the value of its last store,
     /// with the invocation id printed as `g`.
     fn check(src: &str, cond: &str, stored: &str, cond_gid: [bool; 3]) {
-        let parsed = super::super::ir::parse(src).unwrap();
+        let parsed = crate::analysis::ir::parse(src).unwrap();
         let a = parsed.analyse("main").unwrap();
         let e = Entry::new(&a).unwrap();
         let mut locals = Locals::new(e.func);
