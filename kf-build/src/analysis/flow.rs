@@ -17,7 +17,7 @@
 //! printer does not know, a local read before it is written, or a local read through a pointer
 //! makes the caller skip the kernel.
 
-use crate::operators::Skip;
+use super::Skip;
 use super::ir::Analysis;
 use naga::{Expression, Handle, LocalVariable};
 use std::collections::HashMap;

@@ -7,7 +7,7 @@
 //! (naga gives a local variable's loads no span of their own), the span is recovered by asking
 //! naga again about a probe text, never by searching the source (see [`counter_uses`]).
 //!
-//! Part of this overlaps the shared analysis in `operators::ir` (builtins, counted loops, loop
+//! Part of this overlaps the shared analysis in `analysis::ir` (builtins, counted loops, loop
 //! invariance), which covers the entry point only; these queries also cover the functions it
 //! calls, counters that double or halve (tree reductions) and the exact spans of a counter's uses.
 //! They belong in `ir` once the two are merged.
@@ -15,7 +15,7 @@
 //! Invariant: every query is conservative: when the IR does not have the expected shape, the
 //! answer is "not recognised" (`None` or `Err(Skip)`), never a guess.
 
-use crate::operators::Skip;
+use super::Skip;
 use super::text::{self, Edit};
 use naga::{
     Arena, BinaryOperator, Block, Expression, Function, Handle, Literal, Module, Span, Statement,

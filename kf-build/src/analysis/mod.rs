@@ -20,13 +20,22 @@
 //! - [`facts`]: the memory, compute and parallelism facts behind the behaviour descriptor.
 //! - [`text`]: edits at naga's spans and one-token reads of the source.
 //! - [`workgroup`]: lifting a literal `@workgroup_size` into overrides.
+//! - [`axes`]: a program's template parameters: the axes of its parameter space, derived values
+//!   and constraints.
 //!
 //! Invariant: every query is conservative: when the IR does not have the expected shape the
 //! answer is "not recognised", never a guess.
 
+pub mod axes;
 pub mod facts;
 pub mod flow;
 pub mod ir;
 pub mod loops;
 pub mod text;
 pub mod workgroup;
+
+/// Why a pattern is not recognised (or an operator does not apply), in a few words: the premise
+/// that broke (`no loop with a known trip count`). Operators return it as their reason to skip.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Skip(pub String);

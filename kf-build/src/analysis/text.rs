@@ -1,16 +1,13 @@
-//! Text edits at the spans naga reports, and turning edited WGSL into a checked [`Rewrite`].
+//! Text edits at the spans naga reports, and one-token reads of the source around them.
 //!
 //! Operators never regenerate WGSL with naga's writer (it is not a faithful round trip once
 //! overrides are involved); they splice the user's text at byte ranges naga gave them. The only
 //! lexing here is skipping whitespace and comments from a position naga reported, and reading the
 //! token that starts there, so a rewrite never depends on a text search.
 //!
-//! Invariant: [`finish`] re-parses and re-validates every rewrite and checks that its interface
-//! still fits the baseline's bind groups; a rewrite that fails either is dropped, never returned.
+//! The edited text becomes a checked rewrite in `operators::finish`, which re-parses and
+//! re-validates it and checks its interface against the baseline's bind groups.
 
-use crate::operators::{Rewrite, Skip, Subject};
-use kf_runtime::Program;
-use std::borrow::Cow;
 use std::ops::Range;
 
 /// Replace `range` of the source with `text`.
@@ -163,62 +160,6 @@ pub fn int_literal(value: i64, signed: bool) -> String {
     } else {
         format!("{value}u")
     }
-}
-
-/// Validates `wgsl`, checks its interface against the baseline and builds the [`Rewrite`]: the
-/// parent's constants with `constants` set on top, the workgroup size those constants give, the
-/// parent's launch rule.
-pub fn finish(
-    subject: &Subject<'_>,
-    wgsl: String,
-    constants: &[(String, f64)],
-    step: String,
-    params: Vec<(String, Vec<f64>)>,
-) -> Result<Rewrite, Skip> {
-    let entry = subject.program.entry.as_ref();
-    let reflected = kf_runtime::resolve::reflect(&wgsl, Some(entry), "rewrite")
-        .map_err(|e| Skip(format!("{step}: the rewrite does not validate: {e}")))?;
-    let iface = reflected.interface;
-    let mismatches = subject.kernel.interface.mismatches(&iface);
-    if !mismatches.is_empty() {
-        return Err(Skip(format!(
-            "{step}: the rewrite changes the interface: {}",
-            mismatches.join("; ")
-        )));
-    }
-    let mut merged: Vec<(Cow<'static, str>, f64)> = subject
-        .program
-        .constants
-        .iter()
-        .filter(|(k, _)| iface.overrides.iter().any(|o| o.name == *k))
-        .cloned()
-        .collect();
-    for (k, v) in constants {
-        match merged.iter_mut().find(|(m, _)| m == k) {
-            Some(slot) => slot.1 = *v,
-            None => merged.push((Cow::Owned(k.clone()), *v)),
-        }
-    }
-    let mut workgroup_size = iface.workgroup_size;
-    for (d, name) in iface.workgroup_size_overrides.iter().enumerate() {
-        if let Some(name) = name
-            && let Some((_, v)) = merged.iter().find(|(k, _)| k == name)
-        {
-            workgroup_size[d] = *v as u32;
-        }
-    }
-    Ok(Rewrite {
-        program: Program {
-            wgsl: Cow::Owned(wgsl),
-            entry: subject.program.entry.clone(),
-            constants: Cow::Owned(merged),
-            workgroup_size,
-            workgroup_storage_bytes: iface.workgroup_storage_bytes.unwrap_or(0),
-            dispatch: subject.program.dispatch.clone(),
-        },
-        step,
-        params,
-    })
 }
 
 #[cfg(test)]

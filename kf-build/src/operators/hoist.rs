@@ -33,9 +33,9 @@
 //! Moves: none. The kernel keeps its memory technique, algorithm, cooperation and outputs per
 //! invocation; hoisting refines its cell's elite.
 
+use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::loops::{self, LoopScope};
 use crate::analysis::text::{self, Edit};
-use super::{Moves, Operator, Rewrite, Skip, Subject};
 use naga::{Block, Expression, Function, Handle, Module, Statement};
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
@@ -129,7 +129,7 @@ impl Operator for Hoist {
             let edits: Vec<Edit> = chosen.iter().flat_map(|g| g.0.iter().cloned()).collect();
             let hoisted: usize = chosen.iter().map(|g| g.1).sum();
             let new = text::apply(wgsl, &edits).ok_or_else(|| Skip("overlapping hoists".into()))?;
-            text::finish(
+            super::finish(
                 subject,
                 new,
                 &[],
@@ -279,18 +279,19 @@ fn candidates(
     let scope = LoopScope::new(f, body, continuing);
     let mut top = Vec::new();
     unconditional(body, &mut top, true);
-    let readonly_load = |e: Handle<Expression>| match &f.expressions[e] {
-        Expression::Load { pointer } => loops::root_global(f, *pointer).is_some_and(|g| {
-            match module.global_variables[g].space {
-                naga::AddressSpace::Uniform => true,
-                naga::AddressSpace::Storage { access } => {
-                    !access.contains(naga::StorageAccess::STORE)
+    let readonly_load =
+        |e: Handle<Expression>| match &f.expressions[e] {
+            Expression::Load { pointer } => loops::root_global(f, *pointer).is_some_and(|g| {
+                match module.global_variables[g].space {
+                    naga::AddressSpace::Uniform => true,
+                    naga::AddressSpace::Storage { access } => {
+                        !access.contains(naga::StorageAccess::STORE)
+                    }
+                    _ => false,
                 }
-                _ => false,
-            }
-        }),
-        _ => false,
-    };
+            }),
+            _ => false,
+        };
     // Whether the text of `e` can move before the loop, and whether it reads a buffer.
     let movable = |e: Handle<Expression>| -> Option<bool> {
         let mut stack = vec![e];

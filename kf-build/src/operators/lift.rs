@@ -32,9 +32,9 @@
 //! Moves: none. The rewrite with `KF_WG_X` at its default is the parent kernel; it only opens the
 //! size to the parameter search, which refines the elite in the same cell.
 
+use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::loops::{self, FnRef, Known, Update};
 use crate::analysis::text::{self, Edit};
-use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::workgroup::{LIFTED, lift_workgroup_size};
 use naga::{BinaryOperator, Expression, Handle, Literal};
 use std::collections::{HashMap, HashSet};
@@ -329,7 +329,7 @@ impl Operator for LiftWorkgroupSize {
         } else {
             format!("lift-workgroup-size({})", roles.join(", "))
         };
-        let rw = text::finish(
+        let rw = super::finish(
             subject,
             lifted,
             &[(name.to_owned(), size as f64)],

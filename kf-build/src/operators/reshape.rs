@@ -27,9 +27,8 @@
 //! between invocations nor the work per invocation, so it stays in its parent's archive cell;
 //! it is a parameter-level change the search uses to refine an elite.
 
-use crate::analysis::loops::{self, builtins};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
-use crate::analysis::text;
+use crate::analysis::loops::{self, builtins};
 use crate::analysis::workgroup::{LIFTED, lift_workgroup_size};
 use kf_runtime::program::DispatchMode;
 
@@ -155,7 +154,7 @@ impl Operator for Reshape {
                 (x_name.clone(), f64::from(x)),
                 (y_name.clone(), f64::from(y)),
             ];
-            match text::finish(
+            match super::finish(
                 subject,
                 wgsl.clone(),
                 &constants,

@@ -31,9 +31,9 @@
 //! the cooperation and the outputs per invocation, so it keeps its parent's archive cell and
 //! competes there on speed alone.
 
+use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::loops::{self, ForLoop, Known, LoopScope, Update};
 use crate::analysis::text::{self, Edit};
-use super::{Moves, Operator, Rewrite, Skip, Subject};
 use naga::common::wgsl::TypeContext;
 
 /// The loop unrolling operator.
@@ -246,7 +246,7 @@ fn unroll_loop(
         }
         let new = text::apply(wgsl, &[Edit::new(lp.span.clone(), replacement)])
             .ok_or_else(|| Skip("edit".into()))?;
-        match text::finish(subject, new, &[], step_name, Vec::new()) {
+        match super::finish(subject, new, &[], step_name, Vec::new()) {
             Ok(rw) => out.push(rw),
             Err(e) => last = Some(e),
         }

@@ -10,7 +10,6 @@
 //! Invariant: the search reaches the GPU only through an [`Evaluator`]; it never sees a buffer.
 
 pub mod accept;
-pub mod constraints;
 pub mod journal;
 pub mod plan;
 pub mod qd;
