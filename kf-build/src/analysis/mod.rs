@@ -18,7 +18,8 @@
 //! - [`loops`]: loop and workgroup queries over the entry point and the functions it calls.
 //! - [`flow`]: flow-sensitive values of locals, dependencies, and a printer for new contexts.
 //! - [`facts`]: the memory, compute and parallelism facts behind the behaviour descriptor.
-//! - [`text`]: edits at naga's spans and one-token reads of the source.
+//! - [`text`]: the one edit type, edits at naga's spans and one-token reads of the source.
+//! - [`expr`]: the one operand walker and operator spelling of naga expressions.
 //! - [`workgroup`]: lifting a literal `@workgroup_size` into overrides.
 //! - [`axes`]: a program's template parameters: the axes of its parameter space, derived values
 //!   and constraints.
@@ -27,6 +28,7 @@
 //! answer is "not recognised", never a guess.
 
 pub mod axes;
+pub mod expr;
 pub mod facts;
 pub mod flow;
 pub mod ir;

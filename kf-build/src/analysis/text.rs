@@ -10,46 +10,50 @@
 
 use std::ops::Range;
 
-/// Replace `range` of the source with `text`.
+/// One replacement of the WGSL text: `range` (empty for an insertion) becomes `text`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edit {
-    /// Byte range in the source.
+    /// The bytes replaced.
     pub range: Range<usize>,
-    /// Replacement.
+    /// The new text.
     pub text: String,
 }
 
 impl Edit {
-    /// An edit replacing `range` with `text`.
-    pub fn new(range: Range<usize>, text: impl Into<String>) -> Self {
+    /// Replaces `range` with `text`.
+    pub fn replace(range: Range<usize>, text: impl Into<String>) -> Self {
         Edit {
             range,
             text: text.into(),
         }
     }
 
-    /// An insertion at `at`.
+    /// Inserts `text` at `at`.
     pub fn insert(at: usize, text: impl Into<String>) -> Self {
-        Edit::new(at..at, text)
+        Edit::replace(at..at, text)
     }
 }
 
-/// Applies `edits` to `src`, or `None` when two of them overlap or one is out of bounds.
-/// Insertions at the same position keep their order.
-pub fn apply(src: &str, edits: &[Edit]) -> Option<String> {
-    let mut order: Vec<&Edit> = edits.iter().collect();
-    order.sort_by_key(|e| (e.range.start, e.range.end));
+/// Applies `edits` to `src`. Insertions at the same position keep their order in `edits`; an
+/// insertion at the start or end of a replaced range stays outside it. Returns `None` when two
+/// replacements overlap or a range is out of bounds or not on character boundaries.
+pub fn apply_edits(src: &str, edits: &[Edit]) -> Option<String> {
+    let mut order: Vec<usize> = (0..edits.len()).collect();
+    // By start; at one position, insertions before the replacement that starts there.
+    order.sort_by_key(|&i| (edits[i].range.start, !edits[i].range.is_empty(), i));
     let mut out = String::with_capacity(src.len() + 256);
-    let mut at = 0;
-    for e in order {
-        if e.range.start < at || e.range.end > src.len() || e.range.start > e.range.end {
+    let mut pos = 0;
+    for i in order {
+        let e = &edits[i];
+        // `get` refuses a reversed range, one out of bounds and one off character boundaries.
+        if e.range.start < pos || src.get(e.range.clone()).is_none() {
             return None;
         }
-        out.push_str(src.get(at..e.range.start)?);
+        out.push_str(&src[pos..e.range.start]);
         out.push_str(&e.text);
-        at = e.range.end;
+        pos = e.range.end;
     }
-    out.push_str(src.get(at..)?);
+    out.push_str(&src[pos..]);
     Some(out)
 }
 
@@ -60,13 +64,13 @@ pub fn apply_within(src: &str, range: Range<usize>, edits: &[Edit]) -> Option<St
         .iter()
         .filter(|e| e.range.start >= range.start && e.range.end <= range.end)
         .map(|e| {
-            Edit::new(
+            Edit::replace(
                 e.range.start - range.start..e.range.end - range.start,
                 &e.text,
             )
         })
         .collect();
-    apply(src.get(range)?, &inside)
+    apply_edits(src.get(range)?, &inside)
 }
 
 /// The byte range of a naga span, if it has one.
@@ -162,6 +166,40 @@ pub fn int_literal(value: i64, signed: bool) -> String {
     }
 }
 
+/// Replaces comments with spaces of the same length, so byte offsets stay valid.
+pub fn blank_comments(src: &str) -> String {
+    let bytes = src.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut i = 0;
+    let mut depth = 0usize;
+    while i < bytes.len() {
+        if depth == 0 && bytes[i..].starts_with(b"//") {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                out[i] = b' ';
+                i += 1;
+            }
+        } else if bytes[i..].starts_with(b"/*") {
+            depth += 1;
+            out[i] = b' ';
+            out[i + 1] = b' ';
+            i += 2;
+        } else if depth > 0 && bytes[i..].starts_with(b"*/") {
+            depth -= 1;
+            out[i] = b' ';
+            out[i + 1] = b' ';
+            i += 2;
+        } else {
+            if depth > 0 && bytes[i] != b'\n' {
+                out[i] = b' ';
+            }
+            i += 1;
+        }
+    }
+    // Multi-byte characters inside comments were blanked byte by byte: still valid UTF-8 (all
+    // spaces); outside comments they are untouched.
+    String::from_utf8(out).unwrap_or_else(|_| src.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,14 +208,19 @@ mod tests {
     fn edits_apply_in_order_and_refuse_overlaps() {
         let src = "abcdef";
         let e = [
-            Edit::new(4..5, "E"),
-            Edit::new(0..1, "A"),
+            Edit::replace(4..5, "E"),
+            Edit::replace(0..1, "A"),
             Edit::insert(2, "+"),
         ];
-        assert_eq!(apply(src, &e).as_deref(), Some("Ab+cdEf"));
-        assert!(apply(src, &[Edit::new(0..3, "x"), Edit::new(2..4, "y")]).is_none());
+        assert_eq!(apply_edits(src, &e).as_deref(), Some("Ab+cdEf"));
+        assert!(apply_edits(src, &[Edit::replace(0..3, "x"), Edit::replace(2..4, "y")]).is_none());
         assert_eq!(
-            apply_within(src, 1..5, &[Edit::new(2..3, "C"), Edit::new(0..1, "Z")]).as_deref(),
+            apply_within(
+                src,
+                1..5,
+                &[Edit::replace(2..3, "C"), Edit::replace(0..1, "Z")]
+            )
+            .as_deref(),
             Some("bCde")
         );
     }

@@ -113,7 +113,7 @@ impl Operator for Hoist {
                         groups.len() - 1
                     });
                     let name = groups[g].2.clone();
-                    groups[g].0.push(Edit::new(range.clone(), name));
+                    groups[g].0.push(Edit::replace(range.clone(), name));
                     groups[g].1 += 1;
                 }
             }
@@ -128,7 +128,8 @@ impl Operator for Hoist {
         let build = |chosen: &[&(Vec<Edit>, usize, String)]| -> Result<Rewrite, Skip> {
             let edits: Vec<Edit> = chosen.iter().flat_map(|g| g.0.iter().cloned()).collect();
             let hoisted: usize = chosen.iter().map(|g| g.1).sum();
-            let new = text::apply(wgsl, &edits).ok_or_else(|| Skip("overlapping hoists".into()))?;
+            let new =
+                text::apply_edits(wgsl, &edits).ok_or_else(|| Skip("overlapping hoists".into()))?;
             super::finish(
                 subject,
                 new,
@@ -312,7 +313,7 @@ fn candidates(
                 return None; // a `let` of the loop body: its name is not visible before the loop
             }
             reads |= readonly_load(x);
-            stack.extend(loops::operands(&f.expressions[x]));
+            stack.extend(crate::analysis::expr::operands(&f.expressions[x]));
         }
         Some(reads)
     };
@@ -341,10 +342,10 @@ fn candidates(
     // Keep the largest: drop a candidate that is an operand (at any depth) of another one.
     let mut inner: HashSet<Handle<Expression>> = HashSet::new();
     for &c in &chosen {
-        let mut stack = loops::operands(&f.expressions[c]);
+        let mut stack = crate::analysis::expr::operands(&f.expressions[c]);
         while let Some(x) = stack.pop() {
             if inner.insert(x) {
-                stack.extend(loops::operands(&f.expressions[x]));
+                stack.extend(crate::analysis::expr::operands(&f.expressions[x]));
             }
         }
     }
@@ -354,11 +355,13 @@ fn candidates(
     for c in chosen {
         let r = text::range(f.expressions.get_span(c)).expect("checked above");
         // Sanity: the span covers the operands naga gave spans to.
-        let covers = loops::operands(&f.expressions[c]).iter().all(|o| {
-            !scope.is_inside(*o)
-                || text::range(f.expressions.get_span(*o))
-                    .is_none_or(|s| s.start >= r.start && s.end <= r.end)
-        });
+        let covers = crate::analysis::expr::operands(&f.expressions[c])
+            .iter()
+            .all(|o| {
+                !scope.is_inside(*o)
+                    || text::range(f.expressions.get_span(*o))
+                        .is_none_or(|s| s.start >= r.start && s.end <= r.end)
+            });
         if covers && !out.iter().any(|o| o.start < r.end && r.start < o.end) {
             out.push(r);
         }

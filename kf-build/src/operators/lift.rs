@@ -105,7 +105,7 @@ impl Operator for LiftWorkgroupSize {
         let grid = loops::derived_from(f, &grid_seeds);
         let mut parents: HashMap<Handle<Expression>, Vec<Handle<Expression>>> = HashMap::new();
         for (h, e) in f.expressions.iter() {
-            for o in loops::operands(e) {
+            for o in crate::analysis::expr::operands(e) {
                 parents.entry(o).or_default().push(h);
             }
         }
@@ -232,7 +232,7 @@ impl Operator for LiftWorkgroupSize {
                 } else {
                     with.clone()
                 };
-                edits.push(Edit::new(span, with));
+                edits.push(Edit::replace(span, with));
                 continue;
             }
             let Some(span) = text::range(f.expressions.get_span(h)) else {
@@ -266,7 +266,7 @@ impl Operator for LiftWorkgroupSize {
             }
             let near_local = parents.get(&h).is_some_and(|ps| {
                 ps.iter().any(|p| {
-                    loops::operands(&f.expressions[*p])
+                    crate::analysis::expr::operands(&f.expressions[*p])
                         .iter()
                         .any(|o| *o != h && local.contains(o))
                 })
@@ -310,7 +310,8 @@ impl Operator for LiftWorkgroupSize {
                 "the invocations of a workgroup combine their values over a slice of the data as large as the workgroup: another size changes what each workgroup produces".into(),
             ));
         }
-        let edited = text::apply(wgsl, &edits).ok_or_else(|| Skip("overlapping edits".into()))?;
+        let edited =
+            text::apply_edits(wgsl, &edits).ok_or_else(|| Skip("overlapping edits".into()))?;
         let lifted = lift_workgroup_size(&edited, entry, wg, 1)
             .ok_or_else(|| Skip("cannot find the @workgroup_size attribute".into()))?;
         let max = subject
@@ -421,7 +422,7 @@ fn array_length_edit(
             loops::known_int(module, &module.global_expressions, c.init, &[])?.value
         }
     };
-    (value == size).then(|| Edit::new(len, name))
+    (value == size).then(|| Edit::replace(len, name))
 }
 
 #[cfg(test)]

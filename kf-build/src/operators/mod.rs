@@ -23,11 +23,13 @@ pub mod reduce;
 pub mod reshape;
 pub mod respell;
 #[cfg(test)]
-pub(crate) mod testing;
+mod testing;
 #[cfg(test)]
 mod testkit;
 pub mod tile;
 pub mod unroll;
+#[cfg(test)]
+mod varied_tests;
 pub mod vectorize;
 
 use crate::evolve::descriptor::Dim;

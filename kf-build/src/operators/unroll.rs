@@ -146,7 +146,7 @@ fn unroll_loop(
     let subst = |range: std::ops::Range<usize>, with: &str| -> Result<String, Skip> {
         let edits: Vec<Edit> = uses
             .iter()
-            .map(|u| Edit::new(u.clone(), with.to_owned()))
+            .map(|u| Edit::replace(u.clone(), with.to_owned()))
             .collect();
         text::apply_within(wgsl, range, &edits).ok_or_else(|| Skip("overlapping edits".into()))
     };
@@ -244,7 +244,7 @@ fn unroll_loop(
         if replacement.len() > MAX_TEXT + original.len() {
             continue;
         }
-        let new = text::apply(wgsl, &[Edit::new(lp.span.clone(), replacement)])
+        let new = text::apply_edits(wgsl, &[Edit::replace(lp.span.clone(), replacement)])
             .ok_or_else(|| Skip("edit".into()))?;
         match super::finish(subject, new, &[], step_name, Vec::new()) {
             Ok(rw) => out.push(rw),
