@@ -26,6 +26,8 @@ mod track;
 pub use track::{STAMP_ENV, stamp, track_cache, track_cache_lines};
 
 #[cfg(feature = "cli")]
+pub mod analysis;
+#[cfg(feature = "cli")]
 pub mod bench;
 #[cfg(feature = "broker")]
 pub mod broker;

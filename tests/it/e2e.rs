@@ -56,7 +56,8 @@ pub(crate) fn saxpy_entry(
 ) -> CacheEntry {
     let baseline = std::fs::read_to_string(dir.join("src/shaders/saxpy.wgsl")).unwrap();
     let lifted =
-        kf_build::search::rewrite::lift_workgroup_size(&baseline, "main", [4, 1, 1], 1).unwrap();
+        kf_build::analysis::workgroup::lift_workgroup_size(&baseline, "main", [4, 1, 1], 1)
+            .unwrap();
     let wgsl = wgsl_override.map(str::to_owned).unwrap_or(lifted);
     let dispatch = Dispatch {
         mode: DispatchMode::Grid,
@@ -342,7 +343,8 @@ fn a_variant_the_device_rejects_falls_back_at_runtime() {
     // Valid WGSL that needs a feature the app's device was not opened with.
     let baseline = std::fs::read_to_string(dir.path().join("src/shaders/saxpy.wgsl")).unwrap();
     let lifted =
-        kf_build::search::rewrite::lift_workgroup_size(&baseline, "main", [4, 1, 1], 1).unwrap();
+        kf_build::analysis::workgroup::lift_workgroup_size(&baseline, "main", [4, 1, 1], 1)
+            .unwrap();
     let needs_f16 =
         format!("enable f16;\n{lifted}\nfn unused_half(v: f16) -> f16 {{ return v; }}\n");
     write_entry(

@@ -20,7 +20,7 @@
 //! an index computed through a private array, reads as absent), and storage writes are counted
 //! as statements (a `vec4` store is one write).
 
-use super::facts::{self, Count, Facts};
+use crate::analysis::facts::{self, Count, Facts};
 use kf_runtime::resolve::{ReflectError, reflect};
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -11,7 +11,6 @@
 
 pub mod archive;
 pub mod descriptor;
-mod facts;
 pub mod gradient;
 
 pub use archive::{

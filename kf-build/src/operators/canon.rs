@@ -9,8 +9,8 @@
 //! here.
 //!
 //! Each normalisation is proven from naga's IR and applied as text edits at naga's spans (the
-//! [`super::ir::Edit`] machinery); the result is re-parsed, re-validated and checked against the
-//! baseline's interface ([`super::text::finish`]). A normalisation that cannot be proven is not
+//! [`crate::analysis::ir::Edit`] machinery); the result is re-parsed, re-validated and checked against the
+//! baseline's interface ([`super::finish`]). A normalisation that cannot be proven is not
 //! applied; when the result does not validate, the parent is used as written.
 //!
 //! Normalisations (the canonical side on the right):
@@ -23,13 +23,13 @@
 //!
 //! Forms that naga's IR already makes equal need nothing here: `x op= y` is lowered to
 //! `x = x op y`, `i++` to `i = i + 1`, and `for`, `while` and `loop { if c { break; } .. }` to the
-//! same `Loop` (the analysis in [`super::ir`] recognises all three as counted loops).
+//! same `Loop` (the analysis in [`crate::analysis::ir`] recognises all three as counted loops).
 //!
 //! Invariant: a normalisation changes no value the kernel computes except as noted above, and
 //! never reassociates a floating-point sum; one that did would have to say so in its step.
 
-use super::ir::{self, Analysis, Edit, Naming};
 use super::{Rewrite, Subject};
+use crate::analysis::ir::{self, Analysis, Edit, Naming};
 use naga::{BinaryOperator, Expression, Handle, LocalVariable, MathFunction, Statement};
 
 /// Rounds of normalisation (each round re-parses the text the previous one wrote).
@@ -78,7 +78,7 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    super::text::finish(subject, text, &[], step, Vec::new()).ok()
+    super::finish(subject, text, &[], step, Vec::new()).ok()
 }
 
 /// The edits of every normalisation that applies to `a`, each with its name; no two overlap.

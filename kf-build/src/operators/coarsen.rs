@@ -32,8 +32,8 @@
 //!
 //! Invariant: the user's function body is kept byte for byte.
 
-use super::ir::{self, Analysis, Edit, Var};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
+use crate::analysis::ir::{self, Analysis, Edit, Var};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::expr::{Op, SizeExpr};
 use kf_runtime::program::{Dispatch, DispatchMode};

@@ -7,7 +7,7 @@
 //!
 //! What it proves from the IR, per loop (`for`, `while` or `loop`):
 //!
-//! - the expression is loop-invariant (`loops_ir::LoopScope::is_invariant`): built from constants,
+//! - the expression is loop-invariant (`loops::LoopScope::is_invariant`): built from constants,
 //!   builtins, values computed before the loop, loads of locals the loop never writes (nor passes
 //!   by pointer), and loads from uniform or read-only storage buffers at invariant addresses. Loads
 //!   from read_write storage, workgroup or private memory are never hoisted: the loop, another
@@ -33,9 +33,9 @@
 //! Moves: none. The kernel keeps its memory technique, algorithm, cooperation and outputs per
 //! invocation; hoisting refines its cell's elite.
 
-use super::loops_ir::{self, LoopScope};
-use super::text::{self, Edit};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
+use crate::analysis::loops::{self, LoopScope};
+use crate::analysis::text::{self, Edit};
 use naga::{Block, Expression, Function, Handle, Module, Statement};
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
@@ -59,7 +59,7 @@ impl Operator for Hoist {
         let entry = program.entry.as_ref();
         let r = kf_runtime::resolve::reflect(wgsl, Some(entry), "parent")
             .map_err(|e| Skip(format!("the parent does not validate: {e}")))?;
-        let ep = loops_ir::entry_index(&r.module, entry)
+        let ep = loops::entry_index(&r.module, entry)
             .ok_or_else(|| Skip(format!("no compute entry point `{entry}`")))?;
         let taken = names(&r.module);
         let mut next = 0usize;
@@ -73,10 +73,10 @@ impl Operator for Hoist {
         // One group per loop and distinct text: the `let` before the loop and the replacements.
         let mut groups: Vec<(Vec<Edit>, usize, String)> = Vec::new();
         let mut n_loops = 0;
-        for fref in loops_ir::reachable(&r.module, ep) {
-            let f = loops_ir::function(&r.module, fref);
+        for fref in loops::reachable(&r.module, ep) {
+            let f = loops::function(&r.module, fref);
             let mut loops = Vec::new();
-            loops_ir::walk(&f.body, &mut |s, span| {
+            loops::walk(&f.body, &mut |s, span| {
                 if let Statement::Loop {
                     body, continuing, ..
                 } = s
@@ -113,7 +113,7 @@ impl Operator for Hoist {
                         groups.len() - 1
                     });
                     let name = groups[g].2.clone();
-                    groups[g].0.push(Edit::new(range.clone(), name));
+                    groups[g].0.push(Edit::replace(range.clone(), name));
                     groups[g].1 += 1;
                 }
             }
@@ -128,8 +128,9 @@ impl Operator for Hoist {
         let build = |chosen: &[&(Vec<Edit>, usize, String)]| -> Result<Rewrite, Skip> {
             let edits: Vec<Edit> = chosen.iter().flat_map(|g| g.0.iter().cloned()).collect();
             let hoisted: usize = chosen.iter().map(|g| g.1).sum();
-            let new = text::apply(wgsl, &edits).ok_or_else(|| Skip("overlapping hoists".into()))?;
-            text::finish(
+            let new =
+                text::apply_edits(wgsl, &edits).ok_or_else(|| Skip("overlapping hoists".into()))?;
+            super::finish(
                 subject,
                 new,
                 &[],
@@ -253,7 +254,7 @@ fn leaves(s: &Statement) -> bool {
             } => {
                 let mut found = false;
                 for b in [body, continuing] {
-                    loops_ir::walk(b, &mut |s, _| {
+                    loops::walk(b, &mut |s, _| {
                         found |= matches!(s, Statement::Return { .. } | Statement::Kill);
                     });
                 }
@@ -279,18 +280,19 @@ fn candidates(
     let scope = LoopScope::new(f, body, continuing);
     let mut top = Vec::new();
     unconditional(body, &mut top, true);
-    let readonly_load = |e: Handle<Expression>| match &f.expressions[e] {
-        Expression::Load { pointer } => loops_ir::root_global(f, *pointer).is_some_and(|g| {
-            match module.global_variables[g].space {
-                naga::AddressSpace::Uniform => true,
-                naga::AddressSpace::Storage { access } => {
-                    !access.contains(naga::StorageAccess::STORE)
+    let readonly_load =
+        |e: Handle<Expression>| match &f.expressions[e] {
+            Expression::Load { pointer } => loops::root_global(f, *pointer).is_some_and(|g| {
+                match module.global_variables[g].space {
+                    naga::AddressSpace::Uniform => true,
+                    naga::AddressSpace::Storage { access } => {
+                        !access.contains(naga::StorageAccess::STORE)
+                    }
+                    _ => false,
                 }
-                _ => false,
-            }
-        }),
-        _ => false,
-    };
+            }),
+            _ => false,
+        };
     // Whether the text of `e` can move before the loop, and whether it reads a buffer.
     let movable = |e: Handle<Expression>| -> Option<bool> {
         let mut stack = vec![e];
@@ -311,7 +313,7 @@ fn candidates(
                 return None; // a `let` of the loop body: its name is not visible before the loop
             }
             reads |= readonly_load(x);
-            stack.extend(loops_ir::operands(&f.expressions[x]));
+            stack.extend(crate::analysis::expr::operands(&f.expressions[x]));
         }
         Some(reads)
     };
@@ -340,10 +342,10 @@ fn candidates(
     // Keep the largest: drop a candidate that is an operand (at any depth) of another one.
     let mut inner: HashSet<Handle<Expression>> = HashSet::new();
     for &c in &chosen {
-        let mut stack = loops_ir::operands(&f.expressions[c]);
+        let mut stack = crate::analysis::expr::operands(&f.expressions[c]);
         while let Some(x) = stack.pop() {
             if inner.insert(x) {
-                stack.extend(loops_ir::operands(&f.expressions[x]));
+                stack.extend(crate::analysis::expr::operands(&f.expressions[x]));
             }
         }
     }
@@ -353,11 +355,13 @@ fn candidates(
     for c in chosen {
         let r = text::range(f.expressions.get_span(c)).expect("checked above");
         // Sanity: the span covers the operands naga gave spans to.
-        let covers = loops_ir::operands(&f.expressions[c]).iter().all(|o| {
-            !scope.is_inside(*o)
-                || text::range(f.expressions.get_span(*o))
-                    .is_none_or(|s| s.start >= r.start && s.end <= r.end)
-        });
+        let covers = crate::analysis::expr::operands(&f.expressions[c])
+            .iter()
+            .all(|o| {
+                !scope.is_inside(*o)
+                    || text::range(f.expressions.get_span(*o))
+                        .is_none_or(|s| s.start >= r.start && s.end <= r.end)
+            });
         if covers && !out.iter().any(|o| o.start < r.end && r.start < o.end) {
             out.push(r);
         }

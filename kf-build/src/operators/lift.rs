@@ -32,10 +32,10 @@
 //! Moves: none. The rewrite with `KF_WG_X` at its default is the parent kernel; it only opens the
 //! size to the parameter search, which refines the elite in the same cell.
 
-use super::loops_ir::{self, FnRef, Known, Update};
-use super::text::{self, Edit};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
-use crate::search::rewrite::{LIFTED, lift_workgroup_size};
+use crate::analysis::loops::{self, FnRef, Known, Update};
+use crate::analysis::text::{self, Edit};
+use crate::analysis::workgroup::{LIFTED, lift_workgroup_size};
 use naga::{BinaryOperator, Expression, Handle, Literal};
 use std::collections::{HashMap, HashSet};
 
@@ -72,7 +72,7 @@ impl Operator for LiftWorkgroupSize {
         {
             return Err(Skip("the workgroup size is already an override".into()));
         }
-        let ep = loops_ir::entry_index(&r.module, entry)
+        let ep = loops::entry_index(&r.module, entry)
             .ok_or_else(|| Skip(format!("no compute entry point `{entry}`")))?;
         let module = &r.module;
         let f = &module.entry_points[ep].function;
@@ -82,7 +82,7 @@ impl Operator for LiftWorkgroupSize {
         // The local index (L) and the workgroup-grid builtins, from the entry point's arguments.
         let mut seeds = Vec::new();
         let mut grid_seeds = Vec::new();
-        for b in loops_ir::builtins(module, &r.info, ep) {
+        for b in loops::builtins(module, &r.info, ep) {
             let x_of = |exprs: &[Handle<Expression>]| -> Vec<Handle<Expression>> {
                 f.expressions
                     .iter()
@@ -101,11 +101,11 @@ impl Operator for LiftWorkgroupSize {
                 _ => {}
             }
         }
-        let local = loops_ir::derived_from(f, &seeds);
-        let grid = loops_ir::derived_from(f, &grid_seeds);
+        let local = loops::derived_from(f, &seeds);
+        let grid = loops::derived_from(f, &grid_seeds);
         let mut parents: HashMap<Handle<Expression>, Vec<Handle<Expression>>> = HashMap::new();
         for (h, e) in f.expressions.iter() {
-            for o in loops_ir::operands(e) {
+            for o in crate::analysis::expr::operands(e) {
                 parents.entry(o).or_default().push(h);
             }
         }
@@ -154,11 +154,11 @@ impl Operator for LiftWorkgroupSize {
         // Loops whose literals are the workgroup size by construction.
         let mut proven: HashMap<Handle<Expression>, String> = HashMap::new();
         let known = |e: Handle<Expression>| {
-            loops_ir::known_int(module, &f.expressions, e, &constants)
+            loops::known_int(module, &f.expressions, e, &constants)
                 .filter(|k| !k.from_override)
                 .map(|k| k.value)
         };
-        for lp in loops_ir::for_loops(module, wgsl, FnRef::Entry(ep), f) {
+        for lp in loops::for_loops(module, wgsl, FnRef::Entry(ep), f) {
             match lp.update {
                 Update::Add(step) if known(step) == Some(size) && local.contains(&lp.init) => {
                     proven.insert(step, name.to_owned());
@@ -232,7 +232,7 @@ impl Operator for LiftWorkgroupSize {
                 } else {
                     with.clone()
                 };
-                edits.push(Edit::new(span, with));
+                edits.push(Edit::replace(span, with));
                 continue;
             }
             let Some(span) = text::range(f.expressions.get_span(h)) else {
@@ -266,7 +266,7 @@ impl Operator for LiftWorkgroupSize {
             }
             let near_local = parents.get(&h).is_some_and(|ps| {
                 ps.iter().any(|p| {
-                    loops_ir::operands(&f.expressions[*p])
+                    crate::analysis::expr::operands(&f.expressions[*p])
                         .iter()
                         .any(|o| *o != h && local.contains(o))
                 })
@@ -280,11 +280,11 @@ impl Operator for LiftWorkgroupSize {
                 )));
             }
         }
-        for fref in loops_ir::reachable(module, ep).into_iter().skip(1) {
-            let g = loops_ir::function(module, fref);
+        for fref in loops::reachable(module, ep).into_iter().skip(1) {
+            let g = loops::function(module, fref);
             for (h, e) in g.expressions.iter() {
                 if matches!(e, Expression::Literal(_) | Expression::Constant(_))
-                    && loops_ir::known_int(module, &g.expressions, h, &constants)
+                    && loops::known_int(module, &g.expressions, h, &constants)
                         .is_some_and(|k| k.value == size)
                 {
                     return Err(Skip(format!(
@@ -302,15 +302,16 @@ impl Operator for LiftWorkgroupSize {
             .global_variables
             .iter()
             .any(|(g, v)| v.space == naga::AddressSpace::WorkGroup && !fi[g].is_empty())
-            || loops_ir::reachable(module, ep)
+            || loops::reachable(module, ep)
                 .into_iter()
-                .any(|fr| loops_ir::workgroup_sync(&loops_ir::function(module, fr).body).is_some());
+                .any(|fr| loops::workgroup_sync(&loops::function(module, fr).body).is_some());
         if combines && roles.contains(&"workgroup-grid") {
             return Err(Skip(
                 "the invocations of a workgroup combine their values over a slice of the data as large as the workgroup: another size changes what each workgroup produces".into(),
             ));
         }
-        let edited = text::apply(wgsl, &edits).ok_or_else(|| Skip("overlapping edits".into()))?;
+        let edited =
+            text::apply_edits(wgsl, &edits).ok_or_else(|| Skip("overlapping edits".into()))?;
         let lifted = lift_workgroup_size(&edited, entry, wg, 1)
             .ok_or_else(|| Skip("cannot find the @workgroup_size attribute".into()))?;
         let max = subject
@@ -329,7 +330,7 @@ impl Operator for LiftWorkgroupSize {
         } else {
             format!("lift-workgroup-size({})", roles.join(", "))
         };
-        let rw = text::finish(
+        let rw = super::finish(
             subject,
             lifted,
             &[(name.to_owned(), size as f64)],
@@ -344,10 +345,10 @@ impl Operator for LiftWorkgroupSize {
 fn halving_bound_ok(
     module: &naga::Module,
     f: &naga::Function,
-    lp: &loops_ir::ForLoop<'_>,
+    lp: &loops::ForLoop<'_>,
     constants: &[(&str, f64)],
 ) -> bool {
-    let b = loops_ir::known_int(module, &f.expressions, lp.bound, constants);
+    let b = loops::known_int(module, &f.expressions, lp.bound, constants);
     matches!(
         (lp.cmp, b),
         (
@@ -386,7 +387,7 @@ fn compared_with(
 fn literal_is_signed(module: &naga::Module, f: &naga::Function, h: Handle<Expression>) -> bool {
     match &f.expressions[h] {
         Expression::Literal(Literal::I32(_)) => true,
-        Expression::Constant(c) => loops_ir::is_signed(module, module.constants[*c].ty),
+        Expression::Constant(c) => loops::is_signed(module, module.constants[*c].ty),
         _ => false,
     }
 }
@@ -418,10 +419,10 @@ fn array_length_edit(
                 .iter()
                 .find(|(_, c)| c.name.as_deref() == Some(t))?
                 .1;
-            loops_ir::known_int(module, &module.global_expressions, c.init, &[])?.value
+            loops::known_int(module, &module.global_expressions, c.init, &[])?.value
         }
     };
-    (value == size).then(|| Edit::new(len, name))
+    (value == size).then(|| Edit::replace(len, name))
 }
 
 #[cfg(test)]

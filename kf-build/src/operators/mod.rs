@@ -17,9 +17,7 @@
 pub mod canon;
 pub mod coarsen;
 pub mod hoist;
-pub mod ir;
 pub mod lift;
-pub mod loops_ir;
 pub mod params;
 pub mod reduce;
 pub mod reshape;
@@ -28,15 +26,16 @@ pub mod respell;
 mod testing;
 #[cfg(test)]
 mod testkit;
-pub mod text;
 pub mod tile;
-pub mod tile_ir;
 pub mod unroll;
+#[cfg(test)]
+mod varied_tests;
 pub mod vectorize;
 
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
 use kf_runtime::resolve::ResolvedKernel;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// What the adapter offers, as far as rewrites care.
@@ -85,10 +84,9 @@ pub struct Rewrite {
     pub params: Vec<(String, Vec<f64>)>,
 }
 
-/// Why an operator does not apply to a subject, in a few words (`no loop with a known trip count`).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Skip(pub String);
+pub use crate::analysis::Skip;
+pub use canon::canonicalise;
+pub use params::Params;
 
 /// The names of `program`'s launch rule that are not sizes of `kernel`: parameters, whose values
 /// the program's own constants give (`workgroups = (cdiv(m, OUTPUTS_PER_WG))`).
@@ -133,6 +131,62 @@ pub fn invocations_expressible(subject: &Subject<'_>) -> Result<(), Skip> {
         ))),
         None => Ok(()),
     }
+}
+
+/// The one gate every rewrite passes: validates `wgsl`, checks its interface against the baseline and builds the [`Rewrite`]: the
+/// parent's constants with `constants` set on top, the workgroup size those constants give, the
+/// parent's launch rule.
+pub fn finish(
+    subject: &Subject<'_>,
+    wgsl: String,
+    constants: &[(String, f64)],
+    step: String,
+    params: Vec<(String, Vec<f64>)>,
+) -> Result<Rewrite, Skip> {
+    let entry = subject.program.entry.as_ref();
+    let reflected = kf_runtime::resolve::reflect(&wgsl, Some(entry), "rewrite")
+        .map_err(|e| Skip(format!("{step}: the rewrite does not validate: {e}")))?;
+    let iface = reflected.interface;
+    let mismatches = subject.kernel.interface.mismatches(&iface);
+    if !mismatches.is_empty() {
+        return Err(Skip(format!(
+            "{step}: the rewrite changes the interface: {}",
+            mismatches.join("; ")
+        )));
+    }
+    let mut merged: Vec<(Cow<'static, str>, f64)> = subject
+        .program
+        .constants
+        .iter()
+        .filter(|(k, _)| iface.overrides.iter().any(|o| o.name == *k))
+        .cloned()
+        .collect();
+    for (k, v) in constants {
+        match merged.iter_mut().find(|(m, _)| m == k) {
+            Some(slot) => slot.1 = *v,
+            None => merged.push((Cow::Owned(k.clone()), *v)),
+        }
+    }
+    let mut workgroup_size = iface.workgroup_size;
+    for (d, name) in iface.workgroup_size_overrides.iter().enumerate() {
+        if let Some(name) = name
+            && let Some((_, v)) = merged.iter().find(|(k, _)| k == name)
+        {
+            workgroup_size[d] = *v as u32;
+        }
+    }
+    Ok(Rewrite {
+        program: Program {
+            wgsl: Cow::Owned(wgsl),
+            entry: subject.program.entry.clone(),
+            constants: Cow::Owned(merged),
+            workgroup_size,
+            workgroup_storage_bytes: iface.workgroup_storage_bytes.unwrap_or(0),
+            dispatch: subject.program.dispatch.clone(),
+        },
+        step,
+        params,
+    })
 }
 
 /// How an operator moves a kernel through the behaviour space: `+1` raises a dimension's level.

@@ -8,14 +8,14 @@
 //! `override WG: u32 = 256` is followed by this operator trying 64, 128, 512, … for it.
 //!
 //! Derived parameters follow each move, and a move that breaks a constraint of the spec, or
-//! leaves the launch rule without a value, is not proposed (see `search::constraints`). The
+//! leaves the launch rule without a value, is not proposed (see `analysis::axes`). The
 //! constants of the parameters a launch rule reads are always kept, so each move launches with
 //! its own values.
 //!
 //! It moves no behaviour dimension: parameters tune a structure, they do not change it.
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
-use crate::search::space::{self, limit};
+use crate::analysis::axes::{self, limit};
 use kf_runtime::Program;
 use std::borrow::Cow;
 
@@ -58,7 +58,7 @@ impl Operator for Params {
             v.sort_by(f64::total_cmp);
             v.dedup();
         }
-        let mut ax = space::axes(&program.wgsl, &iface, &params, &subject.target.limits);
+        let mut ax = axes::axes(&program.wgsl, &iface, &params, &subject.target.limits);
         if self.fixed_workgroup {
             // Drop the workgroup axis (it is the first when present) and any lifting.
             if ax.wg_names.iter().any(Option::is_some) && !ax.axes.is_empty() {
@@ -74,8 +74,8 @@ impl Operator for Params {
                 ax.lifted = false;
             }
         }
-        crate::search::constraints::drop_derived_axes(subject.kernel, &mut ax.axes);
-        let base = crate::search::constraints::baseline_values(subject.kernel);
+        axes::drop_derived_axes(subject.kernel, &mut ax.axes);
+        let base = axes::baseline_values(subject.kernel);
         if ax.axes.is_empty() {
             return Err(Skip("no override or workgroup size to tune".into()));
         }
@@ -110,12 +110,7 @@ impl Operator for Params {
                     }
                 }
                 // Derived values follow the move; a move that breaks a constraint is no candidate.
-                if !crate::search::constraints::complete(
-                    subject.kernel,
-                    &base,
-                    &program.dispatch,
-                    &mut constants,
-                ) {
+                if !axes::complete(subject.kernel, &base, &program.dispatch, &mut constants) {
                     continue;
                 }
                 let wg = ax.workgroup(&constants);

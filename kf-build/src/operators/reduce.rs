@@ -27,7 +27,7 @@
 //! - everything else (guards, `let`s, loops that write only locals) runs on every lane, which
 //!   all compute the same values.
 //!
-//! What it proves first, from the IR ([`super::ir`]), and skips otherwise: the kernel reads no
+//! What it proves first, from the IR ([`crate::analysis::ir`]), and skips otherwise: the kernel reads no
 //! invocation builtin but `global_invocation_id`, uses no workgroup memory, barriers, atomics or
 //! subgroup operations; each split loop is a counted, increasing loop whose only loop-carried
 //! values are accumulators, whose global stores depend on the loop variable, and whose variable is
@@ -46,8 +46,10 @@
 //! Invariant: the rewrite only inserts code and edits the header, step, parameter list,
 //! workgroup size and global stores of the user's text; every other byte is kept.
 
-use super::ir::{self, AccOp, Accumulator, Analysis, Edit, InitialValue, Naming, TextRange, Var};
 use super::{Moves, Operator, Rewrite, Skip, Subject, Target};
+use crate::analysis::ir::{
+    self, AccOp, Accumulator, Analysis, Edit, InitialValue, Naming, TextRange, Var,
+};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::expr::{Op, SizeExpr};
 use kf_runtime::program::{Dispatch, DispatchMode};

@@ -27,9 +27,9 @@
 //! between invocations nor the work per invocation, so it stays in its parent's archive cell;
 //! it is a parameter-level change the search uses to refine an elite.
 
-use super::loops_ir::{self, builtins};
-use super::{Moves, Operator, Rewrite, Skip, Subject, text};
-use crate::search::rewrite::{LIFTED, lift_workgroup_size};
+use super::{Moves, Operator, Rewrite, Skip, Subject};
+use crate::analysis::loops::{self, builtins};
+use crate::analysis::workgroup::{LIFTED, lift_workgroup_size};
 use kf_runtime::program::DispatchMode;
 
 /// The workgroup reshaping operator.
@@ -82,7 +82,7 @@ impl Operator for Reshape {
         let entry = program.entry.as_ref();
         let r = kf_runtime::resolve::reflect(&program.wgsl, Some(entry), "parent")
             .map_err(|e| Skip(format!("the parent does not validate: {e}")))?;
-        let ep = loops_ir::entry_index(&r.module, entry)
+        let ep = loops::entry_index(&r.module, entry)
             .ok_or_else(|| Skip(format!("no compute entry point `{entry}`")))?;
         for b in builtins(&r.module, &r.info, ep) {
             use naga::BuiltIn as B;
@@ -114,8 +114,8 @@ impl Operator for Reshape {
                 )));
             }
         }
-        for f in loops_ir::reachable(&r.module, ep) {
-            if let Some(what) = loops_ir::workgroup_sync(&loops_ir::function(&r.module, f).body) {
+        for f in loops::reachable(&r.module, ep) {
+            if let Some(what) = loops::workgroup_sync(&loops::function(&r.module, f).body) {
                 return Err(Skip(format!("uses {what}")));
             }
         }
@@ -154,7 +154,7 @@ impl Operator for Reshape {
                 (x_name.clone(), f64::from(x)),
                 (y_name.clone(), f64::from(y)),
             ];
-            match text::finish(
+            match super::finish(
                 subject,
                 wgsl.clone(),
                 &constants,

@@ -8,8 +8,9 @@
 //! staged value feeds several multiply-adds.
 //!
 //! **What is proven from naga's IR** before anything is rewritten (see [`recognise`]; the shared
-//! analysis in `ir` gives the builtins, the counted loop, its effects and the affine index forms,
-//! `tile_ir` the flow-sensitive values of locals, dependencies and the re-emitting printer):
+//! analysis in `analysis::ir` gives the builtins, the counted loop, its effects and the affine
+//! index forms, `analysis::flow` the flow-sensitive values of locals, dependencies and the
+//! re-emitting printer):
 //! - the entry point reads only `global_invocation_id` (a `vec3<u32>`), and its body is, in order,
 //!   straight-line code (locals assigned any number of times; naga's lowering of `&&`/`||`),
 //!   bounds guards (`if c { return; }`, or the rest of the body wrapped in `if c { .. }`), exactly
@@ -62,9 +63,9 @@
 //! verifier's tolerance, like any reassociation). The kernel's own parameters are kept: a parent
 //! whose overrides set the workgroup size keeps those constants, now unused by the entry point.
 
-use super::ir::{self, AccOp, Analysis, Cmp, IndexForm, Var};
-use super::tile_ir::{Deps, Entry, Exprs, Locals, Printer, Value};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
+use crate::analysis::flow::{Deps, Entry, Exprs, Locals, Printer, Value};
+use crate::analysis::ir::{self, AccOp, Analysis, Cmp, IndexForm, Var};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
 use kf_runtime::expr::{Op, SizeExpr};

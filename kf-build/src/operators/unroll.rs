@@ -1,7 +1,7 @@
 //! Loop unrolling: counted `for` loops copied 2, 4 or 8 times per iteration with a remainder loop,
 //! or fully when the trip count is known and short.
 //!
-//! What it proves from the IR, per loop (see `loops_ir::for_loop`):
+//! What it proves from the IR, per loop (see `loops::for_loop`):
 //!
 //! - the loop is `for (var i = INIT; i < BOUND; i += STEP)` (or `<=`, `i++`, `i = i + STEP`,
 //!   `BOUND > i`), the counter declared in the header, STEP a positive constant;
@@ -11,7 +11,7 @@
 //!   `return`) or synchronises invocations (barriers, subgroup operations, also inside calls).
 //!
 //! The body is copied as text; each copy replaces the counter at the exact spans of its uses
-//! (`loops_ir::counter_uses`) with `(i + k·STEP)`, or with the literal value when the counter's
+//! (`loops::counter_uses`) with `(i + k·STEP)`, or with the literal value when the counter's
 //! values are known. Each copy sits in its own `{ }` so its declarations stay apart. A factor-F
 //! unroll runs `for (; COND[i := i + (F-1)·STEP]; i += F·STEP) { copies }` then the original loop
 //! as the remainder: the condition is monotone in the counter, so the main loop runs only whole
@@ -31,9 +31,9 @@
 //! the cooperation and the outputs per invocation, so it keeps its parent's archive cell and
 //! competes there on speed alone.
 
-use super::loops_ir::{self, ForLoop, Known, LoopScope, Update};
-use super::text::{self, Edit};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
+use crate::analysis::loops::{self, ForLoop, Known, LoopScope, Update};
+use crate::analysis::text::{self, Edit};
 use naga::common::wgsl::TypeContext;
 
 /// The loop unrolling operator.
@@ -62,15 +62,15 @@ impl Operator for Unroll {
         let entry = program.entry.as_ref();
         let r = kf_runtime::resolve::reflect(wgsl, Some(entry), "parent")
             .map_err(|e| Skip(format!("the parent does not validate: {e}")))?;
-        let ep = loops_ir::entry_index(&r.module, entry)
+        let ep = loops::entry_index(&r.module, entry)
             .ok_or_else(|| Skip(format!("no compute entry point `{entry}`")))?;
         let constants = program.constants_pairs();
         let mut out = Vec::new();
         let mut skips = Vec::new();
         let mut n_loops = 0;
-        for fref in loops_ir::reachable(&r.module, ep) {
-            let f = loops_ir::function(&r.module, fref);
-            for lp in loops_ir::for_loops(&r.module, wgsl, fref, f) {
+        for fref in loops::reachable(&r.module, ep) {
+            let f = loops::function(&r.module, fref);
+            for lp in loops::for_loops(&r.module, wgsl, fref, f) {
                 n_loops += 1;
                 match unroll_loop(subject, &r.module, f, &lp, &constants) {
                     Ok(mut rws) => out.append(&mut rws),
@@ -103,7 +103,7 @@ fn unroll_loop(
     let Update::Add(step) = lp.update else {
         return Err(Skip("the counter does not grow by addition".into()));
     };
-    let step = match loops_ir::known_int(module, &f.expressions, step, constants) {
+    let step = match loops::known_int(module, &f.expressions, step, constants) {
         Some(Known {
             value,
             from_override: false,
@@ -119,14 +119,14 @@ fn unroll_loop(
             ));
         }
     };
-    if let Some(why) = loops_ir::body_blocker(module, f, lp.body, lp.counter) {
+    if let Some(why) = loops::body_blocker(module, f, lp.body, lp.counter) {
         return Err(Skip(why));
     }
     let scope = LoopScope::new(f, lp.loop_body, lp.continuing);
     if !scope.is_invariant(module, f, lp.bound) {
         return Err(Skip("the bound changes inside the loop".into()));
     }
-    let uses = loops_ir::counter_uses(module, wgsl, f, lp)?;
+    let uses = loops::counter_uses(module, wgsl, f, lp)?;
     let name = f.local_variables[lp.counter]
         .name
         .clone()
@@ -146,7 +146,7 @@ fn unroll_loop(
     let subst = |range: std::ops::Range<usize>, with: &str| -> Result<String, Skip> {
         let edits: Vec<Edit> = uses
             .iter()
-            .map(|u| Edit::new(u.clone(), with.to_owned()))
+            .map(|u| Edit::replace(u.clone(), with.to_owned()))
             .collect();
         text::apply_within(wgsl, range, &edits).ok_or_else(|| Skip("overlapping edits".into()))
     };
@@ -184,8 +184,8 @@ fn unroll_loop(
     };
     let mut texts: Vec<(String, String)> = Vec::new();
     // Full unroll: known counter values.
-    let init = loops_ir::known_int(module, &f.expressions, lp.init, constants);
-    let bound = loops_ir::known_int(module, &f.expressions, lp.bound, constants);
+    let init = loops::known_int(module, &f.expressions, lp.init, constants);
+    let bound = loops::known_int(module, &f.expressions, lp.bound, constants);
     if let (Some(init), Some(bound)) = (init, bound)
         && !init.from_override
     {
@@ -244,9 +244,9 @@ fn unroll_loop(
         if replacement.len() > MAX_TEXT + original.len() {
             continue;
         }
-        let new = text::apply(wgsl, &[Edit::new(lp.span.clone(), replacement)])
+        let new = text::apply_edits(wgsl, &[Edit::replace(lp.span.clone(), replacement)])
             .ok_or_else(|| Skip("edit".into()))?;
-        match text::finish(subject, new, &[], step_name, Vec::new()) {
+        match super::finish(subject, new, &[], step_name, Vec::new()) {
             Ok(rw) => out.push(rw),
             Err(e) => last = Some(e),
         }

@@ -17,8 +17,8 @@
 //!
 //! Invariant: only the grouped loads and the inserted `let` change; every other byte is kept.
 
-use super::ir::{self, Analysis, Edit, Naming, TextRange};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
+use crate::analysis::ir::{self, Analysis, Edit, Naming, TextRange};
 use crate::evolve::descriptor::Dim;
 use naga::TypeInner;
 use std::borrow::Cow;

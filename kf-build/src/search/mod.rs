@@ -10,11 +10,9 @@
 //! Invariant: the search reaches the GPU only through an [`Evaluator`]; it never sees a buffer.
 
 pub mod accept;
-pub mod constraints;
 pub mod journal;
 pub mod plan;
 pub mod qd;
-pub mod rewrite;
 pub mod space;
 pub mod strategy;
 

@@ -359,9 +359,9 @@ impl Evolution {
             let canon = self
                 .canonical
                 .entry(parent.payload.candidate.id.clone())
-                .or_insert_with(|| operators::canon::canonicalise(&subject))
+                .or_insert_with(|| operators::canonicalise(&subject))
                 .as_ref();
-            let params = operators::params::Params {
+            let params = operators::Params {
                 extra: parent.payload.params.clone(),
                 fixed_workgroup: parent.payload.fixed_workgroup,
             };

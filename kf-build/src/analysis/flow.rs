@@ -18,6 +18,7 @@
 //! makes the caller skip the kernel.
 
 use super::Skip;
+use super::expr::binary_op_wgsl;
 use super::ir::Analysis;
 use naga::{Expression, Handle, LocalVariable};
 use std::collections::HashMap;
@@ -301,34 +302,24 @@ impl<'a> Exprs<'a> {
     /// The IR expressions `h` directly uses, or `None` for kinds the analysis does not model.
     fn operands(&self, h: Handle<Expression>) -> Option<Vec<Handle<Expression>>> {
         use Expression as E;
-        Some(match &self.e.func.expressions[h] {
-            E::Literal(_) | E::Constant(_) | E::Override(_) | E::ZeroValue(_) => vec![],
-            E::Compose { components, .. } => components.clone(),
-            E::Access { base, index } => vec![*base, *index],
-            E::AccessIndex { base, .. } => vec![*base],
-            E::Splat { value, .. } => vec![*value],
-            E::Swizzle { vector, .. } => vec![*vector],
-            E::Unary { expr, .. } => vec![*expr],
-            E::Binary { left, right, .. } => vec![*left, *right],
-            E::Select {
-                condition,
-                accept,
-                reject,
-            } => vec![*condition, *accept, *reject],
-            E::Relational { argument, .. } => vec![*argument],
-            E::Math {
-                arg,
-                arg1,
-                arg2,
-                arg3,
-                ..
-            } => [Some(*arg), *arg1, *arg2, *arg3]
-                .into_iter()
-                .flatten()
-                .collect(),
-            E::As { expr, .. } => vec![*expr],
-            _ => return None,
-        })
+        match &self.e.func.expressions[h] {
+            e @ (E::Literal(_)
+            | E::Constant(_)
+            | E::Override(_)
+            | E::ZeroValue(_)
+            | E::Compose { .. }
+            | E::Access { .. }
+            | E::AccessIndex { .. }
+            | E::Splat { .. }
+            | E::Swizzle { .. }
+            | E::Unary { .. }
+            | E::Binary { .. }
+            | E::Select { .. }
+            | E::Relational { .. }
+            | E::Math { .. }
+            | E::As { .. }) => Some(super::expr::operands(e)),
+            _ => None,
+        }
     }
 
     /// What the value of `h` depends on.
@@ -548,7 +539,7 @@ impl Printer<'_> {
                 format!(
                     "({} {} {})",
                     self.expr(*left)?,
-                    binary_op(*op),
+                    binary_op_wgsl(*op),
                     self.expr(*right)?
                 )
             }
@@ -563,11 +554,7 @@ impl Printer<'_> {
                 self.expr(*condition)?
             ),
             E::Relational { fun, argument } => {
-                let f = match fun {
-                    naga::RelationalFunction::All => "all",
-                    naga::RelationalFunction::Any => "any",
-                    _ => return Err(self.no("isNan/isInf")),
-                };
+                let f = super::expr::relational_wgsl(*fun).ok_or_else(|| self.no("isNan/isInf"))?;
                 format!("{f}({})", self.expr(*argument)?)
             }
             E::Math {
@@ -647,42 +634,13 @@ impl Printer<'_> {
     }
 }
 
+/// A literal for the inlining printer: negative integers parenthesised (and `i32::MIN`, which
+/// has no literal, as a conversion), so they can stand after any operator.
 fn literal(l: &naga::Literal) -> Option<String> {
-    Some(match *l {
-        naga::Literal::F32(v) => format!("{v:?}f"),
-        naga::Literal::F16(v) => format!("{:?}h", f32::from(v)),
-        naga::Literal::U32(v) => format!("{v}u"),
-        naga::Literal::I32(v) if v == i32::MIN => "i32(-2147483648)".to_owned(),
-        naga::Literal::I32(v) if v < 0 => format!("({v}i)"),
-        naga::Literal::I32(v) => format!("{v}i"),
-        naga::Literal::Bool(v) => v.to_string(),
-        naga::Literal::AbstractInt(v) => format!("{v}"),
-        naga::Literal::AbstractFloat(v) => format!("{v:?}"),
-        _ => return None,
-    })
-}
-
-fn binary_op(op: naga::BinaryOperator) -> &'static str {
-    use naga::BinaryOperator as B;
-    match op {
-        B::Add => "+",
-        B::Subtract => "-",
-        B::Multiply => "*",
-        B::Divide => "/",
-        B::Modulo => "%",
-        B::Equal => "==",
-        B::NotEqual => "!=",
-        B::Less => "<",
-        B::LessEqual => "<=",
-        B::Greater => ">",
-        B::GreaterEqual => ">=",
-        B::And => "&",
-        B::ExclusiveOr => "^",
-        B::InclusiveOr => "|",
-        B::LogicalAnd => "&&",
-        B::LogicalOr => "||",
-        B::ShiftLeft => "<<",
-        B::ShiftRight => ">>",
+    match *l {
+        naga::Literal::I32(i32::MIN) => Some("i32(-2147483648)".to_owned()),
+        naga::Literal::I32(v) if v < 0 => Some(format!("({v}i)")),
+        l => super::expr::literal_wgsl(l),
     }
 }
 
@@ -694,7 +652,7 @@ mod tests {
     /// lowerings) and prints the condition of its first other `if` and the value of its last store,
     /// with the invocation id printed as `g`.
     fn check(src: &str, cond: &str, stored: &str, cond_gid: [bool; 3]) {
-        let parsed = super::super::ir::parse(src).unwrap();
+        let parsed = crate::analysis::ir::parse(src).unwrap();
         let a = parsed.analyse("main").unwrap();
         let e = Entry::new(&a).unwrap();
         let mut locals = Locals::new(e.func);

@@ -35,6 +35,7 @@
 //! Invariant: analysis never fails on valid WGSL. Whatever is not recognised is reported as not
 //! recognised (a `None`, or a reason string), never guessed; operators must `Skip` on it.
 
+pub use super::text::{Edit, apply_edits};
 use naga::common::wgsl::{TryToWgsl, TypeContext};
 use naga::{
     BinaryOperator, Block, BuiltIn, Expression, Handle, LocalVariable, MathFunction, ScalarKind,
@@ -691,7 +692,7 @@ impl<'a> Analysis<'a> {
             local_stores: vec![Vec::new(); function.local_variables.len()],
             local_loads: vec![Vec::new(); function.local_variables.len()],
             effectful_functions: Vec::new(),
-            code: blank_comments(&parsed.source),
+            code: super::text::blank_comments(&parsed.source),
         };
         a.effectful_functions = effectful_functions(module);
         a.walk(&function.body, None, Part::Function, &[]);
@@ -2347,7 +2348,7 @@ impl<'a> Analysis<'a> {
         let p = |e: Handle<Expression>| self.print(e, naming, depth + 1);
         let ctx = self.module.to_ctx();
         Some(match f.expressions[h] {
-            Expression::Literal(l) => literal_wgsl(l)?,
+            Expression::Literal(l) => super::expr::literal_wgsl(l)?,
             Expression::Constant(c) => self.module.constants[c].name.clone()?,
             Expression::Override(o) => self.module.overrides[o].name.clone()?,
             Expression::ZeroValue(ty) => format!("{}()", ctx.type_to_string(ty)),
@@ -2408,7 +2409,12 @@ impl<'a> Analysis<'a> {
                 format!("{o}({})", p(expr)?)
             }
             Expression::Binary { op, left, right } => {
-                format!("({} {} {})", p(left)?, binary_op_wgsl(op), p(right)?)
+                format!(
+                    "({} {} {})",
+                    p(left)?,
+                    super::expr::binary_op_wgsl(op),
+                    p(right)?
+                )
             }
             Expression::Select {
                 condition,
@@ -2416,11 +2422,7 @@ impl<'a> Analysis<'a> {
                 reject,
             } => format!("select({}, {}, {})", p(reject)?, p(accept)?, p(condition)?),
             Expression::Relational { fun, argument } => {
-                let name = match fun {
-                    naga::RelationalFunction::All => "all",
-                    naga::RelationalFunction::Any => "any",
-                    _ => return None,
-                };
+                let name = super::expr::relational_wgsl(fun)?;
                 format!("{name}({})", p(argument)?)
             }
             Expression::Math {
@@ -2517,93 +2519,6 @@ fn trim_range(code: &str, r: TextRange, extra: &[char]) -> TextRange {
     r.start + start_trim..r.start + trimmed_end.len().max(start_trim)
 }
 
-/// One replacement of the WGSL text: `range` (empty for an insertion) becomes `text`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Edit {
-    /// The bytes replaced.
-    pub range: TextRange,
-    /// The new text.
-    pub text: String,
-}
-
-impl Edit {
-    /// Replaces `range` with `text`.
-    pub fn replace(range: TextRange, text: impl Into<String>) -> Edit {
-        Edit {
-            range,
-            text: text.into(),
-        }
-    }
-
-    /// Inserts `text` at `at`.
-    pub fn insert(at: usize, text: impl Into<String>) -> Edit {
-        Edit {
-            range: at..at,
-            text: text.into(),
-        }
-    }
-}
-
-/// Applies `edits` to `src`. Insertions at the same position keep their order in `edits`; an
-/// insertion at the start or end of a replaced range stays outside it. Returns `None` when two
-/// replacements overlap or a range is not on character boundaries.
-pub fn apply_edits(src: &str, edits: &[Edit]) -> Option<String> {
-    let mut order: Vec<usize> = (0..edits.len()).collect();
-    // By start; at one position, insertions before the replacement that starts there.
-    order.sort_by_key(|&i| (edits[i].range.start, !edits[i].range.is_empty(), i));
-    let mut out = String::with_capacity(src.len() + 256);
-    let mut pos = 0;
-    for i in order {
-        let e = &edits[i];
-        if e.range.start < pos
-            || e.range.end > src.len()
-            || !src.is_char_boundary(e.range.start)
-            || !src.is_char_boundary(e.range.end)
-        {
-            return None;
-        }
-        out.push_str(&src[pos..e.range.start]);
-        out.push_str(&e.text);
-        pos = e.range.end;
-    }
-    out.push_str(&src[pos..]);
-    Some(out)
-}
-
-/// Replaces comments with spaces of the same length, so byte offsets stay valid.
-pub fn blank_comments(src: &str) -> String {
-    let bytes = src.as_bytes();
-    let mut out = bytes.to_vec();
-    let mut i = 0;
-    let mut depth = 0usize;
-    while i < bytes.len() {
-        if depth == 0 && bytes[i..].starts_with(b"//") {
-            while i < bytes.len() && bytes[i] != b'\n' {
-                out[i] = b' ';
-                i += 1;
-            }
-        } else if bytes[i..].starts_with(b"/*") {
-            depth += 1;
-            out[i] = b' ';
-            out[i + 1] = b' ';
-            i += 2;
-        } else if depth > 0 && bytes[i..].starts_with(b"*/") {
-            depth -= 1;
-            out[i] = b' ';
-            out[i + 1] = b' ';
-            i += 2;
-        } else {
-            if depth > 0 && bytes[i] != b'\n' {
-                out[i] = b' ';
-            }
-            i += 1;
-        }
-    }
-    // Multi-byte characters inside comments were blanked byte by byte: still valid UTF-8 (all
-    // spaces); outside comments they are untouched.
-    String::from_utf8(out).unwrap_or_else(|_| src.to_owned())
-}
-
 /// The type a pointer (or value) of type `ty` refers to.
 fn pointee<'t>(module: &'t naga::Module, ty: &'t TypeInner) -> Option<&'t TypeInner> {
     match ty {
@@ -2611,44 +2526,6 @@ fn pointee<'t>(module: &'t naga::Module, ty: &'t TypeInner) -> Option<&'t TypeIn
         TypeInner::ValuePointer { size: Some(_), .. } => Some(ty),
         TypeInner::ValuePointer { .. } => None,
         other => Some(other),
-    }
-}
-
-fn literal_wgsl(l: naga::Literal) -> Option<String> {
-    Some(match l {
-        naga::Literal::F32(v) if v.is_finite() => format!("{v:?}f"),
-        naga::Literal::F16(v) if v.is_finite() => format!("{:?}h", f32::from(v)),
-        naga::Literal::F64(v) if v.is_finite() => format!("{v:?}lf"),
-        naga::Literal::AbstractFloat(v) if v.is_finite() => format!("{v:?}"),
-        naga::Literal::U32(v) => format!("{v}u"),
-        naga::Literal::I32(v) => format!("{v}i"),
-        naga::Literal::AbstractInt(v) => format!("{v}"),
-        naga::Literal::Bool(v) => format!("{v}"),
-        _ => return None,
-    })
-}
-
-fn binary_op_wgsl(op: BinaryOperator) -> &'static str {
-    use BinaryOperator as B;
-    match op {
-        B::Add => "+",
-        B::Subtract => "-",
-        B::Multiply => "*",
-        B::Divide => "/",
-        B::Modulo => "%",
-        B::Equal => "==",
-        B::NotEqual => "!=",
-        B::Less => "<",
-        B::LessEqual => "<=",
-        B::Greater => ">",
-        B::GreaterEqual => ">=",
-        B::And => "&",
-        B::ExclusiveOr => "^",
-        B::InclusiveOr => "|",
-        B::LogicalAnd => "&&",
-        B::LogicalOr => "||",
-        B::ShiftLeft => "<<",
-        B::ShiftRight => ">>",
     }
 }
 
@@ -2666,24 +2543,13 @@ fn int_binary(op: BinaryOperator, a: i64, b: i64) -> Option<i64> {
     }
 }
 
-fn literal_int(l: naga::Literal) -> Option<i64> {
-    match l {
-        naga::Literal::U32(v) => Some(i64::from(v)),
-        naga::Literal::I32(v) => Some(i64::from(v)),
-        naga::Literal::U64(v) => i64::try_from(v).ok(),
-        naga::Literal::I64(v) => Some(v),
-        naga::Literal::AbstractInt(v) => Some(v),
-        _ => None,
-    }
-}
-
 fn const_int_in(
     module: &naga::Module,
     exprs: &naga::Arena<Expression>,
     h: Handle<Expression>,
 ) -> Option<i64> {
     match exprs[h] {
-        Expression::Literal(l) => literal_int(l),
+        Expression::Literal(l) => super::expr::literal_int(&l),
         Expression::Constant(c) => {
             const_int_in(module, &module.global_expressions, module.constants[c].init)
         }
@@ -2814,49 +2680,9 @@ fn for_each_stmt(block: &Block, f: &mut dyn FnMut(&Statement)) {
     }
 }
 
-/// Calls `f` on every operand of expression `e`.
+/// Calls `f` on every operand of expression `e` ([`super::expr::operands`]).
 pub fn for_each_operand(e: &Expression, f: &mut dyn FnMut(Handle<Expression>)) {
-    use Expression as E;
-    match *e {
-        E::Access { base, index } => {
-            f(base);
-            f(index);
-        }
-        E::AccessIndex { base, .. } => f(base),
-        E::Splat { value, .. } => f(value),
-        E::Swizzle { vector, .. } => f(vector),
-        E::Compose { ref components, .. } => components.iter().for_each(|&c| f(c)),
-        E::Load { pointer } => f(pointer),
-        E::Unary { expr, .. } => f(expr),
-        E::Binary { left, right, .. } => {
-            f(left);
-            f(right);
-        }
-        E::Select {
-            condition,
-            accept,
-            reject,
-        } => {
-            f(condition);
-            f(accept);
-            f(reject);
-        }
-        E::Relational { argument, .. } => f(argument),
-        E::Math {
-            arg,
-            arg1,
-            arg2,
-            arg3,
-            ..
-        } => {
-            f(arg);
-            [arg1, arg2, arg3].into_iter().flatten().for_each(&mut *f);
-        }
-        E::As { expr, .. } => f(expr),
-        E::ArrayLength(e) => f(e),
-        E::Derivative { expr, .. } => f(expr),
-        _ => {}
-    }
+    super::expr::operands(e).into_iter().for_each(f);
 }
 
 /// Calls `f` on every expression statement `s` uses directly (not those of nested blocks).

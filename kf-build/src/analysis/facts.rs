@@ -17,10 +17,11 @@
 //! (within the stated definitions); a pattern written in a way the walk does not follow (e.g. an
 //! index computed through a local array) is reported as absent.
 
+use super::expr::{literal_int, operands};
 use naga::{
     AddressSpace, ArraySize, Barrier, BinaryOperator, Binding, Block, BuiltIn, Expression,
-    Function, GlobalVariable, Handle, Literal, LocalVariable, Module, Statement, TypeInner,
-    UnaryOperator, valid::FunctionInfo, valid::ModuleInfo,
+    Function, GlobalVariable, Handle, LocalVariable, Module, Statement, TypeInner, UnaryOperator,
+    valid::FunctionInfo, valid::ModuleInfo,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -1604,16 +1605,6 @@ impl<'a> Walker<'a> {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-fn literal_int(l: &Literal) -> Option<i64> {
-    match *l {
-        Literal::U32(v) => Some(i64::from(v)),
-        Literal::I32(v) => Some(i64::from(v)),
-        Literal::U64(v) => i64::try_from(v).ok(),
-        Literal::I64(v) | Literal::AbstractInt(v) => Some(v),
-        _ => None,
-    }
-}
-
 fn binary(op: BinaryOperator, l: &Poly, r: &Poly) -> Option<Poly> {
     match op {
         BinaryOperator::Add => l.add(r, 1),
@@ -1681,92 +1672,6 @@ fn trips(c0: i64, s: i64, op: BinaryOperator, bound: i64) -> Option<u64> {
         _ => return None,
     };
     u64::try_from(n).ok()
-}
-
-/// The operands of an expression.
-fn operands(e: &Expression) -> Vec<Handle<Expression>> {
-    match e {
-        Expression::Literal(_)
-        | Expression::Constant(_)
-        | Expression::Override(_)
-        | Expression::ZeroValue(_)
-        | Expression::FunctionArgument(_)
-        | Expression::GlobalVariable(_)
-        | Expression::LocalVariable(_)
-        | Expression::CallResult(_)
-        | Expression::AtomicResult { .. }
-        | Expression::WorkGroupUniformLoadResult { .. }
-        | Expression::RayQueryProceedResult
-        | Expression::SubgroupBallotResult
-        | Expression::SubgroupOperationResult { .. } => Vec::new(),
-        Expression::Compose { components, .. } => components.clone(),
-        Expression::Access { base, index } => vec![*base, *index],
-        Expression::AccessIndex { base, .. } => vec![*base],
-        Expression::Splat { value, .. } => vec![*value],
-        Expression::Swizzle { vector, .. } => vec![*vector],
-        Expression::Load { pointer } => vec![*pointer],
-        Expression::ImageSample {
-            image,
-            sampler,
-            coordinate,
-            array_index,
-            offset,
-            depth_ref,
-            ..
-        } => [
-            Some(*image),
-            Some(*sampler),
-            Some(*coordinate),
-            *array_index,
-            *offset,
-            *depth_ref,
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
-        Expression::ImageLoad {
-            image,
-            coordinate,
-            array_index,
-            sample,
-            level,
-        } => [
-            Some(*image),
-            Some(*coordinate),
-            *array_index,
-            *sample,
-            *level,
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
-        Expression::ImageQuery { image, .. } => vec![*image],
-        Expression::Unary { expr, .. } => vec![*expr],
-        Expression::Binary { left, right, .. } => vec![*left, *right],
-        Expression::Select {
-            condition,
-            accept,
-            reject,
-        } => vec![*condition, *accept, *reject],
-        Expression::Derivative { expr, .. } => vec![*expr],
-        Expression::Relational { argument, .. } => vec![*argument],
-        Expression::Math {
-            arg,
-            arg1,
-            arg2,
-            arg3,
-            ..
-        } => [Some(*arg), *arg1, *arg2, *arg3]
-            .into_iter()
-            .flatten()
-            .collect(),
-        Expression::As { expr, .. } => vec![*expr],
-        Expression::ArrayLength(e) => vec![*e],
-        Expression::RayQueryVertexPositions { query, .. }
-        | Expression::RayQueryGetIntersection { query, .. } => vec![*query],
-        Expression::CooperativeLoad { data, .. } => vec![data.pointer, data.stride],
-        Expression::CooperativeMultiplyAdd { a, b, c } => vec![*a, *b, *c],
-    }
 }
 
 /// The local variable or global a pointer expression is rooted at.

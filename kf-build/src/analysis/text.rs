@@ -1,58 +1,59 @@
-//! Text edits at the spans naga reports, and turning edited WGSL into a checked [`Rewrite`].
+//! Text edits at the spans naga reports, and one-token reads of the source around them.
 //!
 //! Operators never regenerate WGSL with naga's writer (it is not a faithful round trip once
 //! overrides are involved); they splice the user's text at byte ranges naga gave them. The only
 //! lexing here is skipping whitespace and comments from a position naga reported, and reading the
 //! token that starts there, so a rewrite never depends on a text search.
 //!
-//! Invariant: [`finish`] re-parses and re-validates every rewrite and checks that its interface
-//! still fits the baseline's bind groups; a rewrite that fails either is dropped, never returned.
+//! The edited text becomes a checked rewrite in `operators::finish`, which re-parses and
+//! re-validates it and checks its interface against the baseline's bind groups.
 
-use super::{Rewrite, Skip, Subject};
-use kf_runtime::Program;
-use std::borrow::Cow;
 use std::ops::Range;
 
-/// Replace `range` of the source with `text`.
+/// One replacement of the WGSL text: `range` (empty for an insertion) becomes `text`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edit {
-    /// Byte range in the source.
+    /// The bytes replaced.
     pub range: Range<usize>,
-    /// Replacement.
+    /// The new text.
     pub text: String,
 }
 
 impl Edit {
-    /// An edit replacing `range` with `text`.
-    pub fn new(range: Range<usize>, text: impl Into<String>) -> Self {
+    /// Replaces `range` with `text`.
+    pub fn replace(range: Range<usize>, text: impl Into<String>) -> Self {
         Edit {
             range,
             text: text.into(),
         }
     }
 
-    /// An insertion at `at`.
+    /// Inserts `text` at `at`.
     pub fn insert(at: usize, text: impl Into<String>) -> Self {
-        Edit::new(at..at, text)
+        Edit::replace(at..at, text)
     }
 }
 
-/// Applies `edits` to `src`, or `None` when two of them overlap or one is out of bounds.
-/// Insertions at the same position keep their order.
-pub fn apply(src: &str, edits: &[Edit]) -> Option<String> {
-    let mut order: Vec<&Edit> = edits.iter().collect();
-    order.sort_by_key(|e| (e.range.start, e.range.end));
+/// Applies `edits` to `src`. Insertions at the same position keep their order in `edits`; an
+/// insertion at the start or end of a replaced range stays outside it. Returns `None` when two
+/// replacements overlap or a range is out of bounds or not on character boundaries.
+pub fn apply_edits(src: &str, edits: &[Edit]) -> Option<String> {
+    let mut order: Vec<usize> = (0..edits.len()).collect();
+    // By start; at one position, insertions before the replacement that starts there.
+    order.sort_by_key(|&i| (edits[i].range.start, !edits[i].range.is_empty(), i));
     let mut out = String::with_capacity(src.len() + 256);
-    let mut at = 0;
-    for e in order {
-        if e.range.start < at || e.range.end > src.len() || e.range.start > e.range.end {
+    let mut pos = 0;
+    for i in order {
+        let e = &edits[i];
+        // `get` refuses a reversed range, one out of bounds and one off character boundaries.
+        if e.range.start < pos || src.get(e.range.clone()).is_none() {
             return None;
         }
-        out.push_str(src.get(at..e.range.start)?);
+        out.push_str(&src[pos..e.range.start]);
         out.push_str(&e.text);
-        at = e.range.end;
+        pos = e.range.end;
     }
-    out.push_str(src.get(at..)?);
+    out.push_str(&src[pos..]);
     Some(out)
 }
 
@@ -63,13 +64,13 @@ pub fn apply_within(src: &str, range: Range<usize>, edits: &[Edit]) -> Option<St
         .iter()
         .filter(|e| e.range.start >= range.start && e.range.end <= range.end)
         .map(|e| {
-            Edit::new(
+            Edit::replace(
                 e.range.start - range.start..e.range.end - range.start,
                 &e.text,
             )
         })
         .collect();
-    apply(src.get(range)?, &inside)
+    apply_edits(src.get(range)?, &inside)
 }
 
 /// The byte range of a naga span, if it has one.
@@ -165,60 +166,38 @@ pub fn int_literal(value: i64, signed: bool) -> String {
     }
 }
 
-/// Validates `wgsl`, checks its interface against the baseline and builds the [`Rewrite`]: the
-/// parent's constants with `constants` set on top, the workgroup size those constants give, the
-/// parent's launch rule.
-pub fn finish(
-    subject: &Subject<'_>,
-    wgsl: String,
-    constants: &[(String, f64)],
-    step: String,
-    params: Vec<(String, Vec<f64>)>,
-) -> Result<Rewrite, Skip> {
-    let entry = subject.program.entry.as_ref();
-    let reflected = kf_runtime::resolve::reflect(&wgsl, Some(entry), "rewrite")
-        .map_err(|e| Skip(format!("{step}: the rewrite does not validate: {e}")))?;
-    let iface = reflected.interface;
-    let mismatches = subject.kernel.interface.mismatches(&iface);
-    if !mismatches.is_empty() {
-        return Err(Skip(format!(
-            "{step}: the rewrite changes the interface: {}",
-            mismatches.join("; ")
-        )));
-    }
-    let mut merged: Vec<(Cow<'static, str>, f64)> = subject
-        .program
-        .constants
-        .iter()
-        .filter(|(k, _)| iface.overrides.iter().any(|o| o.name == *k))
-        .cloned()
-        .collect();
-    for (k, v) in constants {
-        match merged.iter_mut().find(|(m, _)| m == k) {
-            Some(slot) => slot.1 = *v,
-            None => merged.push((Cow::Owned(k.clone()), *v)),
+/// Replaces comments with spaces of the same length, so byte offsets stay valid.
+pub fn blank_comments(src: &str) -> String {
+    let bytes = src.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut i = 0;
+    let mut depth = 0usize;
+    while i < bytes.len() {
+        if depth == 0 && bytes[i..].starts_with(b"//") {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                out[i] = b' ';
+                i += 1;
+            }
+        } else if bytes[i..].starts_with(b"/*") {
+            depth += 1;
+            out[i] = b' ';
+            out[i + 1] = b' ';
+            i += 2;
+        } else if depth > 0 && bytes[i..].starts_with(b"*/") {
+            depth -= 1;
+            out[i] = b' ';
+            out[i + 1] = b' ';
+            i += 2;
+        } else {
+            if depth > 0 && bytes[i] != b'\n' {
+                out[i] = b' ';
+            }
+            i += 1;
         }
     }
-    let mut workgroup_size = iface.workgroup_size;
-    for (d, name) in iface.workgroup_size_overrides.iter().enumerate() {
-        if let Some(name) = name
-            && let Some((_, v)) = merged.iter().find(|(k, _)| k == name)
-        {
-            workgroup_size[d] = *v as u32;
-        }
-    }
-    Ok(Rewrite {
-        program: Program {
-            wgsl: Cow::Owned(wgsl),
-            entry: subject.program.entry.clone(),
-            constants: Cow::Owned(merged),
-            workgroup_size,
-            workgroup_storage_bytes: iface.workgroup_storage_bytes.unwrap_or(0),
-            dispatch: subject.program.dispatch.clone(),
-        },
-        step,
-        params,
-    })
+    // Multi-byte characters inside comments were blanked byte by byte: still valid UTF-8 (all
+    // spaces); outside comments they are untouched.
+    String::from_utf8(out).unwrap_or_else(|_| src.to_owned())
 }
 
 #[cfg(test)]
@@ -229,14 +208,19 @@ mod tests {
     fn edits_apply_in_order_and_refuse_overlaps() {
         let src = "abcdef";
         let e = [
-            Edit::new(4..5, "E"),
-            Edit::new(0..1, "A"),
+            Edit::replace(4..5, "E"),
+            Edit::replace(0..1, "A"),
             Edit::insert(2, "+"),
         ];
-        assert_eq!(apply(src, &e).as_deref(), Some("Ab+cdEf"));
-        assert!(apply(src, &[Edit::new(0..3, "x"), Edit::new(2..4, "y")]).is_none());
+        assert_eq!(apply_edits(src, &e).as_deref(), Some("Ab+cdEf"));
+        assert!(apply_edits(src, &[Edit::replace(0..3, "x"), Edit::replace(2..4, "y")]).is_none());
         assert_eq!(
-            apply_within(src, 1..5, &[Edit::new(2..3, "C"), Edit::new(0..1, "Z")]).as_deref(),
+            apply_within(
+                src,
+                1..5,
+                &[Edit::replace(2..3, "C"), Edit::replace(0..1, "Z")]
+            )
+            .as_deref(),
             Some("bCde")
         );
     }

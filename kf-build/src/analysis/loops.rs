@@ -7,7 +7,7 @@
 //! (naga gives a local variable's loads no span of their own), the span is recovered by asking
 //! naga again about a probe text, never by searching the source (see [`counter_uses`]).
 //!
-//! Part of this overlaps the shared analysis in `operators::ir` (builtins, counted loops, loop
+//! Part of this overlaps the shared analysis in `analysis::ir` (builtins, counted loops, loop
 //! invariance), which covers the entry point only; these queries also cover the functions it
 //! calls, counters that double or halve (tree reductions) and the exact spans of a counter's uses.
 //! They belong in `ir` once the two are merged.
@@ -16,10 +16,9 @@
 //! answer is "not recognised" (`None` or `Err(Skip)`), never a guess.
 
 use super::Skip;
+use super::expr::{literal_int, operands};
 use super::text::{self, Edit};
-use naga::{
-    Arena, BinaryOperator, Block, Expression, Function, Handle, Literal, Module, Span, Statement,
-};
+use naga::{Arena, BinaryOperator, Block, Expression, Function, Handle, Module, Span, Statement};
 use std::collections::HashSet;
 use std::ops::Range;
 
@@ -189,39 +188,6 @@ pub fn builtins(module: &Module, info: &naga::valid::ModuleInfo, entry: usize) -
     out
 }
 
-/// The direct operands of an expression (what it reads), for data-flow queries.
-pub fn operands(e: &Expression) -> Vec<Handle<Expression>> {
-    match e {
-        Expression::Compose { components, .. } => components.clone(),
-        Expression::Access { base, index } => vec![*base, *index],
-        Expression::AccessIndex { base, .. } => vec![*base],
-        Expression::Splat { value, .. } => vec![*value],
-        Expression::Swizzle { vector, .. } => vec![*vector],
-        Expression::Load { pointer } => vec![*pointer],
-        Expression::Unary { expr, .. } => vec![*expr],
-        Expression::Binary { left, right, .. } => vec![*left, *right],
-        Expression::Select {
-            condition,
-            accept,
-            reject,
-        } => vec![*condition, *accept, *reject],
-        Expression::Relational { argument, .. } => vec![*argument],
-        Expression::Math {
-            arg,
-            arg1,
-            arg2,
-            arg3,
-            ..
-        } => [Some(*arg), *arg1, *arg2, *arg3]
-            .into_iter()
-            .flatten()
-            .collect(),
-        Expression::As { expr, .. } => vec![*expr],
-        Expression::ArrayLength(e) => vec![*e],
-        _ => Vec::new(),
-    }
-}
-
 /// The variable a pointer expression points into (`v`, `v[i]`, `v.f`), if it is a local one.
 pub fn root_local(
     f: &Function,
@@ -300,17 +266,6 @@ pub struct Known {
     pub value: i64,
     /// Whether an override contributed to it.
     pub from_override: bool,
-}
-
-fn literal_int(l: &Literal) -> Option<i64> {
-    match *l {
-        Literal::U32(v) => Some(i64::from(v)),
-        Literal::I32(v) => Some(i64::from(v)),
-        Literal::AbstractInt(v) => Some(v),
-        Literal::U64(v) => i64::try_from(v).ok(),
-        Literal::I64(v) => Some(v),
-        _ => None,
-    }
 }
 
 /// The integer value of `expr` (of `arena`: a function's expressions, or the module's global
@@ -717,10 +672,10 @@ pub fn counter_uses(
         return Err(skip("unexpected declaration"));
     }
     let padded = format!("{assign}{}", " ".repeat(lp.decl.len() - assign.len()));
-    let probe = text::apply(
+    let probe = text::apply_edits(
         wgsl,
         &[
-            Edit::new(lp.decl.clone(), padded),
+            Edit::replace(lp.decl.clone(), padded),
             Edit::insert(wgsl.len(), format!("\nvar<private> {name}: {ty};\n")),
         ],
     )

@@ -11,38 +11,6 @@
 /// Names of the overrides a lifted workgroup size uses.
 pub const LIFTED: [&str; 3] = ["KF_WG_X", "KF_WG_Y", "KF_WG_Z"];
 
-/// Replaces comments with spaces of the same length, so byte offsets stay valid.
-fn blank_comments(src: &str) -> String {
-    let bytes = src.as_bytes();
-    let mut out = bytes.to_vec();
-    let mut i = 0;
-    let mut depth = 0usize;
-    while i < bytes.len() {
-        if depth == 0 && bytes[i..].starts_with(b"//") {
-            while i < bytes.len() && bytes[i] != b'\n' {
-                out[i] = b' ';
-                i += 1;
-            }
-        } else if bytes[i..].starts_with(b"/*") {
-            depth += 1;
-            out[i] = b' ';
-            out[i + 1] = b' ';
-            i += 2;
-        } else if depth > 0 && bytes[i..].starts_with(b"*/") {
-            depth -= 1;
-            out[i] = b' ';
-            out[i + 1] = b' ';
-            i += 2;
-        } else {
-            if depth > 0 && bytes[i] != b'\n' {
-                out[i] = b' ';
-            }
-            i += 1;
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| src.to_owned())
-}
-
 fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
@@ -51,7 +19,7 @@ fn is_ident_byte(b: u8) -> bool {
 /// `dims` is how many dimensions become overridable (1 or 2; the rest keep their literal).
 /// Returns `None` when the attribute cannot be found unambiguously.
 pub fn lift_workgroup_size(wgsl: &str, entry: &str, size: [u32; 3], dims: usize) -> Option<String> {
-    let clean = blank_comments(wgsl);
+    let clean = super::text::blank_comments(wgsl);
     let bytes = clean.as_bytes();
     // Find `fn <entry>` as a whole word.
     let mut fn_pos = None;
