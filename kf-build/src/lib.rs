@@ -54,6 +54,8 @@ pub mod run;
 #[cfg(feature = "cli")]
 pub mod search;
 #[cfg(feature = "cli")]
+pub mod session;
+#[cfg(feature = "cli")]
 pub mod store;
 #[cfg(feature = "cli")]
 pub mod tune;

@@ -714,6 +714,36 @@ fn one_archive_and_one_entry_per_adapter_key() {
             "worker {name} evaluated nothing"
         );
     }
+
+    // `bench` through the same broker: it measures one key, so with two served it asks which.
+    let bench = |args: &[&str]| -> Run {
+        let mut cmd = kf(&["bench", "--kernel", "SAXPY", "--samples", "3", "--json"]);
+        cmd.args(args)
+            .arg("--manifest-path")
+            .arg(dir.path().join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", target.path())
+            .env_remove("KERNELFOUNDRY_BROKER");
+        cmd.output().unwrap().into()
+    };
+    let both = bench(&["--broker", &url]);
+    assert_ne!(both.code, Some(0), "{}", both.dump());
+    assert!(
+        both.stderr.contains("serves 2 adapter keys") && both.stderr.contains("--adapter-key"),
+        "{}",
+        both.dump()
+    );
+    let gl_reports_before = gl.log().matches("reported ").count();
+    let one = bench(&["--broker", &url, "--adapter-key", &gl_key]);
+    assert_eq!(one.code, Some(0), "{}", one.dump());
+    let j = one.json();
+    assert_eq!(j["adapter"]["key"], gl_key.as_str(), "{}", one.dump());
+    assert_eq!(j["kernels"][0]["status"], "tuned", "{}", one.dump());
+    assert_eq!(j["kernels"][0]["correct"], true, "{}", one.dump());
+    assert!(
+        gl.log().matches("reported ").count() > gl_reports_before,
+        "the bench's evaluation went to the GL key's worker:\n{}",
+        gl.log()
+    );
 }
 
 #[test]

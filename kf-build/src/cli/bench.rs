@@ -4,8 +4,6 @@
 
 use super::{AdapterArgs, WorkspaceArgs, exit, fmt_ns, print_json};
 use crate::bench::{self, BenchReport, KernelBench, Options, Status, Timing};
-use crate::harness::Evaluator;
-use crate::harness::worker::WorkerProcess;
 use anyhow::Context;
 use clap::Args;
 use std::time::Duration;
@@ -18,6 +16,8 @@ pub(crate) struct BenchArgs {
     kernels: super::KernelArgs,
     #[command(flatten)]
     adapter: AdapterArgs,
+    #[command(flatten)]
+    fleet: super::FleetArgs,
     /// Timed samples of the baseline and each program per shape (interleaved in pairs).
     #[arg(long, value_name = "N", default_value_t = 30)]
     samples: u32,
@@ -64,27 +64,47 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(|p| bench::against::ReferenceTimes::read(p, &args.against_field))
         .transpose()?;
-    // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
-    crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
-    let mut worker = WorkerProcess::start(
+    let mut backends = match crate::session::open(
+        &args.fleet.options(),
         args.adapter.selector(),
         Duration::from_secs_f64(args.timeout),
     )
-    .context("cannot start the benchmark")?;
+    .context("cannot start the benchmark")?
+    {
+        Ok(b) => b,
+        Err(unserved) => {
+            eprintln!("error: {unserved}");
+            return Ok(exit::NO_GPU);
+        }
+    };
+    if backends.len() > 1 {
+        let keys: Vec<String> = backends
+            .iter_mut()
+            .map(|b| b.evaluator().adapter().key.to_string())
+            .collect();
+        anyhow::bail!(
+            "the broker serves {} adapter keys ({}); a benchmark measures one: choose it with --adapter-key",
+            keys.len(),
+            keys.join(", ")
+        );
+    }
+    let mut backend = backends.pop().expect("open returns at least one backend");
+    let worker = backend.evaluator();
     let adapter = worker.adapter().clone();
     let quiet = args.json || args.markdown;
     if !quiet {
         eprintln!(
-            "benchmarking on [{}] {} (key {})",
+            "benchmarking on [{}] {} (key {}){}",
             adapter.index,
             adapter.identity.describe(),
-            adapter.key
+            adapter.key,
+            backend.describe()
         );
         if let Some(key) = &args.entries_for {
             eprintln!("measuring the variants tuned for adapter key {key} (--entries-for)");
         }
     }
-    let ceilings = crate::tune::ceilings(&mut worker, Some(&ws.root), |name| {
+    let ceilings = crate::tune::ceilings(backend.evaluator(), Some(&ws.root), |name| {
         if !quiet {
             eprintln!("measuring copy bandwidth and FMA rate of {name} …");
         }
@@ -103,7 +123,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
         kernels.push(bench::bench_kernel(
             f,
-            &mut worker,
+            backend.evaluator(),
             ceilings.as_ref(),
             &options,
             Some(&ws.target_dir),
@@ -126,11 +146,10 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
     } else {
         print_human(&report);
     }
-    if !args.json && worker.restarts > 0 {
-        eprintln!(
-            "note: the evaluation worker was restarted {} time(s) after timeouts or crashes",
-            worker.restarts
-        );
+    if !args.json {
+        for note in backend.notes() {
+            eprintln!("note: {note}");
+        }
     }
     Ok(if failed { exit::FAILED } else { exit::OK })
 }

@@ -3,8 +3,6 @@
 //! behind a broker (`--broker`, one archive, run and cache entry per key), print what it returns.
 
 use super::{AdapterArgs, WorkspaceArgs, exit, fmt_ns, print_json};
-use crate::harness::Evaluator;
-use crate::harness::worker::WorkerProcess;
 use crate::run::{Run, RunOptions};
 use crate::search::{Event, StrategyKind};
 use crate::tune::{self, KernelResult, Options, Status};
@@ -81,37 +79,8 @@ pub(crate) struct TuneArgs {
     /// object per key).
     #[arg(long)]
     json: bool,
-    /// Send the evaluations to the workers on this broker (`cargo kernelfoundry worker --broker
-    /// URL` on the GPU machines) instead of a local worker: `nats://[user:password@]host[:port]`,
-    /// `tls://…` for TLS. Credentials may come from KERNELFOUNDRY_BROKER_USER and
-    /// KERNELFOUNDRY_BROKER_PASSWORD (or KERNELFOUNDRY_BROKER_TOKEN) instead; they are never
-    /// printed. This machine needs no GPU.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "KERNELFOUNDRY_BROKER",
-        hide_env_values = true,
-        help_heading = "Fleet"
-    )]
-    broker: Option<String>,
-    /// Tune for this adapter key (may be repeated): one archive, run and cache entry per key.
-    /// Default: every key a worker on the broker serves.
-    #[arg(long = "adapter-key", value_name = "KEY", help_heading = "Fleet")]
-    adapter_keys: Vec<String>,
-    /// Seconds to wait for the workers of each adapter key to announce themselves, and for a
-    /// worker to take an evaluation, before the tune stops and names the key nobody serves.
-    #[arg(
-        long,
-        value_name = "SECS",
-        default_value_t = 60.0,
-        help_heading = "Fleet"
-    )]
-    broker_timeout: f64,
-    /// Run the evaluation worker through this command (by `sh -c`) instead of locally, e.g.
-    /// `ssh gpu-box cargo-kernelfoundry worker --stdio`; it speaks the worker protocol on
-    /// stdin/stdout and kills a candidate at its deadline itself.
-    #[arg(long, value_name = "COMMAND", help_heading = "Fleet")]
-    worker_cmd: Option<String>,
+    #[command(flatten)]
+    fleet: super::FleetArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -185,9 +154,9 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         args.llm = o.llm;
         args.no_llm = !o.llm;
         args.llm_replay_only = o.llm_replay_only;
-        if args.broker.is_some() {
+        if args.fleet.broker.is_some() {
             // A run tunes for one adapter key: resume it on that key's workers.
-            args.adapter_keys = vec![run.record.adapter_key.clone()];
+            args.fleet.adapter_keys = vec![run.record.adapter_key.clone()];
         }
         if !args.json {
             eprintln!("resuming the run in {}", run.dir.display());
@@ -196,14 +165,6 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
     } else {
         None
     };
-    if args.worker_cmd.is_some() && args.broker.is_some() {
-        anyhow::bail!(
-            "--worker-cmd and --broker exclude each other (KERNELFOUNDRY_BROKER may be set in the environment)"
-        );
-    }
-    if !args.adapter_keys.is_empty() && args.broker.is_none() {
-        anyhow::bail!("--adapter-key chooses among the workers of a broker; it needs --broker URL");
-    }
     if found.is_empty() {
         anyhow::bail!(
             "no #[kernelfoundry] kernels found in {} (select packages with -p or --workspace)",
@@ -245,13 +206,16 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
     let timeout = args
         .timeout
         .map_or(Duration::from_secs(600), Duration::from_secs_f64);
-    let backends = match open_backends(&args, timeout)? {
-        Ok(b) => b,
-        Err(unserved) => {
-            eprintln!("error: {unserved}");
-            return Ok(exit::NO_GPU);
-        }
-    };
+    let backends =
+        match crate::session::open(&args.fleet.options(), args.adapter.selector(), timeout)
+            .context("cannot start tuning")?
+        {
+            Ok(b) => b,
+            Err(unserved) => {
+                eprintln!("error: {unserved}");
+                return Ok(exit::NO_GPU);
+            }
+        };
     let islands = crate::evolve::ArchiveConfig::default().islands.max(1);
     let mut targets = Vec::new();
     for mut backend in backends {
@@ -471,80 +435,9 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
     Ok(if failed { exit::FAILED } else { exit::OK })
 }
 
-/// Where the evaluations of one target run.
-enum Backend {
-    /// A worker process: the current executable, or `--worker-cmd`.
-    Process(Box<WorkerProcess>),
-    /// The workers of one adapter key behind a broker.
-    #[cfg(feature = "broker")]
-    Fleet(Box<crate::broker::FleetEvaluator>, String),
-}
-
-impl Backend {
-    fn evaluator(&mut self) -> &mut dyn Evaluator {
-        match self {
-            Backend::Process(w) => w.as_mut(),
-            #[cfg(feature = "broker")]
-            Backend::Fleet(f, _) => f.as_mut(),
-        }
-    }
-
-    fn measured(&self) -> Option<&crate::harness::Ceilings> {
-        match self {
-            Backend::Process(w) => w.measured.as_ref(),
-            #[cfg(feature = "broker")]
-            Backend::Fleet(f, _) => f.measured.as_ref(),
-        }
-    }
-
-    /// Where the evaluations go, for the "tuning on" line.
-    fn describe(&self) -> String {
-        match self {
-            Backend::Process(_) => String::new(),
-            #[cfg(feature = "broker")]
-            Backend::Fleet(f, url) => {
-                format!(" through {} worker(s) on {url}", f.parallelism())
-            }
-        }
-    }
-
-    fn notes(&self) -> Vec<String> {
-        match self {
-            Backend::Process(w) if w.restarts > 0 => vec![format!(
-                "the evaluation worker was restarted {} time(s) after timeouts or crashes",
-                w.restarts
-            )],
-            Backend::Process(_) => Vec::new(),
-            #[cfg(feature = "broker")]
-            Backend::Fleet(f, _) => {
-                let mut notes = Vec::new();
-                if !f.workers_seen.is_empty() {
-                    let by: Vec<String> = f
-                        .workers_seen
-                        .iter()
-                        .map(|(w, n)| format!("{w} {n}"))
-                        .collect();
-                    notes.push(format!(
-                        "reports from the workers of {}: {}",
-                        f.key(),
-                        by.join(", ")
-                    ));
-                }
-                if f.redelivered > 0 {
-                    notes.push(format!(
-                        "{} evaluation(s) went to another worker after the first stopped answering",
-                        f.redelivered
-                    ));
-                }
-                notes
-            }
-        }
-    }
-}
-
 /// One adapter to tune for, and what came of it.
 struct Target {
-    backend: Backend,
+    backend: crate::session::Backend,
     adapter: crate::harness::AdapterReport,
     ceilings: Option<crate::harness::Ceilings>,
     width: usize,
@@ -561,66 +454,6 @@ struct TargetView<'a> {
     several: bool,
     budget: u64,
     root: &'a std::path::Path,
-}
-
-/// The evaluators to tune with: a local worker, the `--worker-cmd` command, or the workers of each
-/// adapter key on the broker. `Ok(Err(message))` when the broker has no worker for a key.
-fn open_backends(
-    args: &TuneArgs,
-    timeout: Duration,
-) -> anyhow::Result<Result<Vec<Backend>, String>> {
-    if let Some(url) = &args.broker {
-        return open_fleet(args, url);
-    }
-    let worker = match &args.worker_cmd {
-        Some(cmd) => WorkerProcess::start_command(
-            vec!["sh".into(), "-c".into(), cmd.into()],
-            // The far end kills a candidate at its deadline and answers; give it time to.
-            Duration::from_secs(30),
-            args.adapter.selector(),
-            timeout,
-        )
-        .with_context(|| format!("cannot start the worker command `{cmd}`"))?,
-        None => {
-            // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
-            crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
-            WorkerProcess::start(args.adapter.selector(), timeout).context("cannot start tuning")?
-        }
-    };
-    Ok(Ok(vec![Backend::Process(Box::new(worker))]))
-}
-
-#[cfg(feature = "broker")]
-fn open_fleet(args: &TuneArgs, url: &str) -> anyhow::Result<Result<Vec<Backend>, String>> {
-    use crate::broker::{BrokerAddress, BrokerError, Fleet};
-    let address = BrokerAddress::parse(url, &|name| std::env::var(name).ok())?;
-    let mut keys = Vec::new();
-    for k in &args.adapter_keys {
-        keys.push(kf_runtime::AdapterKey::parse(k).with_context(|| {
-            format!("`{k}` is not an adapter key (16 hex digits, as `cargo kernelfoundry adapters` shows)")
-        })?);
-    }
-    let shown = address.to_string();
-    let fleet = Fleet::connect(address)?;
-    let wait = Duration::from_secs_f64(args.broker_timeout.max(0.0));
-    let targets = match fleet.targets(&keys, wait) {
-        Ok(t) => t,
-        Err(e @ BrokerError::NoWorker { .. }) => return Ok(Err(e.to_string())),
-        Err(e) => return Err(e.into()),
-    };
-    let mut backends = Vec::new();
-    for target in &targets {
-        backends.push(Backend::Fleet(
-            Box::new(fleet.evaluator(target, wait.max(Duration::from_secs(1)))?),
-            shown.clone(),
-        ));
-    }
-    Ok(Ok(backends))
-}
-
-#[cfg(not(feature = "broker"))]
-fn open_fleet(_: &TuneArgs, _: &str) -> anyhow::Result<Result<Vec<Backend>, String>> {
-    anyhow::bail!("this build has no broker client (kf-build's `broker` feature is off)")
 }
 
 /// Tunes every kernel for one target; stops at the first kernel whose evaluator reports a fault.
