@@ -49,6 +49,11 @@ pub struct Comparison {
     pub rel_l2: f64,
     /// Largest elementwise error relative to max(|expected|, 1 % of the scale).
     pub max_rel_elem: f64,
+    /// The finite element with that largest error, when one differs at all.
+    pub worst: Option<Mismatch>,
+    /// Mismatches no tolerance accepts: NaN against a number, infinities that differ, unequal
+    /// integers.
+    pub hard: u64,
     /// Why the reference cannot be judged, if it cannot.
     pub degenerate: Option<String>,
 }
@@ -57,6 +62,13 @@ impl Comparison {
     /// Whether the buffers agree.
     pub fn ok(&self, tolerance: f64) -> bool {
         self.mismatched == 0 && self.rel_l2 <= tolerance
+    }
+
+    /// The smallest tolerance at which these buffers agree, when only the size of finite
+    /// differences stands in the way (no NaN, infinity or integer mismatch, a judgeable
+    /// reference): the larger of the worst element's error and the relative L2 error.
+    pub fn needed_tolerance(&self) -> Option<f64> {
+        (self.hard == 0 && self.degenerate.is_none()).then(|| self.max_rel_elem.max(self.rel_l2))
     }
 
     /// A distilled description of the differences.
@@ -147,6 +159,8 @@ pub fn compare(
     out.mismatched = errors.mismatched;
     out.first = errors.first;
     out.max_rel_elem = errors.max_rel_elem;
+    out.worst = errors.worst;
+    out.hard = errors.hard;
     out.rel_l2 = if errors.ref2 > 0.0 {
         (errors.diff2 / errors.ref2).sqrt()
     } else if errors.diff2 > 0.0 {
@@ -290,6 +304,8 @@ struct Errors {
     diff2: f64,
     ref2: f64,
     max_rel_elem: f64,
+    worst: Option<Mismatch>,
+    hard: u64,
 }
 
 impl Errors {
@@ -338,13 +354,16 @@ impl Errors {
         tolerance: f64,
     ) {
         self.scalars += 1;
+        let mut hard = true;
         let bad = match (r, c) {
-            (ScalarValue::Float(r), ScalarValue::Float(c)) => {
-                if r.is_nan() || c.is_nan() {
-                    !(r.is_nan() && c.is_nan())
-                } else if r.is_infinite() || c.is_infinite() {
-                    r != c
+            (ScalarValue::Float(rf), ScalarValue::Float(cf)) => {
+                if rf.is_nan() || cf.is_nan() {
+                    !(rf.is_nan() && cf.is_nan())
+                } else if rf.is_infinite() || cf.is_infinite() {
+                    rf != cf
                 } else {
+                    hard = false;
+                    let (r, c) = (rf, cf);
                     let mut err = (r - c).abs();
                     // One step of a normalized 8-bit channel is rounding, not a wrong value.
                     if scalar.quantum().is_some_and(|q| err <= q * 1.001) {
@@ -353,7 +372,14 @@ impl Errors {
                     self.diff2 += err * err;
                     self.ref2 += r * r;
                     let rel = err / r.abs().max(floor);
-                    self.max_rel_elem = self.max_rel_elem.max(rel);
+                    if rel > self.max_rel_elem {
+                        self.max_rel_elem = rel;
+                        self.worst = Some(Mismatch {
+                            index,
+                            expected: show(ScalarValue::Float(r)),
+                            actual: show(ScalarValue::Float(c)),
+                        });
+                    }
                     rel > tolerance
                 }
             }
@@ -362,6 +388,7 @@ impl Errors {
         };
         if bad {
             self.mismatched += 1;
+            self.hard += u64::from(hard);
             if self.first.len() < FIRST_MISMATCHES {
                 self.first.push(Mismatch {
                     index,
@@ -380,7 +407,11 @@ impl Errors {
         self.first.extend(next.first.into_iter().take(room));
         self.diff2 += next.diff2;
         self.ref2 += next.ref2;
-        self.max_rel_elem = self.max_rel_elem.max(next.max_rel_elem);
+        if next.max_rel_elem > self.max_rel_elem {
+            self.max_rel_elem = next.max_rel_elem;
+            self.worst = next.worst;
+        }
+        self.hard += next.hard;
         self
     }
 }
@@ -581,6 +612,28 @@ mod tests {
         let general = compare(&fields, 0, &f(&r), &f(&c), 1e-4);
         assert_eq!(plain, general);
         assert_eq!(plain.mismatched, 3, "{}", plain.describe(1e-4));
+    }
+
+    #[test]
+    fn a_miss_by_rounding_names_the_tolerance_that_accepts_it_and_others_none() {
+        let r = [1.0f32, 2.0, 4.0, 8.0];
+        let mut c = r;
+        c[2] = 4.0 * (1.0 + 2.4e-4);
+        let cmp = check(&r, &c, false);
+        assert_eq!(cmp.hard, 0);
+        let worst = cmp.worst.as_ref().expect("a worst element");
+        assert_eq!(worst.index, 2);
+        let needed = cmp.needed_tolerance().expect("only rounding");
+        assert!((needed - 2.4e-4).abs() < 1e-6, "{needed}");
+        // At the tolerance it names, the same buffers agree.
+        assert!(compare(&layout(Scalar::F32), 4, &f(&r), &f(&c), needed).ok(needed));
+        // A NaN, an infinity or an integer that differs passes at no tolerance.
+        c[0] = f32::NAN;
+        let cmp = check(&r, &c, false);
+        assert_eq!((cmp.hard, cmp.needed_tolerance()), (1, None));
+        let i = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let ints = compare(&layout(Scalar::U32), 2, &i(&[1, 2]), &i(&[1, 3]), 1e-4);
+        assert_eq!(ints.needed_tolerance(), None);
     }
 
     #[test]
