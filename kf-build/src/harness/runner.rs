@@ -1136,36 +1136,7 @@ impl Timestamps {
     }
 }
 
-/// Median of a sample (0 for an empty one).
-pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
-}
-
-/// Median and half the interquartile range relative to the median.
-pub fn median_and_spread(v: &[f64]) -> (f64, f64) {
-    if v.is_empty() {
-        return (1.0, 1.0);
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let q = |p: f64| {
-        let pos = p * (s.len() - 1) as f64;
-        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-        s[lo] + (s[hi] - s[lo]) * (pos - lo as f64)
-    };
-    let m = q(0.5);
-    (m, ((q(0.75) - q(0.25)) / 2.0) / m.max(f64::MIN_POSITIVE))
-}
+pub use kf_runtime::verdict::{median, median_and_spread};
 
 fn roofline(c: &Ceilings, t: &ShapeTime) -> Roofline {
     Roofline::place(c, t.achieved_gbps, t.achieved_gflops)

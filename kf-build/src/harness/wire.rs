@@ -319,14 +319,12 @@ pub struct WorstElement {
     pub actual: String,
 }
 
-/// How many times the kernel's tolerance a miss may need and still count as one by a hair,
-/// worth telling the user about (and timing, so they know what the tolerance costs them).
-pub const NEAR_MISS_FACTOR: f64 = 100.0;
+pub use kf_runtime::verdict::{NEAR_MISS_FACTOR, clean_tolerance};
 
 impl ToleranceMiss {
     /// Whether the tolerance that would accept it is within [`NEAR_MISS_FACTOR`] of the kernel's.
     pub fn is_near(&self) -> bool {
-        self.needed.is_finite() && self.needed <= self.tolerance * NEAR_MISS_FACTOR
+        kf_runtime::verdict::is_near_miss(self.needed, self.tolerance)
     }
 
     /// The tolerance to suggest: [`ToleranceMiss::needed`] rounded up to 1, 2 or 5 times a power
@@ -358,28 +356,6 @@ impl ToleranceMiss {
             self.figures()
         )
     }
-}
-
-/// `x` rounded up to the next value of the form 1, 2 or 5 times a power of ten, strictly above
-/// it (a tolerance is exceeded by an error greater than it, and `x` is itself rounded).
-pub fn clean_tolerance(x: f64) -> f64 {
-    if !(x.is_finite() && x > 0.0) {
-        return x;
-    }
-    let mut exp = x.log10().floor() as i32;
-    let mantissa = x / 10f64.powi(exp);
-    let step = match [1u32, 2, 5, 10]
-        .into_iter()
-        .find(|&m| f64::from(m) > mantissa * (1.0 + 1e-9))
-    {
-        Some(10) | None => {
-            exp += 1;
-            1
-        }
-        Some(m) => m,
-    };
-    // Through the decimal text, so the value prints as `5e-4`, not `5.000000000000001e-4`.
-    format!("{step}e{exp}").parse().unwrap_or(x)
 }
 
 impl Failure {
@@ -662,29 +638,5 @@ pub trait Evaluator {
     /// recording them.
     fn fault(&self) -> Option<String> {
         None
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tolerances_round_up_to_one_two_or_five_times_a_power_of_ten() {
-        for (x, clean) in [
-            (2.4e-4, 5e-4),
-            (1.1e-4, 2e-4),
-            (4.4e-7, 5e-7),
-            (6e-3, 1e-2),
-            (2.2e-6, 5e-6),
-            (9.99e-5, 1e-4),
-        ] {
-            assert_eq!(clean_tolerance(x), clean, "{x}");
-            assert!(clean_tolerance(x) > x);
-        }
-        // A value already clean moves up a step: an error equal to it would pass, but `x` is
-        // itself rounded.
-        assert_eq!(clean_tolerance(1e-4), 2e-4);
-        assert_eq!(format!("{:e}", clean_tolerance(2.4e-4)), "5e-4");
     }
 }

@@ -12,10 +12,10 @@ use super::{Job, SearchError};
 use crate::harness::{
     Candidate, EvalPlan, EvalReport, EvalRequest, Evaluator, Reason, ToleranceMiss,
 };
+use kf_runtime::verdict;
 use serde::Serialize;
 
-/// Smallest speedup margin that counts, whatever the measured noise.
-pub const MIN_MARGIN: f64 = 0.02;
+pub use kf_runtime::verdict::MIN_MARGIN;
 
 /// How many of the best candidates get a final verification before giving up.
 pub const FINALISTS: usize = 3;
@@ -161,7 +161,7 @@ impl NearMiss {
             let Some(speedup) = r.timed_speedup().or_else(|| searched(&c.id)) else {
                 continue;
             };
-            if speedup <= 1.0 + noise || candidates.iter().any(|k| k.id == c.id) {
+            if !verdict::beats(speedup, noise) || candidates.iter().any(|k| k.id == c.id) {
                 continue;
             }
             candidates.push(NearCandidate {
@@ -304,12 +304,12 @@ pub fn accept(
             break;
         }
     }
-    let noise = best
-        .as_ref()
-        .and_then(|(_, r)| r.noise)
-        .unwrap_or(0.0)
-        .max(baseline.noise.unwrap_or(0.0))
-        .max(MIN_MARGIN);
+    let noise = verdict::margin(
+        best.as_ref()
+            .and_then(|(_, r)| r.noise)
+            .into_iter()
+            .chain(baseline.noise),
+    );
     let verdict = match &best {
         None if ranking.is_empty() => Verdict::NoCorrectCandidate,
         None => Verdict::FinalVerificationFailed {
@@ -327,7 +327,7 @@ pub fn accept(
         },
         Some((c, r)) => {
             let speedup = r.fitness.speedup.unwrap_or(1.0);
-            if speedup > 1.0 + noise {
+            if verdict::beats(speedup, noise) {
                 Verdict::Tuned {
                     speedup,
                     margin: noise,
