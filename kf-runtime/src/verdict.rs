@@ -504,7 +504,10 @@ mod tests {
         assert_eq!(median(&[]), 0.0);
         assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.25), 2.0);
         let (m, s) = median_and_spread(&[0.8, 0.9, 1.0, 1.1, 1.2]);
-        assert!((m - 1.0).abs() < 1e-12 && (s - 0.1).abs() < 1e-12, "{m} {s}");
+        assert!(
+            (m - 1.0).abs() < 1e-12 && (s - 0.1).abs() < 1e-12,
+            "{m} {s}"
+        );
         assert_eq!(median_and_spread(&[]), (1.0, 1.0));
     }
 
@@ -558,6 +561,9 @@ mod tests {
         );
         let mut f = [0u8; 4];
         poison_scalar(&mut f, 0, Scalar::F32);
-        assert_eq!(show(read_scalar(&f, 0, Scalar::F32)), "NaN (never written?)");
+        assert_eq!(
+            show(read_scalar(&f, 0, Scalar::F32)),
+            "NaN (never written?)"
+        );
     }
 }

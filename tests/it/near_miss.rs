@@ -21,14 +21,7 @@ fn tune_and_eval_name_the_tolerance_a_rounding_difference_needs_and_keep_the_bas
         c
     };
     // Only the parallel reduction: its tree sums are faster and round differently.
-    let search = [
-        "--strategy",
-        "qd",
-        "--operators",
-        "reduce",
-        "--budget",
-        "4",
-    ];
+    let search = ["--strategy", "qd", "--operators", "reduce", "--budget", "4"];
 
     let tuned = run_ok(cmd(&["tune", "--json"]).args(search));
     let report = tuned.json();
@@ -38,9 +31,15 @@ fn tune_and_eval_name_the_tolerance_a_rounding_difference_needs_and_keep_the_bas
     let near = &k["near_miss"];
     let suggested = near["suggested"].as_f64().unwrap_or_else(|| panic!("{k}"));
     let needed = near["needed"].as_f64().unwrap();
-    assert_eq!(near["tolerance"].as_f64(), Some(ATTRIBUTE_TOLERANCE), "{near}");
+    assert_eq!(
+        near["tolerance"].as_f64(),
+        Some(ATTRIBUTE_TOLERANCE),
+        "{near}"
+    );
     assert!(
-        ATTRIBUTE_TOLERANCE < needed && needed <= suggested && suggested <= 100.0 * ATTRIBUTE_TOLERANCE,
+        ATTRIBUTE_TOLERANCE < needed
+            && needed <= suggested
+            && suggested <= 100.0 * ATTRIBUTE_TOLERANCE,
         "{near}"
     );
     let candidates = near["candidates"].as_array().unwrap();
@@ -103,7 +102,9 @@ fn tune_and_eval_name_the_tolerance_a_rounding_difference_needs_and_keep_the_bas
     let judged = eval(true);
     let report = judged.json();
     let miss = &report["failure"]["miss"];
-    let needed = miss["needed"].as_f64().unwrap_or_else(|| panic!("{}", judged.dump()));
+    let needed = miss["needed"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{}", judged.dump()));
     assert!(
         ATTRIBUTE_TOLERANCE < needed && needed <= 100.0 * ATTRIBUTE_TOLERANCE,
         "{miss}"

@@ -12,7 +12,7 @@
 use super::parts::{Part, parts};
 use kf_runtime::interface::{BufferLayout, Scalar};
 pub use kf_runtime::verdict::{Comparison, Mismatch};
-use kf_runtime::verdict::{Errors, Scan, ScalarValue, read_scalar};
+use kf_runtime::verdict::{Errors, ScalarValue, Scan, read_scalar};
 use rayon::prelude::*;
 use std::ops::Range;
 

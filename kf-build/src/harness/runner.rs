@@ -783,21 +783,23 @@ impl Runner {
             }
         }
         if let Some(log) = failed {
-            self.miss = needed.zip(worst).map(|(needed, (_, output, cmp))| ToleranceMiss {
-                tolerance: kernel.tolerance,
-                needed,
-                output: output.to_owned(),
-                shape: shape_text(&trial.shape),
-                mismatched: cmp.mismatched,
-                scalars: cmp.scalars,
-                max_rel_elem: cmp.max_rel_elem,
-                rel_l2: cmp.rel_l2,
-                worst: cmp.worst.map(|m| WorstElement {
-                    index: m.index,
-                    expected: m.expected,
-                    actual: m.actual,
-                }),
-            });
+            self.miss = needed
+                .zip(worst)
+                .map(|(needed, (_, output, cmp))| ToleranceMiss {
+                    tolerance: kernel.tolerance,
+                    needed,
+                    output: output.to_owned(),
+                    shape: shape_text(&trial.shape),
+                    mismatched: cmp.mismatched,
+                    scalars: cmp.scalars,
+                    max_rel_elem: cmp.max_rel_elem,
+                    rel_l2: cmp.rel_l2,
+                    worst: cmp.worst.map(|m| WorstElement {
+                        index: m.index,
+                        expected: m.expected,
+                        actual: m.actual,
+                    }),
+                });
             return Err((Reason::WrongValues, log));
         }
         if judged == 0 {

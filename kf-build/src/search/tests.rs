@@ -811,9 +811,19 @@ fn finalists_failing_by_a_hair_name_the_tolerance_that_would_accept_them() {
         ELEMWISE,
         r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n)), tolerance = 1e-4"#,
     );
-    let out = search(&k, &mut hair(2.4e-4, is_final), None, &Config::default(), |_| {}).unwrap();
+    let out = search(
+        &k,
+        &mut hair(2.4e-4, is_final),
+        None,
+        &Config::default(),
+        |_| {},
+    )
+    .unwrap();
     assert!(out.tuned.is_none());
-    assert!(matches!(out.verdict, Verdict::FinalVerificationFailed { .. }));
+    assert!(matches!(
+        out.verdict,
+        Verdict::FinalVerificationFailed { .. }
+    ));
     let near = out.near_miss.expect("a near miss");
     assert_eq!(near.candidates.len(), super::accept::FINALISTS);
     assert!(near.candidates.iter().all(|c| c.speedup > 1.0));
@@ -837,7 +847,14 @@ fn candidates_rejected_by_a_hair_while_searching_are_reported_too() {
         ELEMWISE,
         r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n)), tolerance = 1e-7"#,
     );
-    let out = search(&k, &mut hair(2.2e-6, |_| true), None, &Config::default(), |_| {}).unwrap();
+    let out = search(
+        &k,
+        &mut hair(2.2e-6, |_| true),
+        None,
+        &Config::default(),
+        |_| {},
+    )
+    .unwrap();
     assert_eq!(out.verdict, Verdict::NoCorrectCandidate);
     let near = out.near_miss.expect("a near miss");
     // Every candidate of the space (workgroups of 16 to 1024, 2x to 128x), each once.
@@ -852,8 +869,18 @@ fn a_miss_far_outside_the_tolerance_or_a_finalist_failing_otherwise_is_no_near_m
         ELEMWISE,
         r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n)), tolerance = 1e-4"#,
     );
-    let far = search(&k, &mut hair(2e-2, is_final), None, &Config::default(), |_| {}).unwrap();
-    assert!(matches!(far.verdict, Verdict::FinalVerificationFailed { .. }));
+    let far = search(
+        &k,
+        &mut hair(2e-2, is_final),
+        None,
+        &Config::default(),
+        |_| {},
+    )
+    .unwrap();
+    assert!(matches!(
+        far.verdict,
+        Verdict::FinalVerificationFailed { .. }
+    ));
     assert_eq!(far.near_miss, None);
     // The plain fake fails its candidates with no comparison figures: a wrong kernel.
     let mut ev = fake(|_| None);

@@ -54,8 +54,8 @@ pub struct Decision {
     pub conclusive: bool,
 }
 
-pub use crate::verdict::median;
 use crate::verdict::beats;
+pub use crate::verdict::median;
 #[cfg(test)]
 use crate::verdict::quantile;
 

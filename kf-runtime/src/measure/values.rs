@@ -21,7 +21,6 @@ use crate::spec::{Init, Role, Shape};
 use crate::verdict;
 use half::f16;
 
-
 /// The bytes of `buffer` on `shape` for the trial `seed`.
 pub fn contents(buffer: &PlanBuffer, shape: &Shape, seed: u64) -> Result<Vec<u8>, String> {
     let size = buffer.byte_size(shape).map_err(|e| e.to_string())? as usize;
