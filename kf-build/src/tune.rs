@@ -303,6 +303,10 @@ pub struct KernelResult {
     /// Why the search ended where it did (absent for cached and failed kernels).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
+    /// Candidates faster than the baseline rejected only because their outputs missed the
+    /// tolerance by a hair, and the tolerance that would have accepted them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub near_miss: Option<crate::search::NearMiss>,
     /// The search strategy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
@@ -353,6 +357,7 @@ impl KernelResult {
             roofline: None,
             rejected: BTreeMap::new(),
             verdict: None,
+            near_miss: None,
             strategy: None,
             seed: None,
             cells_filled: None,
@@ -551,6 +556,7 @@ pub fn tune_kernel(
         out.candidates.push(candidate_line(c, r, phase));
     }
     out.verdict = Some(outcome.verdict.clone());
+    out.near_miss = outcome.near_miss.clone();
     let entry = entry(
         f,
         kernel,

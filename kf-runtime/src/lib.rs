@@ -91,6 +91,7 @@ pub mod spec;
 pub mod syntax;
 #[cfg(feature = "spec")]
 pub mod variant;
+pub mod verdict;
 
 pub use adapter::{AdapterIdentity, AdapterKey};
 pub use kernel::{Binding, EmbeddedVariant, Kernel, MatchKind, Selection, VARIANT_ENV};

@@ -14,6 +14,7 @@ mod kernels;
 mod launch;
 mod llm;
 mod measure;
+mod near_miss;
 mod operators;
 mod report;
 mod respell;

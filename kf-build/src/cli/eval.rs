@@ -298,6 +298,12 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
             for line in failure.log.lines() {
                 println!("    {line}");
             }
+            if let Some(miss) = report.near_miss() {
+                println!(
+                    "    {}; the tolerance is yours to set in the attribute, KernelFoundry never changes it",
+                    miss.would_pass()
+                );
+            }
         }
         None => println!(
             "level 5: correct on {} trials (max relative L2 error {:.2e}), speedup {:.2}x",

@@ -630,6 +630,9 @@ fn print_human(k: &KernelResult, verbose: bool) {
     {
         println!("    why: {}", v.describe());
     }
+    if let Some(near) = &k.near_miss {
+        println!("    near miss: {}", near.describe());
+    }
     for note in &k.notes {
         println!("    note: {note}");
     }

@@ -1,88 +1,20 @@
-//! Comparing a candidate's output buffer with the baseline's.
+//! Comparing a candidate's output buffer with the baseline's, by the rule of
+//! [`kf_runtime::verdict`] (tolerance scaled to the output, NaN/Inf matching, one step of a
+//! normalized channel, degenerate references refused, the tolerance a rounding miss needs).
 //!
-//! Floats pass when both the relative L2 error of the whole buffer and every element's error are
-//! within the tolerance; an element's error is relative to its own magnitude but never to less than
-//! 1 % of the buffer's largest value, so results near zero in a buffer of large values are not held
-//! to an impossible standard. NaN must meet NaN and ±Inf the same ±Inf. Integers must be equal.
-//! Normalized 8-bit texture channels may differ by one step (1/255, 1/127): two correct kernels
-//! that round a value on either side of a step both wrote the right texel.
-//! A reference that is constant or all zero cannot tell a correct kernel from a constant fill, so
-//! the comparison refuses to judge and says so; one that mixes finite values with infinities (a
-//! masked output: 0 where the mask lets a value through, -inf where it does not) can, and is
-//! judged.
+//! What this module adds is speed: a buffer is scanned in the fixed parts of [`super::parts`], on
+//! every core, with the verdict's accumulators merged in part order, so the verdict and the
+//! mismatches named are those of one pass over the buffer.
 //!
 //! Invariant: a mismatch report names the first offending elements with expected and actual values
 //! — that log is what a user (or a later LLM prompt) reads to fix the kernel.
 
-use super::inputs::{ScalarValue, read_scalar};
 use super::parts::{Part, parts};
 use kf_runtime::interface::{BufferLayout, Scalar};
+pub use kf_runtime::verdict::{Comparison, Mismatch};
+use kf_runtime::verdict::{Errors, ScalarValue, Scan, read_scalar};
 use rayon::prelude::*;
 use std::ops::Range;
-
-/// Floor of an element's error denominator, as a fraction of the buffer's largest magnitude.
-const SCALE_FLOOR: f64 = 1e-2;
-/// Mismatches a report names.
-const FIRST_MISMATCHES: usize = 5;
-
-/// One mismatching element.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Mismatch {
-    /// Scalar index in the buffer (the element index for `array<f32>`).
-    pub index: u64,
-    /// Expected (baseline) value.
-    pub expected: String,
-    /// Actual (candidate) value.
-    pub actual: String,
-}
-
-/// The outcome of comparing one buffer.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Comparison {
-    /// Scalars compared.
-    pub scalars: u64,
-    /// Scalars out of tolerance.
-    pub mismatched: u64,
-    /// The first few mismatches.
-    pub first: Vec<Mismatch>,
-    /// Relative L2 error over finite floats.
-    pub rel_l2: f64,
-    /// Largest elementwise error relative to max(|expected|, 1 % of the scale).
-    pub max_rel_elem: f64,
-    /// Why the reference cannot be judged, if it cannot.
-    pub degenerate: Option<String>,
-}
-
-impl Comparison {
-    /// Whether the buffers agree.
-    pub fn ok(&self, tolerance: f64) -> bool {
-        self.mismatched == 0 && self.rel_l2 <= tolerance
-    }
-
-    /// A distilled description of the differences.
-    pub fn describe(&self, tolerance: f64) -> String {
-        let mut s = format!(
-            "{} of {} values differ (relative L2 error {:.3e}, tolerance {:.1e})",
-            self.mismatched, self.scalars, self.rel_l2, tolerance
-        );
-        for m in &self.first {
-            s.push_str(&format!(
-                "\n  [{}] expected {} got {}",
-                m.index, m.expected, m.actual
-            ));
-        }
-        s
-    }
-}
-
-fn show(v: ScalarValue) -> String {
-    match v {
-        ScalarValue::Float(f) if f.is_nan() => "NaN (never written?)".to_owned(),
-        ScalarValue::Float(f) => format!("{f:.6e}"),
-        ScalarValue::Int(i) if i == super::inputs::POISON_INT => format!("{i:#x} (never written?)"),
-        ScalarValue::Int(i) => i.to_string(),
-    }
-}
 
 /// Compares `candidate` against `reference`, both laid out as `layout` with `len` array elements.
 ///
@@ -100,61 +32,51 @@ pub fn compare(
     let scan = parts
         .par_iter()
         .map(|p| match plain_range(plain, layout, p) {
-            Some(bytes) => Scan::of_f32(&reference[bytes]),
-            None => Scan::of(p.scalars(layout), reference),
+            Some(bytes) => scan_of(f32s(&reference[bytes])),
+            None => scan_of(
+                p.scalars(layout)
+                    .map(|(o, s)| read_scalar(reference, o as usize, s)),
+            ),
         })
         .collect::<Vec<_>>()
         .into_iter()
         .fold(Scan::default(), Scan::then);
-    let mut out = Comparison::default();
-    let kinds = u32::from(scan.any_float) + scan.infinities.count_ones();
-    let floats_degenerate =
-        (!scan.any_float || scan.floats_constant || scan.scale < 1e-30) && kinds < 2;
-    let ints_degenerate = !scan.any_int || scan.ints_constant;
-    if floats_degenerate && ints_degenerate {
-        out.degenerate = Some(match (scan.any_float, scan.any_int, scan.first_float) {
-            (false, false, _) => "the baseline wrote no finite value".to_owned(),
-            (true, _, Some(v)) if scan.scale < 1e-30 || scan.floats_constant => {
-                format!("every value the baseline wrote is {v}")
-            }
-            _ => "the baseline's output is constant".to_owned(),
-        });
-    }
-    let floor = (scan.scale * SCALE_FLOOR).max(f64::MIN_POSITIVE);
+    let floor = scan.floor();
     let errors = parts
         .par_iter()
         .map(|p| match plain_range(plain, layout, p) {
-            Some(bytes) => Errors::of_f32(
-                p.first_index(layout),
-                &reference[bytes.clone()],
-                &candidate[bytes],
-                floor,
-                tolerance,
-            ),
-            None => Errors::of(
-                p.scalars(layout),
-                p.first_index(layout),
-                reference,
-                candidate,
-                floor,
-                tolerance,
-            ),
+            Some(bytes) => {
+                let mut out = Errors::default();
+                let first = p.first_index(layout);
+                let pairs = f32s(&reference[bytes.clone()]).zip(f32s(&candidate[bytes]));
+                for (i, (r, c)) in pairs.enumerate() {
+                    out.add(first + i as u64, Scalar::F32, r, c, floor, tolerance);
+                }
+                out
+            }
+            None => {
+                let mut out = Errors::default();
+                let first = p.first_index(layout);
+                for (i, (offset, scalar)) in p.scalars(layout).enumerate() {
+                    let r = read_scalar(reference, offset as usize, scalar);
+                    let c = read_scalar(candidate, offset as usize, scalar);
+                    out.add(first + i as u64, scalar, r, c, floor, tolerance);
+                }
+                out
+            }
         })
         .collect::<Vec<_>>()
         .into_iter()
         .fold(Errors::default(), Errors::then);
-    out.scalars = errors.scalars;
-    out.mismatched = errors.mismatched;
-    out.first = errors.first;
-    out.max_rel_elem = errors.max_rel_elem;
-    out.rel_l2 = if errors.ref2 > 0.0 {
-        (errors.diff2 / errors.ref2).sqrt()
-    } else if errors.diff2 > 0.0 {
-        f64::INFINITY
-    } else {
-        0.0
-    };
-    out
+    Comparison::of(&scan, errors)
+}
+
+fn scan_of(values: impl Iterator<Item = ScalarValue>) -> Scan {
+    let mut s = Scan::default();
+    for v in values {
+        s.add(v);
+    }
+    s
 }
 
 /// Whether the array is of plain `f32` (one field, 4 bytes apart), the common case, which is
@@ -182,207 +104,6 @@ fn f32s(bytes: &[u8]) -> impl Iterator<Item = ScalarValue> + '_ {
     bytes
         .chunks_exact(4)
         .map(|b| ScalarValue::Float(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))))
-}
-
-/// What the reference's values say about the scale of the buffer and whether it is degenerate.
-struct Scan {
-    scale: f64,
-    first_float: Option<f64>,
-    floats_constant: bool,
-    any_float: bool,
-    /// Whether `+inf` (bit 0) and `-inf` (bit 1) occur: a reference that mixes them with finite
-    /// values (a masked output: 0 below the diagonal, -inf above) tells any constant fill apart.
-    infinities: u8,
-    first_int: Option<u32>,
-    ints_constant: bool,
-    any_int: bool,
-}
-
-impl Default for Scan {
-    fn default() -> Self {
-        Scan {
-            scale: 0.0,
-            first_float: None,
-            floats_constant: true,
-            any_float: false,
-            infinities: 0,
-            first_int: None,
-            ints_constant: true,
-            any_int: false,
-        }
-    }
-}
-
-impl Scan {
-    fn of(scalars: impl Iterator<Item = (u64, Scalar)>, reference: &[u8]) -> Scan {
-        let mut s = Scan::default();
-        for (offset, scalar) in scalars {
-            s.add(read_scalar(reference, offset as usize, scalar));
-        }
-        s
-    }
-
-    /// [`Scan::of`] a run of plain `f32`.
-    fn of_f32(reference: &[u8]) -> Scan {
-        let mut s = Scan::default();
-        for v in f32s(reference) {
-            s.add(v);
-        }
-        s
-    }
-
-    #[inline]
-    fn add(&mut self, v: ScalarValue) {
-        match v {
-            ScalarValue::Float(f) if f.is_finite() => {
-                self.any_float = true;
-                self.scale = self.scale.max(f.abs());
-                match self.first_float {
-                    None => self.first_float = Some(f),
-                    Some(x) if x != f => self.floats_constant = false,
-                    Some(_) => {}
-                }
-            }
-            ScalarValue::Float(f) if f.is_infinite() => {
-                self.infinities |= if f > 0.0 { 1 } else { 2 };
-            }
-            ScalarValue::Float(_) => {}
-            ScalarValue::Int(i) => {
-                self.any_int = true;
-                match self.first_int {
-                    None => self.first_int = Some(i),
-                    Some(x) if x != i => self.ints_constant = false,
-                    Some(_) => {}
-                }
-            }
-        }
-    }
-
-    /// This scan followed by `next`, the scan of the scalars after it.
-    fn then(self, next: Scan) -> Scan {
-        let same = |a: Option<f64>, b: Option<f64>| a.zip(b).is_none_or(|(a, b)| a == b);
-        Scan {
-            scale: self.scale.max(next.scale),
-            first_float: self.first_float.or(next.first_float),
-            floats_constant: self.floats_constant
-                && next.floats_constant
-                && same(self.first_float, next.first_float),
-            any_float: self.any_float || next.any_float,
-            infinities: self.infinities | next.infinities,
-            first_int: self.first_int.or(next.first_int),
-            ints_constant: self.ints_constant
-                && next.ints_constant
-                && self
-                    .first_int
-                    .zip(next.first_int)
-                    .is_none_or(|(a, b)| a == b),
-            any_int: self.any_int || next.any_int,
-        }
-    }
-}
-
-/// The differences found in some of the scalars.
-#[derive(Default)]
-struct Errors {
-    scalars: u64,
-    mismatched: u64,
-    first: Vec<Mismatch>,
-    diff2: f64,
-    ref2: f64,
-    max_rel_elem: f64,
-}
-
-impl Errors {
-    /// Compares `scalars`, the first of which is the buffer's scalar number `index`.
-    fn of(
-        scalars: impl Iterator<Item = (u64, Scalar)>,
-        index: u64,
-        reference: &[u8],
-        candidate: &[u8],
-        floor: f64,
-        tolerance: f64,
-    ) -> Errors {
-        let mut out = Errors::default();
-        for (i, (offset, scalar)) in scalars.enumerate() {
-            let r = read_scalar(reference, offset as usize, scalar);
-            let c = read_scalar(candidate, offset as usize, scalar);
-            out.add(index + i as u64, scalar, r, c, floor, tolerance);
-        }
-        out
-    }
-
-    /// [`Errors::of`] runs of plain `f32`.
-    fn of_f32(
-        index: u64,
-        reference: &[u8],
-        candidate: &[u8],
-        floor: f64,
-        tolerance: f64,
-    ) -> Errors {
-        let mut out = Errors::default();
-        for (i, (r, c)) in f32s(reference).zip(f32s(candidate)).enumerate() {
-            out.add(index + i as u64, Scalar::F32, r, c, floor, tolerance);
-        }
-        out
-    }
-
-    /// Compares the buffer's scalar number `index`.
-    #[inline]
-    fn add(
-        &mut self,
-        index: u64,
-        scalar: Scalar,
-        r: ScalarValue,
-        c: ScalarValue,
-        floor: f64,
-        tolerance: f64,
-    ) {
-        self.scalars += 1;
-        let bad = match (r, c) {
-            (ScalarValue::Float(r), ScalarValue::Float(c)) => {
-                if r.is_nan() || c.is_nan() {
-                    !(r.is_nan() && c.is_nan())
-                } else if r.is_infinite() || c.is_infinite() {
-                    r != c
-                } else {
-                    let mut err = (r - c).abs();
-                    // One step of a normalized 8-bit channel is rounding, not a wrong value.
-                    if scalar.quantum().is_some_and(|q| err <= q * 1.001) {
-                        err = 0.0;
-                    }
-                    self.diff2 += err * err;
-                    self.ref2 += r * r;
-                    let rel = err / r.abs().max(floor);
-                    self.max_rel_elem = self.max_rel_elem.max(rel);
-                    rel > tolerance
-                }
-            }
-            (ScalarValue::Int(r), ScalarValue::Int(c)) => r != c,
-            _ => true,
-        };
-        if bad {
-            self.mismatched += 1;
-            if self.first.len() < FIRST_MISMATCHES {
-                self.first.push(Mismatch {
-                    index,
-                    expected: show(r),
-                    actual: show(c),
-                });
-            }
-        }
-    }
-
-    /// These errors followed by `next`, those of the scalars after them.
-    fn then(mut self, next: Errors) -> Errors {
-        self.scalars += next.scalars;
-        self.mismatched += next.mismatched;
-        let room = FIRST_MISMATCHES - self.first.len().min(FIRST_MISMATCHES);
-        self.first.extend(next.first.into_iter().take(room));
-        self.diff2 += next.diff2;
-        self.ref2 += next.ref2;
-        self.max_rel_elem = self.max_rel_elem.max(next.max_rel_elem);
-        self
-    }
 }
 
 #[cfg(test)]
@@ -581,6 +302,28 @@ mod tests {
         let general = compare(&fields, 0, &f(&r), &f(&c), 1e-4);
         assert_eq!(plain, general);
         assert_eq!(plain.mismatched, 3, "{}", plain.describe(1e-4));
+    }
+
+    #[test]
+    fn a_miss_by_rounding_names_the_tolerance_that_accepts_it_and_others_none() {
+        let r = [1.0f32, 2.0, 4.0, 8.0];
+        let mut c = r;
+        c[2] = 4.0 * (1.0 + 2.4e-4);
+        let cmp = check(&r, &c, false);
+        assert_eq!(cmp.hard, 0);
+        let worst = cmp.worst.as_ref().expect("a worst element");
+        assert_eq!(worst.index, 2);
+        let needed = cmp.needed_tolerance().expect("only rounding");
+        assert!((needed - 2.4e-4).abs() < 1e-6, "{needed}");
+        // At the tolerance it names, the same buffers agree.
+        assert!(compare(&layout(Scalar::F32), 4, &f(&r), &f(&c), needed).ok(needed));
+        // A NaN, an infinity or an integer that differs passes at no tolerance.
+        c[0] = f32::NAN;
+        let cmp = check(&r, &c, false);
+        assert_eq!((cmp.hard, cmp.needed_tolerance()), (1, None));
+        let i = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let ints = compare(&layout(Scalar::U32), 2, &i(&[1, 2]), &i(&[1, 3]), 1e-4);
+        assert_eq!(ints.needed_tolerance(), None);
     }
 
     #[test]

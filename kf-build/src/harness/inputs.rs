@@ -31,14 +31,9 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Poison for f32 outputs: a quiet NaN with a recognisable payload.
-pub const POISON_F32: u32 = 0x7FC0_DEAD;
-/// Poison for f16 outputs.
-pub const POISON_F16: u16 = 0x7E5A;
-/// Poison for integer outputs.
-pub const POISON_INT: u32 = 0xDEAD_BEEF;
-/// Poison for padding bytes.
-pub const POISON_PAD: u8 = 0xA5;
+pub use kf_runtime::verdict::{
+    POISON_F16, POISON_F32, POISON_INT, POISON_PAD, ScalarValue, poison_scalar, read_scalar,
+};
 
 /// The bytes of every buffer of a trial, in the kernel's binding order, shared between runs.
 pub type Contents = Vec<Arc<Vec<u8>>>;
@@ -262,18 +257,6 @@ pub fn poison(plan: &BufferPlan, shape: &Shape) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-fn poison_scalar(bytes: &mut [u8], o: usize, scalar: Scalar) {
-    match scalar {
-        Scalar::F32 => bytes[o..o + 4].copy_from_slice(&POISON_F32.to_le_bytes()),
-        Scalar::F16 => bytes[o..o + 2].copy_from_slice(&POISON_F16.to_le_bytes()),
-        Scalar::U32 | Scalar::I32 => bytes[o..o + 4].copy_from_slice(&POISON_INT.to_le_bytes()),
-        Scalar::U16 | Scalar::I16 => {
-            bytes[o..o + 2].copy_from_slice(&(POISON_INT as u16).to_le_bytes())
-        }
-        Scalar::Unorm8 | Scalar::Snorm8 | Scalar::U8 | Scalar::I8 => bytes[o] = POISON_PAD,
-    }
-}
-
 /// Whether every field of an element lies within its stride, so elements own disjoint bytes.
 fn regular(a: &ArrayLayout) -> bool {
     a.stride > 0
@@ -386,36 +369,6 @@ pub fn write_scalar(bytes: &mut [u8], offset: usize, scalar: Scalar, v: f64) {
         Scalar::I8 => bytes[offset] = (v as i8) as u8,
         Scalar::Unorm8 => bytes[offset] = (v.clamp(0.0, 1.0) * 255.0).round() as u8,
         Scalar::Snorm8 => bytes[offset] = ((v.clamp(-1.0, 1.0) * 127.0).round() as i8) as u8,
-    }
-}
-
-/// A scalar read from a buffer.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ScalarValue {
-    /// f32 or f16, widened.
-    Float(f64),
-    /// u32 or i32, as raw bits.
-    Int(u32),
-}
-
-/// Reads the scalar at `offset`.
-pub fn read_scalar(bytes: &[u8], offset: usize, scalar: Scalar) -> ScalarValue {
-    match scalar {
-        Scalar::F32 => ScalarValue::Float(f64::from(f32::from_le_bytes(
-            bytes[offset..offset + 4].try_into().expect("4 bytes"),
-        ))),
-        Scalar::F16 => ScalarValue::Float(
-            f16::from_le_bytes(bytes[offset..offset + 2].try_into().expect("2 bytes")).to_f64(),
-        ),
-        Scalar::U32 | Scalar::I32 => ScalarValue::Int(u32::from_le_bytes(
-            bytes[offset..offset + 4].try_into().expect("4 bytes"),
-        )),
-        Scalar::U16 | Scalar::I16 => ScalarValue::Int(u32::from(u16::from_le_bytes(
-            bytes[offset..offset + 2].try_into().expect("2 bytes"),
-        ))),
-        Scalar::U8 | Scalar::I8 => ScalarValue::Int(u32::from(bytes[offset])),
-        Scalar::Unorm8 => ScalarValue::Float(f64::from(bytes[offset]) / 255.0),
-        Scalar::Snorm8 => ScalarValue::Float((f64::from(bytes[offset] as i8) / 127.0).max(-1.0)),
     }
 }
 

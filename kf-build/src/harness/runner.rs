@@ -20,7 +20,7 @@ use super::inputs::{self, Contents};
 use super::resources::{Masters, Resource};
 use super::{
     CHECKS, Candidate, Ceilings, EvalPlan, EvalReport, EvalRequest, Fitness, Reason, Roofline,
-    ShapeTime, Trial, UNSEEN_SHAPES, VerifyStats,
+    ShapeTime, ToleranceMiss, Trial, UNSEEN_SHAPES, VerifyStats, WorstElement,
 };
 use crate::gpu::Gpu;
 use kf_runtime::resolve::{ReflectError, ResolvedKernel, shape_text};
@@ -70,6 +70,9 @@ pub struct Runner {
     test_copy_cap: Option<f64>,
     /// Where the current evaluation's time goes.
     phases: Phases,
+    /// The figures of the last comparison that failed only by the size of its finite errors
+    /// (see [`ToleranceMiss`]); cleared by every comparison that fails otherwise.
+    miss: Option<ToleranceMiss>,
 }
 
 /// How far above the copy ceiling the bound traffic may appear before the ceiling is measured
@@ -157,6 +160,7 @@ impl Runner {
             reprobes: 0,
             test_copy_cap: None,
             phases: Phases::default(),
+            miss: None,
         }
     }
 
@@ -214,9 +218,18 @@ impl Runner {
     /// Runs one evaluation to completion.
     pub fn evaluate(&mut self, req: &EvalRequest) -> EvalReport {
         let start = Instant::now();
+        self.miss = None;
         let mut report = match self.evaluate_inner(req) {
             Ok(report) => report,
-            Err((reason, log)) => EvalReport::failed(&req.candidate.id, reason, log),
+            Err((reason, log)) => {
+                let mut report = EvalReport::failed(&req.candidate.id, reason, log);
+                if let Some(f) = &mut report.failure
+                    && matches!(reason, Reason::WrongValues | Reason::ChangedAfterTiming)
+                {
+                    f.miss = self.miss.take();
+                }
+                report
+            }
         };
         if let Some(lost) = self.gpu.lost() {
             report = EvalReport::failed(&req.candidate.id, Reason::DeviceLost, lost);
@@ -249,30 +262,49 @@ impl Runner {
         let workgroup_bytes = candidate.program.workgroup_storage_bytes;
 
         let mut stats = VerifyStats::default();
-        for trial in &req.plan.verify {
-            self.verify_trial(kernel, &candidate, trial, &mut stats)?;
-        }
-        if let Some(first) = req.plan.verify.first() {
-            self.verify_rerun(kernel, &candidate, first, &mut stats)?;
+        if let Err((reason, log)) = self.verify(kernel, &candidate, &req.plan, &mut stats) {
+            // Outputs outside the tolerance by a hair (rounding) are still wrong values, but the
+            // user is told what the tolerance costs: the candidate is timed all the same.
+            return match self.miss.take() {
+                Some(miss) if reason == Reason::WrongValues && miss.is_near() => {
+                    let timings = req
+                        .plan
+                        .time_shapes
+                        .iter()
+                        .map(|shape| self.time_shape(kernel, &candidate, shape, &req.plan))
+                        .collect::<Step<Vec<_>>>()
+                        .unwrap_or_default();
+                    Ok(near_miss_report(req, reason, log, miss, timings))
+                }
+                miss => {
+                    self.miss = miss;
+                    Err((reason, log))
+                }
+            };
         }
 
         let mut timings = Vec::new();
         for shape in &req.plan.time_shapes {
             timings.push(self.time_shape(kernel, &candidate, shape, &req.plan)?);
         }
-        if let Some(trial) = &req.plan.reverify {
-            self.verify_trial(kernel, &candidate, trial, &mut stats)
-                .map_err(|(reason, log)| {
-                    let reason = if reason == Reason::WrongValues {
-                        Reason::ChangedAfterTiming
-                    } else {
-                        reason
-                    };
-                    (
-                        reason,
-                        format!("after the timing loop, with new inputs: {log}"),
-                    )
-                })?;
+        if let Some(trial) = &req.plan.reverify
+            && let Err((reason, log)) = self.verify_trial(kernel, &candidate, trial, &mut stats)
+        {
+            let log = format!("after the timing loop, with new inputs: {log}");
+            return match (reason, self.miss.take()) {
+                (Reason::WrongValues, Some(miss)) if miss.is_near() => Ok(near_miss_report(
+                    req,
+                    Reason::ChangedAfterTiming,
+                    log,
+                    miss,
+                    timings,
+                )),
+                (Reason::WrongValues, miss) => {
+                    self.miss = miss;
+                    Err((Reason::ChangedAfterTiming, log))
+                }
+                (reason, _) => Err((reason, log)),
+            };
         }
 
         let mut ceilings = self.best_ceilings(req.ceilings.as_ref());
@@ -369,6 +401,23 @@ impl Runner {
             ceilings: if remeasured { ceilings } else { None },
             wall_ms: 0.0,
         })
+    }
+
+    /// The verification trials before timing, then the rerun on reused buffers.
+    fn verify(
+        &mut self,
+        kernel: &ResolvedKernel,
+        candidate: &Compiled,
+        plan: &EvalPlan,
+        stats: &mut VerifyStats,
+    ) -> Step<()> {
+        for trial in &plan.verify {
+            self.verify_trial(kernel, candidate, trial, stats)?;
+        }
+        if let Some(first) = plan.verify.first() {
+            self.verify_rerun(kernel, candidate, first, stats)?;
+        }
+        Ok(())
     }
 
     /// Levels 0–3 and the pipeline: everything that can be decided without running.
@@ -685,9 +734,10 @@ impl Runner {
         Ok(outputs)
     }
 
-    /// Compares a candidate's outputs with the reference; `context` prefixes the log.
+    /// Compares a candidate's outputs with the reference; `context` prefixes the log. A failure
+    /// by the size of finite errors alone leaves its figures in `self.miss`.
     fn judge(
-        &self,
+        &mut self,
         kernel: &ResolvedKernel,
         trial: &Trial,
         reference: &[Vec<u8>],
@@ -698,6 +748,11 @@ impl Runner {
         let compared: Vec<_> = kernel.buffers.iter().filter(|p| p.is_compared()).collect();
         let mut degenerate = Vec::new();
         let mut judged = 0;
+        // The first output out of tolerance, and whether every one that is could pass at some
+        // tolerance (and the smallest that accepts them all, with the figures of the worst).
+        let mut failed: Option<String> = None;
+        let mut needed: Option<f64> = Some(0.0);
+        let mut worst: Option<(f64, &str, Comparison)> = None;
         for ((plan, r), c) in compared.iter().zip(reference).zip(got) {
             let len = plan.len_on(&trial.shape).unwrap_or(0);
             let cmp: Comparison = self.phases.time(Phase::Compare, || {
@@ -710,18 +765,42 @@ impl Runner {
             judged += 1;
             stats.max_rel_l2 = stats.max_rel_l2.max(cmp.rel_l2);
             stats.max_rel_elem = stats.max_rel_elem.max(cmp.max_rel_elem);
+            needed = needed.zip(cmp.needed_tolerance()).map(|(a, b)| a.max(b));
             if !cmp.ok(kernel.tolerance) {
-                return Err((
-                    Reason::WrongValues,
+                failed.get_or_insert_with(|| {
                     format!(
                         "{context}output `{}` on shape {} seed {}: {}",
                         plan.binding.name,
                         shape_text(&trial.shape),
                         trial.seed,
                         cmp.describe(kernel.tolerance)
-                    ),
-                ));
+                    )
+                });
+                let need = cmp.needed_tolerance().unwrap_or(f64::INFINITY);
+                if worst.as_ref().is_none_or(|(w, _, _)| need > *w) {
+                    worst = Some((need, &plan.binding.name, cmp));
+                }
             }
+        }
+        if let Some(log) = failed {
+            self.miss = needed
+                .zip(worst)
+                .map(|(needed, (_, output, cmp))| ToleranceMiss {
+                    tolerance: kernel.tolerance,
+                    needed,
+                    output: output.to_owned(),
+                    shape: shape_text(&trial.shape),
+                    mismatched: cmp.mismatched,
+                    scalars: cmp.scalars,
+                    max_rel_elem: cmp.max_rel_elem,
+                    rel_l2: cmp.rel_l2,
+                    worst: cmp.worst.map(|m| WorstElement {
+                        index: m.index,
+                        expected: m.expected,
+                        actual: m.actual,
+                    }),
+                });
+            return Err((Reason::WrongValues, log));
         }
         if judged == 0 {
             return Err((
@@ -972,6 +1051,24 @@ impl Runner {
 
 /// Whether the traffic a candidate must move on one shape, over its measured time, beats the
 /// copy ceiling by more than [`CAP_MARGIN`].
+/// The report of a candidate whose outputs missed the tolerance by a hair: failed, with the
+/// comparison's figures and, when timing ran, its timings (the speed the tolerance costs).
+fn near_miss_report(
+    req: &EvalRequest,
+    reason: Reason,
+    log: String,
+    miss: ToleranceMiss,
+    timings: Vec<ShapeTime>,
+) -> EvalReport {
+    let mut report = EvalReport::failed(&req.candidate.id, reason, log);
+    if let Some(f) = &mut report.failure {
+        f.miss = Some(miss);
+    }
+    report.noise = timings.iter().map(|t| t.spread).reduce(f64::max);
+    report.timings = timings;
+    report
+}
+
 fn exceeds(c: &Ceilings, t: &ShapeTime) -> bool {
     t.min_gbps > c.copy_gbps * CAP_MARGIN
 }
@@ -1041,36 +1138,7 @@ impl Timestamps {
     }
 }
 
-/// Median of a sample (0 for an empty one).
-pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
-}
-
-/// Median and half the interquartile range relative to the median.
-pub fn median_and_spread(v: &[f64]) -> (f64, f64) {
-    if v.is_empty() {
-        return (1.0, 1.0);
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let q = |p: f64| {
-        let pos = p * (s.len() - 1) as f64;
-        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-        s[lo] + (s[hi] - s[lo]) * (pos - lo as f64)
-    };
-    let m = q(0.5);
-    (m, ((q(0.75) - q(0.25)) / 2.0) / m.max(f64::MIN_POSITIVE))
-}
+pub use kf_runtime::verdict::{median, median_and_spread};
 
 fn roofline(c: &Ceilings, t: &ShapeTime) -> Roofline {
     Roofline::place(c, t.achieved_gbps, t.achieved_gflops)

@@ -277,6 +277,85 @@ pub struct Failure {
     pub reason: Reason,
     /// A short log: naga's message with line, the failing shape and seed, the first mismatches.
     pub log: String,
+    /// For outputs that differ only by the size of finite errors (wrong values, or changed after
+    /// timing): the comparison's figures and the tolerance that would have accepted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub miss: Option<ToleranceMiss>,
+}
+
+/// How far outside the tolerance a comparison fell that failed only by the size of its finite
+/// errors: no NaN, infinity or integer mismatch. Rounding (a sum reassociated, a fused
+/// multiply-add) fails this way; a wrong kernel does too, but far outside the tolerance.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToleranceMiss {
+    /// The kernel's tolerance.
+    pub tolerance: f64,
+    /// The smallest tolerance at which every comparison that ran agrees.
+    pub needed: f64,
+    /// The output that differed most.
+    pub output: String,
+    /// Its shape, as `(rows = 64, cols = 4096)`.
+    pub shape: String,
+    /// Its scalars out of tolerance.
+    pub mismatched: u64,
+    /// Its scalars compared.
+    pub scalars: u64,
+    /// Its largest elementwise error, relative to max(|expected|, 1 % of the scale).
+    pub max_rel_elem: f64,
+    /// Its relative L2 error.
+    pub rel_l2: f64,
+    /// Its element with the largest error.
+    pub worst: Option<WorstElement>,
+}
+
+/// The element of a [`ToleranceMiss`] with the largest error.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorstElement {
+    /// Scalar index in the buffer.
+    pub index: u64,
+    /// The baseline's value.
+    pub expected: String,
+    /// The candidate's value.
+    pub actual: String,
+}
+
+pub use kf_runtime::verdict::{NEAR_MISS_FACTOR, clean_tolerance};
+
+impl ToleranceMiss {
+    /// Whether the tolerance that would accept it is within [`NEAR_MISS_FACTOR`] of the kernel's.
+    pub fn is_near(&self) -> bool {
+        kf_runtime::verdict::is_near_miss(self.needed, self.tolerance)
+    }
+
+    /// The tolerance to suggest: [`ToleranceMiss::needed`] rounded up to 1, 2 or 5 times a power
+    /// of ten (2.4e-4 becomes 5e-4).
+    pub fn suggested(&self) -> f64 {
+        clean_tolerance(self.needed)
+    }
+
+    /// The figures: `` `y` on (rows = 64): 3 of 16384 values out of tolerance, worst [17]
+    /// expected 1.196375e-2 got 1.196668e-2 (relative error 2.45e-4), relative L2 error 4.40e-7``.
+    pub fn figures(&self) -> String {
+        let worst = self
+            .worst
+            .as_ref()
+            .map(|w| format!("[{}] expected {} got {} ", w.index, w.expected, w.actual))
+            .unwrap_or_default();
+        format!(
+            "`{}` on {}: {} of {} values out of tolerance, worst {worst}(relative error {:.2e}), relative L2 error {:.2e}",
+            self.output, self.shape, self.mismatched, self.scalars, self.max_rel_elem, self.rel_l2
+        )
+    }
+
+    /// `would pass at `tolerance = 5e-4` (the kernel's is 1e-4): <figures>`.
+    pub fn would_pass(&self) -> String {
+        format!(
+            "would pass at `tolerance = {:e}` (the kernel's is {:e}): {}",
+            self.suggested(),
+            self.tolerance,
+            self.figures()
+        )
+    }
 }
 
 impl Failure {
@@ -291,7 +370,11 @@ impl Failure {
             log.truncate(cut);
             log.push_str("\n… (truncated)");
         }
-        Failure { reason, log }
+        Failure {
+            reason,
+            log,
+            miss: None,
+        }
     }
 }
 
@@ -470,6 +553,23 @@ impl EvalReport {
     /// Whether the candidate is correct (level 5).
     pub fn is_correct(&self) -> bool {
         self.fitness.level == 5
+    }
+
+    /// The geometric mean of the per-shape speedups timed, correct or not (a near miss is timed,
+    /// see [`ToleranceMiss`]).
+    pub fn timed_speedup(&self) -> Option<f64> {
+        (!self.timings.is_empty()).then(|| {
+            let log_sum: f64 = self.timings.iter().map(|t| t.speedup.ln()).sum();
+            (log_sum / self.timings.len() as f64).exp()
+        })
+    }
+
+    /// The comparison figures of a candidate that failed by a hair (see [`ToleranceMiss::is_near`]).
+    pub fn near_miss(&self) -> Option<&ToleranceMiss> {
+        self.failure
+            .as_ref()
+            .and_then(|f| f.miss.as_ref())
+            .filter(|m| m.is_near())
     }
 }
 

@@ -39,6 +39,10 @@ use crate::analysis::workgroup::{LIFTED, lift_workgroup_size};
 use naga::{BinaryOperator, Expression, Handle, Literal};
 use std::collections::{HashMap, HashSet};
 
+/// How the step of a lift that found no literal of the body in a workgroup-size role ends: only
+/// the attribute is lifted.
+pub const NO_ROLES: &str = "(attribute)";
+
 /// The operator lifting a literal workgroup size used in the body.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LiftWorkgroupSize;
@@ -326,7 +330,7 @@ impl Operator for LiftWorkgroupSize {
         roles.sort_unstable();
         roles.dedup();
         let step = if roles.is_empty() {
-            "lift-workgroup-size(attribute)".to_owned()
+            format!("lift-workgroup-size{NO_ROLES}")
         } else {
             format!("lift-workgroup-size({})", roles.join(", "))
         };

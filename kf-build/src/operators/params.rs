@@ -59,7 +59,12 @@ impl Operator for Params {
             v.dedup();
         }
         let mut ax = axes::axes(&program.wgsl, &iface, &params, &subject.target.limits);
-        if self.fixed_workgroup {
+        // A literal workgroup size the body also relies on (workgroup arrays sized by it, strides
+        // or a tree reduction written for it) cannot be changed by lifting the attribute alone:
+        // every such candidate could only be wrong. `lift-workgroup-size` rewrites those bodies;
+        // this operator then moves the override it introduces.
+        let body_bound = ax.lifted && !self.fixed_workgroup && body_uses_workgroup_size(subject);
+        if self.fixed_workgroup || body_bound {
             // Drop the workgroup axis (it is the first when present) and any lifting.
             if ax.wg_names.iter().any(Option::is_some) && !ax.axes.is_empty() {
                 let wg: Vec<&String> = ax.wg_names.iter().flatten().collect();
@@ -156,6 +161,25 @@ impl Operator for Params {
     }
 }
 
+/// Whether the body of a kernel with a literal 1-D workgroup size depends on that size, by the
+/// role proof of [`super::lift::LiftWorkgroupSize`]: a literal it proves to be the workgroup size
+/// (an array length, a stride, a tree reduction's start, ..), or a reason it refuses to lift that
+/// ties the body to the size (a literal equal to it that is not provably it, an unrolled
+/// reduction, workgroups combining slices as large as the workgroup). 2-D and 3-D sizes, which
+/// that proof does not judge, keep their workgroup axis.
+fn body_uses_workgroup_size(subject: &Subject<'_>) -> bool {
+    let [_, y, z] = subject.program.workgroup_size;
+    if y != 1 || z != 1 {
+        return false;
+    }
+    match super::lift::LiftWorkgroupSize.apply(subject) {
+        Ok(rewrites) => rewrites
+            .iter()
+            .any(|r| !r.step.ends_with(super::lift::NO_ROLES)),
+        Err(_) => true,
+    }
+}
+
 /// Names of the overrides that something reads: a function body, a type's array size, the
 /// entry point's workgroup size, or another override's initializer.
 fn used_overrides(module: &naga::Module, entry: &str) -> std::collections::HashSet<String> {
@@ -243,6 +267,76 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         )
         .unwrap();
         kf_runtime::resolve::resolve("K", &spec, wgsl, "k.wgsl").unwrap()
+    }
+
+    fn subject_of<'a>(k: &'a kf_runtime::resolve::ResolvedKernel, t: &'a Target) -> Subject<'a> {
+        Subject {
+            kernel: k,
+            program: &k.baseline,
+            target: t,
+        }
+    }
+
+    fn workgroup_moves(rewrites: &[Rewrite]) -> Vec<&str> {
+        rewrites
+            .iter()
+            .filter(|r| r.step.contains("KF_WG"))
+            .map(|r| r.step.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_body_written_for_its_workgroup_size_gets_no_workgroup_size_move() {
+        // A 256-wide workgroup array, a stride of 256 and a tree reduction from 128: with any
+        // other size the kernel is wrong.
+        const FIXED: &str = r#"
+override SCALE: u32 = 4u;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+var<workgroup> part: array<f32, 256>;
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    var s = 0.0;
+    for (var i = lid.x; i < arrayLength(&x); i += 256u) { s += x[i]; }
+    part[lid.x] = s;
+    workgroupBarrier();
+    for (var k = 128u; k > 0u; k >>= 1u) {
+        if (lid.x < k) { part[lid.x] += part[lid.x + k]; }
+        workgroupBarrier();
+    }
+    if (lid.x == 0u) { y[wid.x] = f32(SCALE) * part[0]; }
+}
+"#;
+        let (k, t) = (kernel(FIXED), target());
+        let subject = subject_of(&k, &t);
+        assert!(body_uses_workgroup_size(&subject));
+        let rewrites = Params::default().apply(&subject).unwrap();
+        assert_eq!(workgroup_moves(&rewrites), Vec::<&str>::new());
+        // The other parameter still moves, on the text as written.
+        assert!(rewrites.iter().any(|r| r.step.starts_with("param(SCALE")));
+        assert!(
+            rewrites
+                .iter()
+                .all(|r| r.program.wgsl.contains("@workgroup_size(256)"))
+        );
+    }
+
+    #[test]
+    fn an_elementwise_body_gets_workgroup_size_moves() {
+        const FREE: &str = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < arrayLength(&x)) { y[g.x] = 2.0 * x[g.x]; }
+}
+"#;
+        let (k, t) = (kernel(FREE), target());
+        let subject = subject_of(&k, &t);
+        assert!(!body_uses_workgroup_size(&subject));
+        let rewrites = Params::default().apply(&subject).unwrap();
+        let moves = workgroup_moves(&rewrites);
+        assert!(moves.contains(&"param(KF_WG_X=64)"), "{moves:?}");
     }
 
     #[test]

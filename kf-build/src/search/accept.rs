@@ -9,11 +9,13 @@
 
 use super::plan::final_plan;
 use super::{Job, SearchError};
-use crate::harness::{Candidate, EvalPlan, EvalReport, EvalRequest, Evaluator, Reason};
+use crate::harness::{
+    Candidate, EvalPlan, EvalReport, EvalRequest, Evaluator, Reason, ToleranceMiss,
+};
+use kf_runtime::verdict;
 use serde::Serialize;
 
-/// Smallest speedup margin that counts, whatever the measured noise.
-pub const MIN_MARGIN: f64 = 0.02;
+pub use kf_runtime::verdict::MIN_MARGIN;
 
 /// How many of the best candidates get a final verification before giving up.
 pub const FINALISTS: usize = 3;
@@ -82,6 +84,108 @@ impl Verdict {
     }
 }
 
+/// Candidates faster than the baseline that were rejected only because their outputs missed the
+/// kernel's tolerance by a hair (see [`ToleranceMiss::is_near`]): every finalist, or, when no
+/// finalist was reached, every candidate that beat the baseline. The tolerance is the user's:
+/// the tool says which one would have accepted them and never changes it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NearMiss {
+    /// The candidates, with their measured speedups over the baseline.
+    pub candidates: Vec<NearCandidate>,
+    /// The kernel's tolerance.
+    pub tolerance: f64,
+    /// The smallest tolerance at which every comparison that ran would have agreed.
+    pub needed: f64,
+    /// [`NearMiss::needed`] rounded up to a clean value: the `tolerance = ..` to suggest.
+    pub suggested: f64,
+    /// The figures of the candidate that missed by the most.
+    pub worst: ToleranceMiss,
+}
+
+/// One candidate of a [`NearMiss`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NearCandidate {
+    /// Its id.
+    pub id: String,
+    /// How it was made.
+    pub origin: String,
+    /// Its speedup over the baseline where it was timed.
+    pub speedup: f64,
+}
+
+impl NearMiss {
+    /// Which candidates, how fast, the worst miss and the tolerance that would have accepted
+    /// them, with whose choice that is.
+    pub fn describe(&self) -> String {
+        let n = self.candidates.len();
+        let speeds: Vec<String> = self
+            .candidates
+            .iter()
+            .map(|c| format!("{:.2}x", c.speedup))
+            .collect();
+        format!(
+            "{n} candidate{} faster than the baseline ({}) failed only by the tolerance: {}; `tolerance = {:e}` in the kernel's attribute would have accepted {} on the checks that ran (the kernel's is {:e}). The tolerance is yours to set; KernelFoundry never changes it",
+            if n == 1 { "" } else { "s" },
+            speeds.join(", "),
+            self.worst.figures(),
+            self.suggested,
+            if n == 1 { "it" } else { "them" },
+            self.tolerance,
+        )
+    }
+
+    /// The near miss among `finals` (every one of which must have missed by a hair) or, when
+    /// there are none, among the search's `history`: the candidates faster than the baseline by
+    /// more than `noise`; `None` when any finalist failed otherwise or none was faster.
+    pub fn find(
+        finals: &[(Candidate, EvalReport)],
+        history: &[(Candidate, EvalReport)],
+        noise: f64,
+    ) -> Option<NearMiss> {
+        let pool = if finals.is_empty() { history } else { finals };
+        if !finals.is_empty() && !finals.iter().all(|(_, r)| r.near_miss().is_some()) {
+            return None;
+        }
+        let searched = |id: &str| {
+            history
+                .iter()
+                .filter(|(c, _)| c.id == id)
+                .filter_map(|(_, r)| r.timed_speedup())
+                .reduce(f64::max)
+        };
+        let mut candidates: Vec<NearCandidate> = Vec::new();
+        let mut worst: Option<&ToleranceMiss> = None;
+        let mut needed: f64 = 0.0;
+        for (c, r) in pool {
+            let Some(miss) = r.near_miss() else { continue };
+            let Some(speedup) = r.timed_speedup().or_else(|| searched(&c.id)) else {
+                continue;
+            };
+            if !verdict::beats(speedup, noise) || candidates.iter().any(|k| k.id == c.id) {
+                continue;
+            }
+            candidates.push(NearCandidate {
+                id: c.id.clone(),
+                origin: c.origin.clone(),
+                speedup,
+            });
+            needed = needed.max(miss.needed);
+            if worst.is_none_or(|w| miss.needed > w.needed) {
+                worst = Some(miss);
+            }
+        }
+        let worst = worst?.clone();
+        candidates.sort_by(|a, b| b.speedup.total_cmp(&a.speedup));
+        Some(NearMiss {
+            candidates,
+            tolerance: worst.tolerance,
+            needed,
+            suggested: crate::harness::clean_tolerance(needed),
+            worst,
+        })
+    }
+}
+
 /// The outcome of acceptance.
 #[derive(Debug)]
 pub struct Decision {
@@ -95,6 +199,9 @@ pub struct Decision {
     pub verdict: Verdict,
     /// The final evaluations, in order.
     pub finals: Vec<(Candidate, EvalReport)>,
+    /// Candidates faster than the baseline rejected only by the tolerance, when no candidate was
+    /// accepted.
+    pub near_miss: Option<NearMiss>,
 }
 
 /// A request for `candidate` with `plan`.
@@ -197,12 +304,12 @@ pub fn accept(
             break;
         }
     }
-    let noise = best
-        .as_ref()
-        .and_then(|(_, r)| r.noise)
-        .unwrap_or(0.0)
-        .max(baseline.noise.unwrap_or(0.0))
-        .max(MIN_MARGIN);
+    let noise = verdict::margin(
+        best.as_ref()
+            .and_then(|(_, r)| r.noise)
+            .into_iter()
+            .chain(baseline.noise),
+    );
     let verdict = match &best {
         None if ranking.is_empty() => Verdict::NoCorrectCandidate,
         None => Verdict::FinalVerificationFailed {
@@ -220,7 +327,7 @@ pub fn accept(
         },
         Some((c, r)) => {
             let speedup = r.fitness.speedup.unwrap_or(1.0);
-            if speedup > 1.0 + noise {
+            if verdict::beats(speedup, noise) {
                 Verdict::Tuned {
                     speedup,
                     margin: noise,
@@ -241,11 +348,19 @@ pub fn accept(
     let tuned = matches!(verdict, Verdict::Tuned { .. })
         .then(|| best.clone())
         .flatten();
+    let near_miss = match &verdict {
+        Verdict::Tuned { .. } => None,
+        Verdict::FinalVerificationFailed { .. } => NearMiss::find(&finals, history, noise),
+        Verdict::NoCorrectCandidate | Verdict::WithinNoise { .. } => {
+            NearMiss::find(&[], history, noise)
+        }
+    };
     Decision {
         tuned,
         best,
         noise,
         verdict,
         finals,
+        near_miss,
     }
 }

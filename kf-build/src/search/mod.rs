@@ -16,7 +16,7 @@ pub mod qd;
 pub mod space;
 pub mod strategy;
 
-pub use accept::{Decision, MIN_MARGIN, Verdict};
+pub use accept::{Decision, MIN_MARGIN, NearMiss, Verdict};
 pub use plan::{final_plan, search_plan, verification_seeds};
 pub use space::{Point, Space, candidate, space};
 pub use strategy::{Exhaustive, Proposal, Strategy, SuccessiveHalving};
@@ -160,6 +160,9 @@ pub struct Outcome {
     pub finals: Vec<(Candidate, EvalReport)>,
     /// Archive cells filled, for quality-diversity strategies.
     pub cells_filled: Option<usize>,
+    /// Candidates faster than the baseline rejected only by the tolerance, when none was
+    /// accepted (see [`accept::NearMiss`]).
+    pub near_miss: Option<accept::NearMiss>,
 }
 
 /// Why a kernel could not be searched at all.
@@ -322,6 +325,7 @@ pub fn run(
         history,
         finals: decision.finals,
         cells_filled: strategy.cells_filled(),
+        near_miss: decision.near_miss,
     })
 }
 

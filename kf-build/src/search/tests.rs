@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::gpu::AdapterReport;
-use crate::harness::EvalRequest;
+use crate::harness::{EvalPlan, EvalRequest};
 use crate::harness::{EvalReport, Failure, Fitness, Reason, ShapeTime, VerifyStats};
 use kf_runtime::AdapterIdentity;
 use std::collections::BTreeMap;
@@ -747,4 +747,143 @@ fn every_operator_is_tried_on_the_users_kernel_before_children_are_built_on() {
             );
         }
     }
+}
+
+/// Answers every candidate with a speedup of `speed`, and fails it by a tolerance miss that
+/// needs `needed` in the plans `fails` picks (always timed, as the runner times a near miss).
+struct Hair {
+    inner: Fake<fn(&Candidate) -> Option<f64>>,
+    needed: f64,
+    fails: fn(&EvalPlan) -> bool,
+}
+
+impl Evaluator for Hair {
+    fn adapter(&self) -> &AdapterReport {
+        &self.inner.adapter
+    }
+
+    fn evaluate(&mut self, request: &EvalRequest) -> EvalReport {
+        let mut report = self.inner.evaluate(request);
+        if request.candidate.id != "baseline" && (self.fails)(&request.plan) {
+            let tolerance = request.kernel.tolerance;
+            report.fitness = Fitness::failed(Reason::WrongValues);
+            let mut failure = Failure::new(Reason::WrongValues, "1 of 1024 values differ");
+            failure.miss = Some(crate::harness::ToleranceMiss {
+                tolerance,
+                needed: self.needed,
+                output: "y".into(),
+                shape: "(n = 1024)".into(),
+                mismatched: 1,
+                scalars: 1024,
+                max_rel_elem: self.needed,
+                rel_l2: tolerance / 100.0,
+                worst: Some(crate::harness::WorstElement {
+                    index: 17,
+                    expected: "1.196375e-2".into(),
+                    actual: "1.196668e-2".into(),
+                }),
+            });
+            report.failure = Some(failure);
+        }
+        report
+    }
+
+    fn probe(&mut self) -> Result<Ceilings, String> {
+        Err("no probe".into())
+    }
+}
+
+fn hair(needed: f64, fails: fn(&EvalPlan) -> bool) -> Hair {
+    Hair {
+        inner: fake((|c: &Candidate| Some(wg_of(c) / 8.0)) as fn(&Candidate) -> Option<f64>),
+        needed,
+        fails,
+    }
+}
+
+fn is_final(plan: &EvalPlan) -> bool {
+    plan.reverify.is_some()
+}
+
+#[test]
+fn finalists_failing_by_a_hair_name_the_tolerance_that_would_accept_them() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n)), tolerance = 1e-4"#,
+    );
+    let out = search(
+        &k,
+        &mut hair(2.4e-4, is_final),
+        None,
+        &Config::default(),
+        |_| {},
+    )
+    .unwrap();
+    assert!(out.tuned.is_none());
+    assert!(matches!(
+        out.verdict,
+        Verdict::FinalVerificationFailed { .. }
+    ));
+    let near = out.near_miss.expect("a near miss");
+    assert_eq!(near.candidates.len(), super::accept::FINALISTS);
+    assert!(near.candidates.iter().all(|c| c.speedup > 1.0));
+    assert_eq!(near.suggested, 5e-4);
+    let text = near.describe();
+    for part in [
+        "3 candidates faster than the baseline (128.00x",
+        "`tolerance = 5e-4`",
+        "[17] expected 1.196375e-2 got 1.196668e-2",
+        "relative error 2.40e-4",
+        "the kernel's is 1e-4",
+        "never changes it",
+    ] {
+        assert!(text.contains(part), "{part} in {text}");
+    }
+}
+
+#[test]
+fn candidates_rejected_by_a_hair_while_searching_are_reported_too() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n)), tolerance = 1e-7"#,
+    );
+    let out = search(
+        &k,
+        &mut hair(2.2e-6, |_| true),
+        None,
+        &Config::default(),
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(out.verdict, Verdict::NoCorrectCandidate);
+    let near = out.near_miss.expect("a near miss");
+    // Every candidate of the space (workgroups of 16 to 1024, 2x to 128x), each once.
+    let speeds: Vec<f64> = near.candidates.iter().map(|c| c.speedup.round()).collect();
+    assert_eq!(speeds, [128.0, 64.0, 32.0, 16.0, 8.0, 4.0, 2.0], "{near:?}");
+    assert_eq!(near.suggested, 5e-6);
+}
+
+#[test]
+fn a_miss_far_outside_the_tolerance_or_a_finalist_failing_otherwise_is_no_near_miss() {
+    let k = kernel(
+        ELEMWISE,
+        r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n)), tolerance = 1e-4"#,
+    );
+    let far = search(
+        &k,
+        &mut hair(2e-2, is_final),
+        None,
+        &Config::default(),
+        |_| {},
+    )
+    .unwrap();
+    assert!(matches!(
+        far.verdict,
+        Verdict::FinalVerificationFailed { .. }
+    ));
+    assert_eq!(far.near_miss, None);
+    // The plain fake fails its candidates with no comparison figures: a wrong kernel.
+    let mut ev = fake(|_| None);
+    let wrong = search(&k, &mut ev, None, &Config::default(), |_| {}).unwrap();
+    assert_eq!(wrong.near_miss, None);
 }

@@ -16,8 +16,8 @@
 
 use std::time::Duration;
 
-/// The smallest relative noise assumed, whatever the rounds show.
-pub const MIN_NOISE: f64 = 0.02;
+/// The smallest relative noise assumed, whatever the rounds show: the verdict's margin floor.
+pub const MIN_NOISE: f64 = crate::verdict::MIN_MARGIN;
 /// Timed rounds needed (after the warm-up) before a candidate can be chosen.
 pub const MIN_ROUNDS: u32 = 3;
 /// Timed rounds at most, however fast the programs are.
@@ -54,21 +54,10 @@ pub struct Decision {
     pub conclusive: bool,
 }
 
-/// Median of `v` (0 for an empty slice).
-pub fn median(v: &[f64]) -> f64 {
-    quantile(v, 0.5)
-}
-
-fn quantile(v: &[f64], q: f64) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let pos = q * (s.len() - 1) as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    s[lo] + (s[hi] - s[lo]) * (pos - lo as f64)
-}
+use crate::verdict::beats;
+pub use crate::verdict::median;
+#[cfg(test)]
+use crate::verdict::quantile;
 
 /// Times `n_programs` programs on `bench` within `budget` and chooses one (see the module
 /// docs). `elapsed` reads the time spent since measurement started.
@@ -160,9 +149,8 @@ pub fn decide(
         if ratios.len() < MIN_ROUNDS as usize {
             continue;
         }
-        let speedup = median(&ratios);
-        let spread = (quantile(&ratios, 0.75) - quantile(&ratios, 0.25)) / 2.0;
-        let noise = (spread / speedup).max(MIN_NOISE);
+        let (speedup, spread) = crate::verdict::median_and_spread(&ratios);
+        let noise = crate::verdict::margin([spread]);
         if best.is_none_or(|(_, s, _)| speedup > s) {
             best = Some((c, speedup, noise));
         }
@@ -173,7 +161,7 @@ pub fn decide(
     };
     d.speedup = speedup;
     d.noise = noise;
-    if speedup <= 1.0 + noise {
+    if !beats(speedup, noise) {
         d.reason = format!(
             "the fastest variant measured {speedup:.2}x over the baseline, within the noise ({:.0} %)",
             noise * 100.0

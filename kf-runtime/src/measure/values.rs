@@ -1,14 +1,12 @@
 //! Buffer contents for measurement (seeded inputs, uniform values, poisoned outputs) and the
 //! comparison of a variant's outputs with the baseline's.
 //!
-//! The rules are the tuner's (its harness fills and compares the same way): inputs follow the
-//! spec's distribution (the structured ones through the very rule the harness calls,
-//! [`crate::distribution`]), or uniform in [-1, 1) for floats; outputs start as a NaN pattern (floats)
-//! or `0xDEADBEEF` (integers), so an element a variant forgets to write fails unless the baseline
-//! forgot it too; floats pass when the relative L2 error and every element's error (relative to
-//! its magnitude, never to less than 1 % of the buffer's largest value) are within the tolerance,
-//! NaN meets NaN and ±Inf the same ±Inf, integers are equal. A baseline output that is constant
-//! cannot tell a correct variant from a constant fill, so the comparison refuses to judge it.
+//! Inputs follow the spec's distribution (the structured ones through the very rule the harness
+//! calls, [`crate::distribution`]), or uniform in [-1, 1) for floats. Poison and the comparison
+//! are [`crate::verdict`]'s, the rules the tuner's harness calls too: outputs start poisoned, so an
+//! element a variant forgets to write fails unless the baseline forgot it too, and a baseline
+//! output that is constant cannot tell a correct variant from a constant fill, so the comparison
+//! refuses to judge it.
 //!
 //! The random stream is SplitMix64 per buffer (seeded from the trial seed and the binding name):
 //! the values only need to be reproducible and spread, and the runtime keeps its dependencies
@@ -20,14 +18,8 @@ use crate::distribution::{Needs, Pattern, Sampler};
 use crate::interface::{BufferLayout, Scalar};
 use crate::plan::PlanBuffer;
 use crate::spec::{Init, Role, Shape};
+use crate::verdict;
 use half::f16;
-
-const POISON_F32: u32 = 0x7FC0_DEAD;
-const POISON_F16: u16 = 0x7E5A;
-const POISON_INT: u32 = 0xDEAD_BEEF;
-const POISON_PAD: u8 = 0xA5;
-/// Floor of an element's error denominator, as a fraction of the buffer's largest magnitude.
-const SCALE_FLOOR: f64 = 1e-2;
 
 /// The bytes of `buffer` on `shape` for the trial `seed`.
 pub fn contents(buffer: &PlanBuffer, shape: &Shape, seed: u64) -> Result<Vec<u8>, String> {
@@ -82,20 +74,7 @@ pub fn contents(buffer: &PlanBuffer, shape: &Shape, seed: u64) -> Result<Vec<u8>
 }
 
 fn poison(layout: &BufferLayout, len: u64, size: usize) -> Vec<u8> {
-    let mut bytes = vec![POISON_PAD; size];
-    for (offset, scalar) in layout.scalars(len) {
-        let o = offset as usize;
-        match scalar {
-            Scalar::F32 => bytes[o..o + 4].copy_from_slice(&POISON_F32.to_le_bytes()),
-            Scalar::F16 => bytes[o..o + 2].copy_from_slice(&POISON_F16.to_le_bytes()),
-            Scalar::U32 | Scalar::I32 => bytes[o..o + 4].copy_from_slice(&POISON_INT.to_le_bytes()),
-            Scalar::U16 | Scalar::I16 => {
-                bytes[o..o + 2].copy_from_slice(&(POISON_INT as u16).to_le_bytes())
-            }
-            Scalar::Unorm8 | Scalar::Snorm8 | Scalar::U8 | Scalar::I8 => bytes[o] = POISON_PAD,
-        }
-    }
-    bytes
+    verdict::poisoned(layout, len, size)
 }
 
 fn default_range(scalar: Scalar) -> (f64, f64) {
@@ -172,26 +151,6 @@ fn write_scalar(bytes: &mut [u8], offset: usize, scalar: Scalar, v: f64) {
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Read {
-    Float(f64),
-    Int(u32),
-}
-
-fn read_scalar(bytes: &[u8], offset: usize, scalar: Scalar) -> Read {
-    let b4 = |o: usize| -> [u8; 4] { bytes[o..o + 4].try_into().expect("4 bytes") };
-    let b2 = |o: usize| -> [u8; 2] { bytes[o..o + 2].try_into().expect("2 bytes") };
-    match scalar {
-        Scalar::F32 => Read::Float(f64::from(f32::from_le_bytes(b4(offset)))),
-        Scalar::F16 => Read::Float(f16::from_le_bytes(b2(offset)).to_f64()),
-        Scalar::U32 | Scalar::I32 => Read::Int(u32::from_le_bytes(b4(offset))),
-        Scalar::U16 | Scalar::I16 => Read::Int(u32::from(u16::from_le_bytes(b2(offset)))),
-        Scalar::U8 | Scalar::I8 => Read::Int(u32::from(bytes[offset])),
-        Scalar::Unorm8 => Read::Float(f64::from(bytes[offset]) / 255.0),
-        Scalar::Snorm8 => Read::Float((f64::from(bytes[offset] as i8) / 127.0).max(-1.0)),
-    }
-}
-
 /// Compares a variant's buffer with the baseline's (see the module docs); `Err` says how they
 /// differ, naming the first differing element.
 pub fn compare(
@@ -201,91 +160,26 @@ pub fn compare(
     variant: &[u8],
     tolerance: f64,
 ) -> Result<(), String> {
-    let mut scale: f64 = 0.0;
-    let mut first: Option<Read> = None;
-    let mut constant = true;
-    let mut any = false;
-    // A baseline that mixes finite values with infinities (a masked output) tells any constant
-    // fill apart: bit 0 for finite, 1 for +inf, 2 for -inf.
-    let mut kinds = 0u8;
-    for (offset, scalar) in layout.scalars(len) {
-        let r = read_scalar(baseline, offset as usize, scalar);
-        match r {
-            Read::Float(f) if f.is_infinite() => {
-                kinds |= if f > 0.0 { 2 } else { 4 };
-                continue;
-            }
-            Read::Float(f) if f.is_nan() => continue,
-            Read::Float(f) => {
-                kinds |= 1;
-                scale = scale.max(f.abs());
-            }
-            Read::Int(_) => {}
-        }
-        any = true;
-        match first {
-            None => first = Some(r),
-            Some(x) if x != r => constant = false,
-            Some(_) => {}
-        }
+    let cmp = verdict::compare(layout, len, baseline, variant, tolerance);
+    if let Some(why) = cmp.degenerate {
+        return Err(format!("{why}, so the check cannot judge"));
     }
-    let mixed = kinds.count_ones() >= 2;
-    if !any && !mixed {
-        return Err("the baseline wrote no finite value, so the check cannot judge".into());
-    }
-    if constant && !mixed {
-        return Err("every value the baseline wrote is the same, so the check cannot judge".into());
-    }
-    let floor = (scale * SCALE_FLOOR).max(f64::MIN_POSITIVE);
-    let (mut diff2, mut ref2) = (0.0f64, 0.0f64);
-    let mut mismatched = 0u64;
-    let mut first_bad = None;
-    for (i, (offset, scalar)) in layout.scalars(len).enumerate() {
-        let r = read_scalar(baseline, offset as usize, scalar);
-        let c = read_scalar(variant, offset as usize, scalar);
-        let bad = match (r, c) {
-            (Read::Float(r), Read::Float(c)) => {
-                if r.is_nan() || c.is_nan() {
-                    !(r.is_nan() && c.is_nan())
-                } else if r.is_infinite() || c.is_infinite() {
-                    r != c
-                } else {
-                    let mut err = (r - c).abs();
-                    if scalar.quantum().is_some_and(|q| err <= q * 1.001) {
-                        err = 0.0;
-                    }
-                    diff2 += err * err;
-                    ref2 += r * r;
-                    err / r.abs().max(floor) > tolerance
-                }
-            }
-            (Read::Int(r), Read::Int(c)) => r != c,
-            _ => true,
-        };
-        if bad {
-            mismatched += 1;
-            first_bad.get_or_insert((i, r, c));
-        }
-    }
-    let rel_l2 = if ref2 > 0.0 {
-        (diff2 / ref2).sqrt()
-    } else if diff2 > 0.0 {
-        f64::INFINITY
-    } else {
-        0.0
-    };
-    if mismatched == 0 && rel_l2 <= tolerance {
+    if cmp.ok(tolerance) {
         return Ok(());
     }
-    let show = |v: Read| match v {
-        Read::Float(f) => format!("{f:.6e}"),
-        Read::Int(i) => i.to_string(),
-    };
-    let at = first_bad
-        .map(|(i, r, c)| format!("; first at [{i}]: expected {} got {}", show(r), show(c)))
+    let at = cmp
+        .first
+        .first()
+        .map(|m| {
+            format!(
+                "; first at [{}]: expected {} got {}",
+                m.index, m.expected, m.actual
+            )
+        })
         .unwrap_or_default();
     Err(format!(
-        "{mismatched} values differ (relative L2 error {rel_l2:.3e}, tolerance {tolerance:.1e}){at}"
+        "{} values differ (relative L2 error {:.3e}, tolerance {tolerance:.1e}){at}",
+        cmp.mismatched, cmp.rel_l2
     ))
 }
 
