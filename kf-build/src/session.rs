@@ -55,6 +55,13 @@ pub enum SessionError {
     /// An `--adapter-key` that is not a key.
     #[error("`{0}` is not an adapter key (16 hex digits, as `cargo kernelfoundry adapters` shows)")]
     BadKey(String),
+    /// A verb that measures on one adapter was given a broker serving several.
+    #[error(
+        "the broker serves {} adapter keys ({}); this command measures on one: choose it with --adapter-key",
+        .0.len(),
+        .0.join(", ")
+    )]
+    SeveralKeys(Vec<String>),
     /// This build has no broker client.
     #[error("this build has no broker client (kf-build's `broker` feature is off)")]
     NoBrokerClient,
@@ -173,6 +180,30 @@ pub fn open(
         }
     };
     Ok(Ok(vec![Backend::Process(Box::new(worker))]))
+}
+
+/// Like [`open`], for a verb that measures on one adapter (`bench`, `eval`): a broker serving
+/// several keys is [`SessionError::SeveralKeys`].
+pub fn open_one(
+    fleet: &FleetOptions,
+    selector: AdapterSelector,
+    timeout: Duration,
+) -> Result<Result<Backend, String>, SessionError> {
+    let mut backends = match open(fleet, selector, timeout)? {
+        Ok(b) => b,
+        Err(unserved) => return Ok(Err(unserved)),
+    };
+    if backends.len() > 1 {
+        return Err(SessionError::SeveralKeys(
+            backends
+                .iter_mut()
+                .map(|b| b.evaluator().adapter().key.to_string())
+                .collect(),
+        ));
+    }
+    Ok(Ok(backends
+        .pop()
+        .expect("open gives a backend per key, at least one")))
 }
 
 #[cfg(feature = "broker")]

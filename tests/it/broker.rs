@@ -744,6 +744,38 @@ fn one_archive_and_one_entry_per_adapter_key() {
         "the bench's evaluation went to the GL key's worker:\n{}",
         gl.log()
     );
+
+    // `eval` too: the kernel's own file as the candidate, on the Vulkan key's workers.
+    let vk_reports_before = vulkan.log().matches("reported ").count();
+    let candidate = dir.path().join("src/shaders/saxpy.wgsl");
+    let mut cmd = kf(&[
+        "eval",
+        "--kernel",
+        "SAXPY",
+        "--samples",
+        "3",
+        "--json",
+        "--broker",
+        &url,
+        "--adapter-key",
+        &vk_key,
+    ]);
+    cmd.arg("--candidate")
+        .arg(&candidate)
+        .arg("--manifest-path")
+        .arg(dir.path().join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target.path())
+        .env_remove("KERNELFOUNDRY_BROKER");
+    let evaluated: Run = cmd.output().unwrap().into();
+    assert_eq!(evaluated.code, Some(0), "{}", evaluated.dump());
+    let j = evaluated.json();
+    assert_eq!(j["adapter_key"], vk_key.as_str(), "{}", evaluated.dump());
+    assert_eq!(j["correct"], true, "{}", evaluated.dump());
+    assert!(
+        vulkan.log().matches("reported ").count() > vk_reports_before,
+        "the evaluation went to the Vulkan key's worker:\n{}",
+        vulkan.log()
+    );
 }
 
 #[test]

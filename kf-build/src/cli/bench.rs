@@ -64,7 +64,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(|p| bench::against::ReferenceTimes::read(p, &args.against_field))
         .transpose()?;
-    let mut backends = match crate::session::open(
+    let mut backend = match crate::session::open_one(
         &args.fleet.options(),
         args.adapter.selector(),
         Duration::from_secs_f64(args.timeout),
@@ -77,18 +77,6 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
             return Ok(exit::NO_GPU);
         }
     };
-    if backends.len() > 1 {
-        let keys: Vec<String> = backends
-            .iter_mut()
-            .map(|b| b.evaluator().adapter().key.to_string())
-            .collect();
-        anyhow::bail!(
-            "the broker serves {} adapter keys ({}); a benchmark measures one: choose it with --adapter-key",
-            keys.len(),
-            keys.join(", ")
-        );
-    }
-    let mut backend = backends.pop().expect("open returns at least one backend");
     let worker = backend.evaluator();
     let adapter = worker.adapter().clone();
     let quiet = args.json || args.markdown;

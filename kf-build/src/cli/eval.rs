@@ -6,8 +6,7 @@
 //! values); `--constant` overrides them, and gives values to overrides only the candidate has.
 
 use super::{AdapterArgs, WorkspaceArgs, exit, fmt_ns, print_json};
-use crate::harness::worker::WorkerProcess;
-use crate::harness::{Candidate, EvalReport, EvalRequest, Evaluator};
+use crate::harness::{Candidate, EvalReport, EvalRequest};
 use anyhow::Context;
 use clap::Args;
 use kf_runtime::expr::SizeExpr;
@@ -41,6 +40,8 @@ pub(crate) struct EvalArgs {
     workspace: WorkspaceArgs,
     #[command(flatten)]
     adapter: AdapterArgs,
+    #[command(flatten)]
+    fleet: super::FleetArgs,
     #[command(flatten)]
     shapes: super::ShapeArgs,
     /// Timed samples of baseline and candidate per tune shape.
@@ -240,14 +241,20 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         },
         format!("file {}", args.candidate.display()),
     );
-    // Check the adapter here first, so a missing GPU or a bad selector is a typed error.
-    crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
-    let mut worker = WorkerProcess::start(
+    let mut backend = match crate::session::open_one(
+        &args.fleet.options(),
         args.adapter.selector(),
         Duration::from_secs_f64(args.timeout),
     )
-    .context("cannot start the evaluation")?;
-    let ceilings = crate::tune::ceilings(&mut worker, Some(&ws.root), |name| {
+    .context("cannot start the evaluation")?
+    {
+        Ok(b) => b,
+        Err(unserved) => {
+            eprintln!("error: {unserved}");
+            return Ok(exit::NO_GPU);
+        }
+    };
+    let ceilings = crate::tune::ceilings(backend.evaluator(), Some(&ws.root), |name| {
         if !args.json {
             eprintln!("measuring copy bandwidth and FMA rate of {name} …");
         }
@@ -259,9 +266,14 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         ceilings,
         deadline_s: Some(args.timeout),
     };
-    let report = worker.evaluate(&request);
-    crate::store::remember_ceilings(&ws.root, worker.measured.as_ref());
-    let adapter = worker.adapter().clone();
+    let report = backend.evaluator().evaluate(&request);
+    crate::store::remember_ceilings(&ws.root, backend.measured());
+    let adapter = backend.evaluator().adapter().clone();
+    if !args.json {
+        for note in backend.notes() {
+            eprintln!("note: {note}");
+        }
+    }
     let code = if report.is_correct() {
         exit::OK
     } else {
