@@ -132,10 +132,12 @@ fn respelled_row_reductions_are_reduced_correctly() {
         "row_stats_2d.wgsl",
         "argmax_floor_ties.wgsl",
         "argmin_last_select.wgsl",
+        "argmax_rows_2d.wgsl",
     ];
     let spellings = [
         Some(Spelling::ExtremumIf),
         Some(Spelling::ExtremumSelect),
+        Some(Spelling::ArgSelect),
         None,
     ];
     let mut table = String::from("reduce on the adapter, kernel × spelling:\n");
