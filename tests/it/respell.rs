@@ -105,6 +105,7 @@ fn reduce_verifies_the_kernelbench_row_reductions() {
         ("ADD_LAYERNORM", "rows = 6, cols = 300"),
         ("SUM_DIM1", "batch = 3, rows = 40, cols = 20"),
         ("MAX_REDUCE", "rows = 6, cols = 300"),
+        ("ARGMAX", "rows = 6, cols = 300"),
     ] {
         let (attr, path) = kernelbench_attr(name, sizes);
         let wgsl =
@@ -129,10 +130,14 @@ fn respelled_row_reductions_are_reduced_correctly() {
         "layernorm_flat_bt.wgsl",
         "log_softmax_loop.wgsl",
         "row_stats_2d.wgsl",
+        "argmax_floor_ties.wgsl",
+        "argmin_last_select.wgsl",
+        "argmax_rows_2d.wgsl",
     ];
     let spellings = [
         Some(Spelling::ExtremumIf),
         Some(Spelling::ExtremumSelect),
+        Some(Spelling::ArgSelect),
         None,
     ];
     let mut table = String::from("reduce on the adapter, kernel × spelling:\n");

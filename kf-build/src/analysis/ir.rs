@@ -16,7 +16,8 @@
 //!   indices, `arrayLength`), seeing through `let`s, casts and variables assigned once;
 //! - loads and stores of global buffers with their index forms ([`Access`]);
 //! - the accumulators of a loop: local variables only ever updated as `acc = acc ⊕ f(..)` with ⊕
-//!   one of `+`/`-`, `*`, `max`, `min`, `&`, `|`, `^` ([`Accumulator`], [`LoopEffects`]);
+//!   one of `+`/`-`, `*`, `max`, `min`, `&`, `|`, `^` ([`Accumulator`], [`LoopEffects`]), and the
+//!   (value, index) pairs of an arg-reduction, `if (v > m) { m = v; k = i; }` ([`ArgAccumulator`]);
 //! - a WGSL printer for IR expressions ([`Analysis::expr_wgsl`]), used for canonical keys and for
 //!   writing new code that refers to the user's values.
 //!
@@ -591,11 +592,54 @@ pub struct Accumulator {
     pub updates: Vec<usize>,
 }
 
+/// Which of several equal values an arg-reduction keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ties {
+    /// The first (a strict comparison: `v > m`).
+    First,
+    /// The last (`v >= m`).
+    Last,
+}
+
+/// A (value, index) pair a loop updates together under a comparison of the value with the
+/// element, the canonical `if (x > m) { m = x; k = i; }` of an argmax (either store first; `>`,
+/// `>=`, `<`, `<=`, either operand order), with `i` the loop variable.
+///
+/// The pair reduces like a `max` (or `min`) whose ties are broken by the index, so partial pairs
+/// over interleaved iterations combine to exactly the loop's result: prefer the better value, and
+/// of equal values the smaller index ([`Ties::First`]) or the larger ([`Ties::Last`]). For
+/// [`Ties::Last`] the index's value before the loop is a constant below the loop's start (so a
+/// partial that kept it never beats an element of equal value); for [`Ties::First`] any starting
+/// pair combines exactly, since an element equal to it is never taken.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArgAccumulator {
+    /// The value variable (`m`).
+    pub value: Handle<LocalVariable>,
+    /// Its name.
+    pub value_name: String,
+    /// Its type (a scalar number).
+    pub value_ty: Handle<naga::Type>,
+    /// The index variable (`k`).
+    pub index: Handle<LocalVariable>,
+    /// Its name.
+    pub index_name: String,
+    /// Its type (`u32` or `i32`).
+    pub index_ty: Handle<naga::Type>,
+    /// [`AccOp::Max`] or [`AccOp::Min`]: the value kept.
+    pub op: AccOp,
+    /// Which of equal values wins.
+    pub ties: Ties,
+    /// The `if` statement that updates the pair (index into [`Analysis::stmts`]).
+    pub update: usize,
+}
+
 /// What a loop's iterations write, classified.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoopEffects {
     /// Variables the loop accumulates into.
     pub accumulators: Vec<Accumulator>,
+    /// (value, index) pairs the loop arg-reduces into; their variables are in no other list.
+    pub args: Vec<ArgAccumulator>,
     /// Variables declared inside the loop body (fresh each iteration).
     pub private: Vec<Handle<LocalVariable>>,
     /// Other variables written in the loop (loop-carried), with the reason.
@@ -2085,8 +2129,9 @@ impl<'a> Analysis<'a> {
                 written.push(v);
             }
         }
+        fx.args = self.arg_accumulators(id);
         for v in written {
-            if Some(v) == for_var {
+            if Some(v) == for_var || fx.args.iter().any(|p| p.value == v || p.index == v) {
                 continue;
             }
             if self.declared_in_loop(v, id) {
@@ -2228,6 +2273,157 @@ impl<'a> Analysis<'a> {
             ty,
             op,
             updates,
+        })
+    }
+
+    /// The (value, index) pairs loop `id` arg-reduces into (see [`ArgAccumulator`]).
+    pub fn arg_accumulators(&self, id: usize) -> Vec<ArgAccumulator> {
+        let stmts: Vec<usize> = self
+            .loop_stmts(id)
+            .filter(|&s| self.stmts[s].loops.last() == Some(&id))
+            .collect();
+        stmts
+            .into_iter()
+            .filter_map(|s| self.arg_update(s, id))
+            .collect()
+    }
+
+    /// The pair that `if` statement `s` (directly in loop `id`, or nested in `if`s there) updates,
+    /// when every condition of [`ArgAccumulator`] holds.
+    fn arg_update(&self, s: usize, id: usize) -> Option<ArgAccumulator> {
+        let f = self.function;
+        let l = self.loops[id].for_loop.as_ref()?;
+        let Statement::If {
+            condition,
+            ref accept,
+            ref reject,
+        } = *self.stmts[s].stmt
+        else {
+            return None;
+        };
+        if reject.iter().any(|r| !matches!(r, Statement::Emit(_))) {
+            return None;
+        }
+        let mut stores = Vec::new();
+        for st in accept.iter() {
+            match *st {
+                Statement::Emit(_) => {}
+                Statement::Store { pointer, value } => match f.expressions[pointer] {
+                    Expression::LocalVariable(v) => stores.push((v, value)),
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+        let [(v0, x0), (v1, x1)] = stores[..] else {
+            return None;
+        };
+        // The comparison: a load of the value variable against the element.
+        let Expression::Binary { op, left, right } = f.expressions[condition] else {
+            return None;
+        };
+        let (greater, strict) = match op {
+            BinaryOperator::Greater => (true, true),
+            BinaryOperator::GreaterEqual => (true, false),
+            BinaryOperator::Less => (false, true),
+            BinaryOperator::LessEqual => (false, false),
+            _ => return None,
+        };
+        let pick = |m: Handle<LocalVariable>| -> Option<(Handle<Expression>, bool)> {
+            match (
+                self.local_of_load(left) == Some(m),
+                self.local_of_load(right) == Some(m),
+            ) {
+                (false, true) => Some((left, true)),
+                (true, false) => Some((right, false)),
+                _ => None,
+            }
+        };
+        let ((m, stored), (k, j), (element, element_left)) = if let Some(p) = pick(v0) {
+            ((v0, x0), (v1, x1), p)
+        } else {
+            ((v1, x1), (v0, x0), pick(v1)?)
+        };
+        if m == k || m == l.var || k == l.var {
+            return None;
+        }
+        // `x > m` and `m < x` both take the larger element.
+        let max = greater == element_left;
+        let same = stored == element
+            || matches!(
+                (self.expr_wgsl(stored, Naming::Inline), self.expr_wgsl(element, Naming::Inline)),
+                (Some(p), Some(q)) if p == q
+            );
+        if !same || self.reads_local(element, m) || self.reads_local(element, k) {
+            return None;
+        }
+        // The index is the loop variable itself.
+        if self.local_of_load(j) != Some(l.var) {
+            return None;
+        }
+        let scalar =
+            |v: Handle<LocalVariable>| match self.module.types[f.local_variables[v].ty].inner {
+                TypeInner::Scalar(s) => Some(s),
+                _ => None,
+            };
+        let (vs, ks) = (scalar(m)?, scalar(k)?);
+        if !matches!(
+            vs.kind,
+            ScalarKind::Float | ScalarKind::Sint | ScalarKind::Uint
+        ) || !matches!(ks.kind, ScalarKind::Sint | ScalarKind::Uint)
+            || ks.width != 4
+            || f.local_variables[k].ty != l.var_ty
+        {
+            return None;
+        }
+        for v in [m, k] {
+            if self.declared_in_loop(v, id) {
+                return None;
+            }
+            // No other store in the loop, no other read, no pointer passed.
+            let other_store = self
+                .stores_to(v)
+                .iter()
+                .any(|&w| self.in_loop(w, id) && self.stmts[w].parent != Some(s));
+            let other_load = self
+                .loads_of(v)
+                .iter()
+                .any(|&h| self.expr_in_loop(h, id) && !(v == m && (h == left || h == right)));
+            let passed = self.loop_stmts(id).any(|w| match self.stmts[w].stmt {
+                Statement::Call { arguments, .. } => {
+                    arguments.iter().any(|&a| self.reads_local(a, v))
+                }
+                _ => false,
+            });
+            if other_store || other_load || passed {
+                return None;
+            }
+        }
+        let ties = if strict { Ties::First } else { Ties::Last };
+        if ties == Ties::Last {
+            let before = match self.value_before(self.loops[id].stmt, k)? {
+                InitialValue::Zero => 0,
+                InitialValue::Expr(h) => self.const_int(h)?,
+            };
+            let start = match l.init {
+                None => 0,
+                Some(h) => self.const_int(h)?,
+            };
+            if before >= start {
+                return None;
+            }
+        }
+        let name = |v: Handle<LocalVariable>| f.local_variables[v].name.clone().unwrap_or_default();
+        Some(ArgAccumulator {
+            value: m,
+            value_name: name(m),
+            value_ty: f.local_variables[m].ty,
+            index: k,
+            index_name: name(k),
+            index_ty: f.local_variables[k].ty,
+            op: if max { AccOp::Max } else { AccOp::Min },
+            ties,
+            update: s,
         })
     }
 

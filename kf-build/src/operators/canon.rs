@@ -19,7 +19,12 @@
 //!   spellings → `min`: the `if` has no `else`, its only statement stores the compared value
 //!   into the local `m` it was compared with. Equal for every non-NaN value (with a NaN the
 //!   `if` keeps `m` and `max` may return either; the evaluator compares NaN with NaN);
-//! - `m = select(m, v, v > m)` and its mirror spellings → `m = max(m, v)` (likewise `min`).
+//! - `m = select(m, v, v > m)` and its mirror spellings → `m = max(m, v)` (likewise `min`);
+//! - an arg-reduction's pair of selects, `k = select(k, i, v > m); m = select(m, v, v > m);`
+//!   (the index first, so both tests see the old `m`) or both under one `let take = v > m;` in
+//!   either order → `if (v > m) { m = v; k = i; }`, the form the analysis recognises as a
+//!   (value, index) accumulator ([`super::ir::ArgAccumulator`]). Exact: the test is evaluated
+//!   once, before either store, as in the original; `v` and `i` read neither variable.
 //!
 //! Forms that naga's IR already makes equal need nothing here: `x op= y` is lowered to
 //! `x = x op y`, `i++` to `i = i + 1`, and `for`, `while` and `loop { if c { break; } .. }` to the
@@ -84,6 +89,14 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
 /// The edits of every normalisation that applies to `a`, each with its name; no two overlap.
 fn normalisations(a: &Analysis<'_>) -> Vec<(Edit, &'static str)> {
     let mut out: Vec<(Edit, &'static str)> = Vec::new();
+    // Pairs first: their value select alone would otherwise become a `max`.
+    for s in 0..a.stmts.len() {
+        if let Some(found) = select_pair_to_if(a, s)
+            && !out.iter().any(|(e, _)| overlaps(&e.range, &found.0.range))
+        {
+            out.push(found);
+        }
+    }
     for s in 0..a.stmts.len() {
         let found = if_to_extremum(a, s).or_else(|| select_to_extremum(a, s));
         if let Some(found) = found
@@ -265,12 +278,112 @@ fn select_to_extremum(a: &Analysis<'_>, s: usize) -> Option<(Edit, &'static str)
     ))
 }
 
+/// `store(x, select(x, t, c))` of a local `x`: `x`, `t` and `c`.
+fn select_store(
+    a: &Analysis<'_>,
+    s: usize,
+) -> Option<(
+    Handle<LocalVariable>,
+    Handle<Expression>,
+    Handle<Expression>,
+)> {
+    let Statement::Store { pointer, value } = *a.stmts[s].stmt else {
+        return None;
+    };
+    let Expression::LocalVariable(x) = a.function.expressions[pointer] else {
+        return None;
+    };
+    let Expression::Select {
+        condition,
+        accept,
+        reject,
+    } = a.function.expressions[value]
+    else {
+        return None;
+    };
+    (load_of(a, reject) == Some(x) && scalar_number(a, value)).then_some((x, accept, condition))
+}
+
+/// `k = select(k, i, v > m); m = select(m, v, v > m);` (or both under one `let`) → `if (v > m)
+/// { m = v; k = i; }` (see the module documentation). `s` is the first of the two statements.
+fn select_pair_to_if(a: &Analysis<'_>, s: usize) -> Option<(Edit, &'static str)> {
+    let (x1, t1, c1) = select_store(a, s)?;
+    let second = a.siblings(s).into_iter().find(|&o| {
+        a.stmts[o].index_in_block > a.stmts[s].index_in_block
+            && !matches!(a.stmts[o].stmt, Statement::Emit(_))
+    })?;
+    let (x2, t2, c2) = select_store(a, second)?;
+    if x1 == x2 || !same_value(a, c1, c2) {
+        return None;
+    }
+    // Which one is the value: the variable the test compares with.
+    let ((m, v), (k, i)) = match (compared(a, c1, x1), compared(a, c1, x2)) {
+        (Some((other, _)), None) => {
+            // The value is stored first: only one shared test sees the old value in both.
+            if c1 != c2 {
+                return None;
+            }
+            ((x1, (t1, other)), (x2, t2))
+        }
+        (None, Some((other, _))) => ((x2, (t2, other)), (x1, t1)),
+        _ => return None,
+    };
+    let (stored, element) = v;
+    if !same_value(a, stored, element) {
+        return None;
+    }
+    for h in [element, i] {
+        if a.reads_local(h, m) || a.reads_local(h, k) {
+            return None;
+        }
+    }
+    let (span1, span2) = (a.stmts[s].span.clone()?, a.stmts[second].span.clone()?);
+    let end = a.with_semicolon(&span2).end;
+    // Nothing but whitespace and comments between the two statements.
+    let between = a.with_semicolon(&span1).end;
+    if !a.code()[between..span2.start].trim().is_empty() {
+        return None;
+    }
+    let name = |x: Handle<LocalVariable>| a.function.local_variables[x].name.clone();
+    let (m_name, k_name) = (name(m)?, name(k)?);
+    let cond = a.expr_wgsl(c1, Naming::Names)?;
+    let cond = match cond.strip_prefix('(').and_then(|c| c.strip_suffix(')')) {
+        // One pair of parentheses around the whole test (not `(a) > (b)`).
+        Some(inner) if matching_paren(&cond) == Some(cond.len() - 1) => inner.to_owned(),
+        _ => cond,
+    };
+    let text = format!(
+        "if ({cond}) {{ {m_name} = {}; {k_name} = {}; }}",
+        a.expr_wgsl(element, Naming::Names)?,
+        a.expr_wgsl(i, Naming::Names)?
+    );
+    Some((Edit::replace(span1.start..end, text), "arg-if"))
+}
+
 fn op_label(fun: MathFunction) -> &'static str {
     if fun == MathFunction::Max {
         "max"
     } else {
         "min"
     }
+}
+
+/// The `)` matching a text's opening `(`.
+fn matching_paren(text: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, b) in text.bytes().enumerate() {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The `}` matching the `{` at `open`, in comment-blanked text.

@@ -14,6 +14,11 @@
 //!   across the workgroup and every lane receives the total: through workgroup memory with a tree
 //!   of barriers, or, where the adapter has subgroups, with `subgroupAdd`/`Max`/.. and one
 //!   workgroup-memory step;
+//! - a (value, index) pair of an arg-reduction (`if (v > m) { m = v; k = i; }`, see
+//!   [`ir::ArgAccumulator`]) is combined the same ways (through workgroup memory, or with
+//!   `subgroupShuffleXor` then workgroup memory), keeping the better value and, of equal values,
+//!   the smaller index for a strict test and the larger for `>=`/`<=`: the loop's own tie rule,
+//!   so the result is bit-identical to the loop's (no sum is reassociated);
 //! - in the unrolled variants, each pass of a split `for`/`while` loop runs four iterations,
 //!   each a copy of the body in its own block with the loop variable shadowed by a `let`
 //!   (the later copies guarded by the loop's own condition), so a lane has several independent
@@ -77,6 +82,8 @@ enum Combine {
 struct SplitLoop {
     id: usize,
     accumulators: Vec<(Accumulator, bool)>,
+    /// (value, index) pairs, combined with the loop's own tie rule.
+    args: Vec<ir::ArgAccumulator>,
 }
 
 struct Plan {
@@ -365,7 +372,11 @@ fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
             continue;
         }
         match splittable(a, id) {
-            Ok(accumulators) => split.push(SplitLoop { id, accumulators }),
+            Ok((accumulators, args)) => split.push(SplitLoop {
+                id,
+                accumulators,
+                args,
+            }),
             Err(why) => {
                 let fx = a.loop_effects(id);
                 if !fx.global_writes.is_empty()
@@ -430,9 +441,9 @@ fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
     // Conditions naga's uniformity analysis would call non-uniform (a local `var`, a read_write
     // buffer) ahead of a barrier: evaluated once through `workgroupUniformLoad`.
     let reduces = |s: usize| {
-        split
-            .iter()
-            .any(|sl| !sl.accumulators.is_empty() && a.within(a.loops[sl.id].stmt, s))
+        split.iter().any(|sl| {
+            (!sl.accumulators.is_empty() || !sl.args.is_empty()) && a.within(a.loops[sl.id].stmt, s)
+        })
     };
     let mut guards = Vec::new();
     for (s, st) in a.stmts.iter().enumerate() {
@@ -522,8 +533,12 @@ fn cannot_see_final_value(
 }
 
 /// Whether loop `id` can be split across lanes; its accumulators, each with whether its value on
-/// entry must be set aside (a sum that does not start at zero).
-fn splittable(a: &Analysis<'_>, id: usize) -> Result<Vec<(Accumulator, bool)>, String> {
+/// entry must be set aside (a sum that does not start at zero), and its (value, index) pairs.
+#[allow(clippy::type_complexity)]
+fn splittable(
+    a: &Analysis<'_>,
+    id: usize,
+) -> Result<(Vec<(Accumulator, bool)>, Vec<ir::ArgAccumulator>), String> {
     let l = &a.loops[id];
     let f = l
         .for_loop
@@ -592,7 +607,7 @@ fn splittable(a: &Analysis<'_>, id: usize) -> Result<Vec<(Accumulator, bool)>, S
             && !matches!(a.value_before(l.stmt, acc.var), Some(v) if is_identity(a, v, acc.op));
         out.push((acc, fix));
     }
-    Ok(out)
+    Ok((out, fx.args))
 }
 
 fn reducible_type(a: &Analysis<'_>, ty: Handle<naga::Type>, op: AccOp) -> bool {
@@ -761,6 +776,95 @@ fn same_mapping(a: &Analysis<'_>, x: &ir::ForLoop, y: &ir::ForLoop) -> bool {
     ix.is_some() && ix == iy && sx.is_some() && sx == sy
 }
 
+/// The struct that holds a (value, index) pair in workgroup memory.
+fn pair_type_name(vt: &str, it: &str) -> String {
+    format!("kf_red_pair_{}_{}", type_ident(vt), type_ident(it))
+}
+
+/// The workgroup memory the lanes' pairs are combined in.
+fn pair_memory_name(vt: &str, it: &str) -> String {
+    format!("kf_red_pairs_{}_{}", type_ident(vt), type_ident(it))
+}
+
+fn arg_helper_name(op: AccOp, ties: ir::Ties, vt: &str, it: &str) -> String {
+    format!(
+        "kf_reduce_arg{}_{}_{}_{}",
+        op_name(op),
+        match ties {
+            ir::Ties::First => "first",
+            ir::Ties::Last => "last",
+        },
+        type_ident(vt),
+        type_ident(it)
+    )
+}
+
+/// A helper that combines the lanes' (value, index) pairs so that the result is the loop's:
+/// the better value, of equal values the smaller index (`Ties::First`) or the larger
+/// (`Ties::Last`). This order is total on the pairs lanes can hold (an element is only taken
+/// when the comparison holds, so a NaN appears only as the starting value, which every lane then
+/// keeps), so any combining order gives the same pair, bit for bit.
+fn arg_helper(op: AccOp, ties: ir::Ties, vt: &str, it: &str, combine: Combine) -> String {
+    let name = arg_helper_name(op, ties, vt, it);
+    let pair = pair_type_name(vt, it);
+    let mem = pair_memory_name(vt, it);
+    let cmp = if op == AccOp::Max { ">" } else { "<" };
+    let tie = match ties {
+        ir::Ties::First => "<",
+        ir::Ties::Last => ">",
+    };
+    // Whether `b` replaces `a`.
+    let better = format!("b.v {cmp} a.v || (b.v == a.v && b.i {tie} a.i)");
+    match combine {
+        Combine::Tree => format!(
+            "fn {name}(value: {vt}, index: {it}, lane: u32) -> {pair} {{
+    {mem}[lane] = {pair}(value, index);
+    workgroupBarrier();
+    for (var stride = 1u << firstLeadingBit({WG} - 1u); stride > 0u; stride = stride / 2u) {{
+        if (lane < stride && lane + stride < {WG}) {{
+            let a = {mem}[lane];
+            let b = {mem}[lane + stride];
+            if ({better}) {{
+                {mem}[lane] = b;
+            }}
+        }}
+        workgroupBarrier();
+    }}
+    let total = {mem}[0];
+    workgroupBarrier();
+    return total;
+}}
+"
+        ),
+        Combine::Subgroup => format!(
+            "fn {name}(value: {vt}, index: {it}, site: u32, sg: u32, sg_lane: u32, n_sg: u32, sg_size: u32) -> {pair} {{
+    var best = {pair}(value, index);
+    for (var mask = sg_size / 2u; mask > 0u; mask = mask / 2u) {{
+        let a = best;
+        let b = {pair}(subgroupShuffleXor(a.v, mask), subgroupShuffleXor(a.i, mask));
+        if ({better}) {{
+            best = b;
+        }}
+    }}
+    if (sg_lane == 0u) {{
+        {mem}[site * KF_RED_SUBGROUPS + sg] = best;
+    }}
+    workgroupBarrier();
+    var total = {mem}[site * KF_RED_SUBGROUPS];
+    for (var s = 1u; s < n_sg; s++) {{
+        let a = total;
+        let b = {mem}[site * KF_RED_SUBGROUPS + s];
+        if ({better}) {{
+            total = b;
+        }}
+    }}
+    return total;
+}}
+"
+        ),
+    }
+}
+
 /// A WGSL identifier fragment for a type (`vec4<f32>` → `vec4f32`).
 fn type_ident(name: &str) -> String {
     name.chars().filter(|c| c.is_ascii_alphanumeric()).collect()
@@ -834,6 +938,9 @@ fn render(
         new_params.push_str(
             ", @builtin(subgroup_id) kf_sg: u32, @builtin(subgroup_invocation_id) kf_sg_lane: u32, @builtin(num_subgroups) kf_n_sg: u32",
         );
+        if plan.split.iter().any(|sl| !sl.args.is_empty()) {
+            new_params.push_str(", @builtin(subgroup_size) kf_sg_size: u32");
+        }
     }
     edits.push(Edit::replace(sig.params, new_params));
     edits.push(Edit::replace(sig.workgroup_size, WG));
@@ -842,6 +949,10 @@ fn render(
     let mut helpers: Vec<(AccOp, String)> = Vec::new();
     let mut types: Vec<String> = Vec::new();
     let mut sites: Vec<usize> = Vec::new(); // per type, for the subgroup layout
+    // Arg-reductions: helpers by (op, ties, value type, index type); pair types with their sites.
+    let mut arg_helpers: Vec<(AccOp, ir::Ties, String, String)> = Vec::new();
+    let mut pair_types: Vec<(String, String)> = Vec::new();
+    let mut pair_sites: Vec<usize> = Vec::new();
     for sl in &plan.split {
         let f = a.loops[sl.id]
             .for_loop
@@ -1052,6 +1163,38 @@ fn render(
                 after.push_str(&format!("\n{indent}{} = {call};", acc.name));
             }
         }
+        for p in &sl.args {
+            let (vt, it) = (a.type_name(p.value_ty), a.type_name(p.index_ty));
+            let key = (p.op, p.ties, vt.clone(), it.clone());
+            if !arg_helpers.contains(&key) {
+                arg_helpers.push(key);
+            }
+            let type_index = match pair_types
+                .iter()
+                .position(|t| *t == (vt.clone(), it.clone()))
+            {
+                Some(i) => i,
+                None => {
+                    pair_types.push((vt.clone(), it.clone()));
+                    pair_sites.push(0);
+                    pair_types.len() - 1
+                }
+            };
+            let site = pair_sites[type_index];
+            pair_sites[type_index] += 1;
+            let name = arg_helper_name(p.op, p.ties, &vt, &it);
+            let call = match combine {
+                Combine::Tree => format!("{name}({}, {}, {LANE})", p.value_name, p.index_name),
+                Combine::Subgroup => format!(
+                    "{name}({}, {}, {site}u, kf_sg, kf_sg_lane, kf_n_sg, kf_sg_size)",
+                    p.value_name, p.index_name
+                ),
+            };
+            after.push_str(&format!(
+                "\n{indent}{{ let kf_red_pair = {call}; {} = kf_red_pair.v; {} = kf_red_pair.i; }}",
+                p.value_name, p.index_name
+            ));
+        }
         if let Passes::Registers(k) = passes {
             // Register arrays are declared before the first loop that fills one.
             for (g, c) in caches.iter().enumerate() {
@@ -1136,6 +1279,21 @@ fn render(
             "var<workgroup> kf_red_{}: array<{ty}, {len}>;\n",
             type_ident(ty)
         ));
+    }
+    for (i, (vt, it)) in pair_types.iter().enumerate() {
+        let len = match combine {
+            Combine::Tree => u64::from(max_wg),
+            Combine::Subgroup => subgroups * pair_sites[i] as u64,
+        };
+        let pair = pair_type_name(vt, it);
+        decls.push_str(&format!(
+            "struct {pair} {{ v: {vt}, i: {it} }}\nvar<workgroup> {}: array<{pair}, {len}>;\n",
+            pair_memory_name(vt, it)
+        ));
+    }
+    for (op, ties, vt, it) in &arg_helpers {
+        decls.push('\n');
+        decls.push_str(&arg_helper(*op, *ties, vt, it, combine));
     }
     for (op, ty) in &helpers {
         let tid = type_ident(ty);

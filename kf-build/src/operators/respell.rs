@@ -27,6 +27,9 @@ pub enum Spelling {
     ExtremumSelect,
     /// Every `let` and `var` of the entry point renamed.
     Rename,
+    /// An arg-reduction's `if (v > m) { m = v; k = i; }` as two `select`s, the index first so
+    /// that both tests see the old value: `k = select(k, i, v > m); m = select(m, v, v > m);`.
+    ArgSelect,
     /// The first top-level `if (c) { return; }` of the entry point as an `if (!(c)) { .. }`
     /// around the statements after it. Not in [`Spelling::ALL`]: it still defeats `coarsen`,
     /// and `reduce` where one loop counter is shared by several loops.
@@ -35,12 +38,13 @@ pub enum Spelling {
 
 impl Spelling {
     /// Every spelling, in a fixed order.
-    pub const ALL: [Spelling; 6] = [
+    pub const ALL: [Spelling; 7] = [
         Spelling::Comments,
         Spelling::Parens,
         Spelling::Compound,
         Spelling::ExtremumIf,
         Spelling::ExtremumSelect,
+        Spelling::ArgSelect,
         Spelling::Rename,
     ];
 
@@ -53,6 +57,7 @@ impl Spelling {
             Spelling::ExtremumIf => "max-if",
             Spelling::ExtremumSelect => "max-select",
             Spelling::Rename => "rename",
+            Spelling::ArgSelect => "arg-select",
             Spelling::Guard => "guard",
         }
     }
@@ -66,6 +71,7 @@ impl Spelling {
             Spelling::ExtremumIf => map_lines(wgsl, |l| extremum(l, false)),
             Spelling::ExtremumSelect => map_lines(wgsl, |l| extremum(l, true)),
             Spelling::Rename => rename(wgsl, entry),
+            Spelling::ArgSelect => arg_select(wgsl),
             Spelling::Guard => guard(wgsl, entry),
         }
     }
@@ -199,6 +205,62 @@ fn extremum(line: &str, select: bool) -> Option<String> {
     } else {
         format!("{}if ({v} {fun} {name}) {{ {name} = {v}; }}", indent(line))
     })
+}
+
+/// `if (c) { a = x; b = y; }`, on one line or four, with `c` naming exactly one of `a` and `b`
+/// (the value): the index's `select` first, then the value's.
+fn arg_select(wgsl: &str) -> String {
+    let lines: Vec<&str> = wgsl.split_inclusive('\n').collect();
+    let assign = |t: &str| -> Option<(String, String)> {
+        let stmt = t.trim().strip_suffix(';')?;
+        let eq = stmt.find(" = ")?;
+        let name = stmt[..eq].trim();
+        (!name.is_empty() && name.chars().all(is_ident) && !stmt[eq + 3..].contains(';'))
+            .then(|| (name.to_owned(), stmt[eq + 3..].trim().to_owned()))
+    };
+    let mentions = |cond: &str, name: &str| cond.split(|c: char| !is_ident(c)).any(|w| w == name);
+    let mut out = String::with_capacity(wgsl.len() + 64);
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let t = line.trim();
+        let found = t.strip_prefix("if").and_then(|rest| {
+            let rest = rest.trim_start();
+            // One line: `if (c) { a = x; b = y; }`.
+            if let Some(body) = rest.strip_suffix('}') {
+                let open = body.find('{')?;
+                let cond = body[..open].trim().to_owned();
+                let stmts: Vec<&str> = body[open + 1..]
+                    .split_inclusive(';')
+                    .filter(|s| !s.trim().is_empty())
+                    .collect();
+                let [s1, s2] = stmts[..] else { return None };
+                return Some((cond, assign(s1)?, assign(s2)?, 1));
+            }
+            let cond = rest.strip_suffix('{')?.trim().to_owned();
+            let a = assign(lines.get(i + 1)?)?;
+            let b = assign(lines.get(i + 2)?)?;
+            (lines.get(i + 3)?.trim() == "}").then_some((cond, a, b, 4))
+        });
+        let Some((cond, a, b, n)) =
+            found.filter(|(c, a, b, _)| balanced(c) && mentions(c, &a.0) != mentions(c, &b.0))
+        else {
+            out.push_str(line);
+            i += 1;
+            continue;
+        };
+        let ((v, x), (k, j)) = if mentions(&cond, &a.0) {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let ind = indent(line.trim_end_matches('\n'));
+        out.push_str(&format!(
+            "{ind}{k} = select({k}, {j}, {cond});\n{ind}{v} = select({v}, {x}, {cond});\n"
+        ));
+        i += n;
+    }
+    out
 }
 
 fn balanced(s: &str) -> bool {
@@ -381,6 +443,11 @@ mod tests {
         assert!(renamed.contains("m_r = max(m_r, v_r);"), "{renamed}");
         assert!(renamed.contains("y.m = m_r;"), "{renamed}");
         assert!(renamed.contains("// twice"), "{renamed}");
+        let pair = "    if (v > m) {\n        m = v;\n        k = i;\n    }\n    if (m < v) { k = i; m = v; }\n";
+        assert_eq!(
+            Spelling::ArgSelect.apply(pair, "main"),
+            "    k = select(k, i, (v > m));\n    m = select(m, v, (v > m));\n    k = select(k, i, (m < v));\n    m = select(m, v, (m < v));\n"
+        );
         let guarded = Spelling::Guard.apply(
             "fn main(a: u32) {\n    if (a >= n) {\n        return;\n    }\n    y[a] = 1.0;\n}\n",
             "main",

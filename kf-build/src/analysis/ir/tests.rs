@@ -465,3 +465,99 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         assert!(fx.carried.is_empty(), "{fx:?}");
     });
 }
+
+#[test]
+fn value_index_pairs_are_arg_accumulators() {
+    let kernel = |update: &str, start: &str, index_init: &str| {
+        format!(
+            r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {{
+    var m = x[g.x * 64u];
+    var k = {index_init};
+    for (var i = {start}; i < 64u; i++) {{
+        let v = x[g.x * 64u + i];
+        {update}
+    }}
+    y[g.x] = k;
+}}
+"#
+        )
+    };
+    for (update, start, init, want) in [
+        (
+            "if (v > m) { m = v; k = i; }",
+            "1u",
+            "0u",
+            Some((AccOp::Max, Ties::First)),
+        ),
+        (
+            "if (m < v) { k = i; m = v; }",
+            "1u",
+            "0u",
+            Some((AccOp::Max, Ties::First)),
+        ),
+        (
+            "if (v >= m) { m = v; k = i; }",
+            "1u",
+            "0u",
+            Some((AccOp::Max, Ties::Last)),
+        ),
+        (
+            "if (v <= m) { m = v; k = i; }",
+            "1u",
+            "0u",
+            Some((AccOp::Min, Ties::Last)),
+        ),
+        (
+            "if (m > v) { m = v; k = i; }",
+            "0u",
+            "7u",
+            Some((AccOp::Min, Ties::First)),
+        ),
+        // Nested in another `if` of the loop.
+        (
+            "if (v == v) { if (v > m) { m = v; k = i; } }",
+            "1u",
+            "0u",
+            Some((AccOp::Max, Ties::First)),
+        ),
+        // The last of equal values needs an index below the loop's start.
+        ("if (v >= m) { m = v; k = i; }", "0u", "0u", None),
+        ("if (v > m) { m = v; k = i + 1u; }", "1u", "0u", None),
+        ("if (v > m) { m = v + 1.0; k = i; }", "1u", "0u", None),
+        (
+            "if (v > m) { m = v; k = i; } else { k = 0u; }",
+            "1u",
+            "0u",
+            None,
+        ),
+        (
+            "if (v > m) { m = v; k = i; }\n        k = k + 0u;",
+            "1u",
+            "0u",
+            None,
+        ),
+        ("if (v > f32(k)) { m = v; k = i; }", "1u", "0u", None),
+    ] {
+        let src = kernel(update, start, init);
+        analyse(&src, |a| {
+            let fx = a.loop_effects(0);
+            let got = fx.args.first().map(|p| (p.op, p.ties));
+            assert_eq!(got, want, "{update} from {start}: {fx:?}");
+            if want.is_some() {
+                let p = &fx.args[0];
+                assert_eq!((p.value_name.as_str(), p.index_name.as_str()), ("m", "k"));
+                // The pair is in no other list.
+                assert!(
+                    fx.carried.is_empty() && fx.accumulators.is_empty(),
+                    "{fx:?}"
+                );
+            } else {
+                assert!(fx.args.is_empty());
+            }
+        });
+    }
+}

@@ -174,3 +174,63 @@ fn respelled_kernels_make_the_same_operators_fire() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+#[test]
+fn a_pair_of_selects_becomes_the_arg_reduction_if() {
+    let pair = |update: &str| {
+        let wgsl = format!(
+            "struct Dims {{ n: u32, d: u32 }}
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> dims: Dims;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    let r = gid.x;
+    if (r >= dims.n) {{ return; }}
+    var m = x[r * dims.d];
+    var k = 0u;
+    for (var j = 1u; j < dims.d; j++) {{
+        let v = x[r * dims.d + j];
+        {update}
+    }}
+    y[r] = f32(k) + m;
+}}
+"
+        );
+        let k = testkit::resolve("k.wgsl", ATTR, &wgsl);
+        let target = testkit::lavapipe();
+        let r = canonicalise(&Subject {
+            kernel: &k,
+            program: &k.baseline,
+            target: &target,
+        });
+        if let Some(r) = &r {
+            check_valid(&k, r);
+        }
+        r.map(|r| (r.step, r.program.wgsl.to_string()))
+    };
+    for (update, want) in [
+        (
+            "k = select(k, j, v > m);\n        m = select(m, v, v > m);",
+            "if (v > m) { m = v; k = j; }",
+        ),
+        (
+            "let take = m <= v;\n        m = select(m, v, take);\n        k = select(k, j, take);",
+            "if (take) { m = v; k = j; }",
+        ),
+        (
+            "let take = v < m;\n        k = select(k, j, take); // index first\n        m = select(m, v, take);",
+            "if (take) { m = v; k = j; }",
+        ),
+    ] {
+        let (step, text) = pair(update).unwrap_or_else(|| panic!("`{update}` was not normalised"));
+        assert_eq!(step, "canon(arg-if)");
+        assert!(text.contains(want), "{update}:\n{text}");
+    }
+    // The value first, each with its own test: not an arg-reduction; the value's select alone
+    // becomes a `max`, the index's stays.
+    let (step, text) = pair("m = select(m, v, v > m);\n        k = select(k, j, v > m);").unwrap();
+    assert_eq!(step, "canon(max)");
+    assert!(text.contains("k = select(k, j, v > m);"), "{text}");
+}

@@ -270,3 +270,159 @@ fn a_counter_shared_by_several_loops_is_split_when_each_loop_resets_it() {
     // Its counter is read after the loop, so the one loop it has is not split.
     assert!(apply(&ParallelReduction, &read_after.kernel, &testkit::lavapipe()).is_err());
 }
+
+const ARGMAX: &str =
+    include_str!("../../../../examples/kernelbench/src/shaders/level1/argmax.wgsl");
+
+fn argmax(wgsl: &str) -> kf_runtime::resolve::ResolvedKernel {
+    testkit::resolve(
+        "ARGMAX",
+        "sizes(rows = 64, cols = 300), bind(values = input(rows * cols), indices = output(rows), size = uniform(rows, cols)), grid = (rows)",
+        wgsl,
+    )
+}
+
+/// ARGMAX with its loop (from `var best_i` to the loop's end) replaced by `body`.
+fn argmax_with(body: &str) -> kf_runtime::resolve::ResolvedKernel {
+    let start = ARGMAX.find("    var best_i").unwrap();
+    let end = ARGMAX.find("    indices[row]").unwrap();
+    argmax(&format!("{}{body}\n{}", &ARGMAX[..start], &ARGMAX[end..]))
+}
+
+#[test]
+fn argmax_combines_value_index_pairs_with_the_loops_tie_rule() {
+    let kernel = argmax(ARGMAX);
+    let rewrites = apply(&ParallelReduction, &kernel, &testkit::h200())
+        .unwrap_or_else(|e| panic!("skipped: {e}"));
+    let steps: Vec<&str> = rewrites.iter().map(|r| r.step.as_str()).collect();
+    assert!(steps.contains(&"reduce(subgroup)"), "{steps:?}");
+    assert!(steps.contains(&"reduce(workgroup)"), "{steps:?}");
+    for r in &rewrites {
+        check_valid(&kernel, r);
+    }
+    let tree = rewrites
+        .iter()
+        .find(|r| r.step == "reduce(workgroup)")
+        .unwrap();
+    let text = &tree.program.wgsl;
+    for expected in [
+        "for (var i = 1u + kf_lane; i < size.cols; i += KF_REDUCE_WG) {",
+        "{ let kf_red_pair = kf_reduce_argmax_first_f32_u32(best_v, best_i, kf_lane); best_v = kf_red_pair.v; best_i = kf_red_pair.i; }",
+        "if (b.v > a.v || (b.v == a.v && b.i < a.i)) {",
+        "if (kf_lane == 0u) { indices[row] = best_i; }",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
+    }
+    let sub = rewrites
+        .iter()
+        .find(|r| r.step == "reduce(subgroup)")
+        .unwrap();
+    for expected in [
+        "@builtin(subgroup_size) kf_sg_size: u32",
+        "kf_reduce_argmax_first_f32_u32(best_v, best_i, 0u, kf_sg, kf_sg_lane, kf_n_sg, kf_sg_size)",
+        "subgroupShuffleXor(a.v, mask)",
+    ] {
+        assert!(
+            sub.program.wgsl.contains(expected),
+            "missing `{expected}` in:\n{}",
+            sub.program.wgsl
+        );
+    }
+}
+
+#[test]
+fn argmax_respellings_reduce_with_the_same_tie_rule() {
+    let prelude = "    var best_i = 0u;\n    var best_v = values[row * size.cols];\n";
+    let each = |update: &str| {
+        format!(
+            "{prelude}    for (var i = 1u; i < size.cols; i++) {{\n        let v = values[row * size.cols + i];\n        {update}\n    }}"
+        )
+    };
+    let cases = [
+        (each("if (v > best_v) { best_i = i; best_v = v; }"), "argmax_first"),
+        (each("if best_v < v { best_v = v; best_i = i; }"), "argmax_first"),
+        (each("if (v >= best_v) { best_v = v; best_i = i; }"), "argmax_last"),
+        (each("if (v < best_v) { best_v = v; best_i = i; }"), "argmin_first"),
+        (each("if (best_v >= v) { best_i = i; best_v = v; }"), "argmin_last"),
+        (
+            each("best_i = select(best_i, i, v > best_v);\n        best_v = select(best_v, v, v > best_v);"),
+            "argmax_first",
+        ),
+        (
+            each("let better = best_v < v;\n        best_v = select(best_v, v, better);\n        best_i = select(best_i, i, better);"),
+            "argmax_first",
+        ),
+        (
+            each("if (values[row * size.cols + i] > best_v) {\n            best_v = values[row * size.cols + i];\n            best_i = i;\n        }"),
+            "argmax_first",
+        ),
+        (
+            // From the lowest float, the loop from 0.
+            "    var best_v = -3.40282347e38;\n    var best_i = 0u;\n    for (var i = 0u; i < size.cols; i += 1u) {\n        let v = values[row * size.cols + i];\n        if (v > best_v) { best_v = v; best_i = i; }\n    }".to_owned(),
+            "argmax_first",
+        ),
+        (
+            // A `while` loop.
+            format!("{prelude}    var i = 1u;\n    while (i < size.cols) {{\n        let v = values[row * size.cols + i];\n        if (v > best_v) {{ best_v = v; best_i = i; }}\n        i++;\n    }}"),
+            "argmax_first",
+        ),
+    ];
+    for (body, helper) in &cases {
+        let kernel = argmax_with(body);
+        for target in [testkit::h200(), testkit::plain()] {
+            let rewrites = apply(&ParallelReduction, &kernel, &target)
+                .unwrap_or_else(|e| panic!("skipped on\n{body}\n{e}"));
+            let tree = rewrites
+                .iter()
+                .find(|r| testkit::own_step(r) == "reduce(workgroup)");
+            let tree = tree.unwrap_or_else(|| panic!("no workgroup form for\n{body}"));
+            let want = format!("kf_reduce_{helper}_f32_u32(");
+            assert!(
+                tree.program.wgsl.contains(&want),
+                "{body}:\n{}",
+                tree.program.wgsl
+            );
+            for r in &rewrites {
+                check_valid(&kernel, r);
+            }
+        }
+    }
+}
+
+#[test]
+fn what_is_not_an_arg_reduction_is_not_split() {
+    let prelude = "    var best_i = 0u;\n    var best_v = values[row * size.cols];\n";
+    let each = |update: &str, start: &str| {
+        format!(
+            "{prelude}    for (var i = {start}; i < size.cols; i++) {{\n        let v = values[row * size.cols + i];\n        {update}\n    }}"
+        )
+    };
+    for body in [
+        // The value first, each with its own test: the index's test sees the new value.
+        each(
+            "best_v = select(best_v, v, v > best_v);\n        best_i = select(best_i, i, v > best_v);",
+            "1u",
+        ),
+        // The last of equal values, but the index starts where the loop does: a lane that kept
+        // it could not be told from one that took element 0.
+        each("if (v >= best_v) { best_v = v; best_i = i; }", "0u"),
+        // An index other than the loop variable.
+        each("if (v > best_v) { best_v = v; best_i = i * 2u; }", "1u"),
+        // An `else`.
+        each(
+            "if (v > best_v) { best_v = v; best_i = i; } else { best_i = 0u; }",
+            "1u",
+        ),
+        // Another value stored than the one compared.
+        each("if (v > best_v) { best_v = v * 2.0; best_i = i; }", "1u"),
+        // The index read in the loop.
+        each(
+            "if (v > best_v + f32(best_i)) { best_v = v; best_i = i; }",
+            "1u",
+        ),
+    ] {
+        let kernel = argmax_with(&body);
+        let result = apply(&ParallelReduction, &kernel, &testkit::h200());
+        assert!(result.is_err(), "split:\n{body}");
+    }
+}
