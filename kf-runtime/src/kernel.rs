@@ -276,13 +276,14 @@ fn match_kind(v: &EmbeddedVariant, adapter: &AdapterIdentity, key: &AdapterKey) 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::expr::SizeExpr;
     use crate::program::{Dispatch, DispatchMode};
     use std::borrow::Cow;
 
-    const fn program(wgsl: &'static str) -> Program {
+    /// A program of `wgsl` launched over `n` invocations of 64-wide workgroups (unit tests).
+    pub(crate) const fn program(wgsl: &'static str) -> Program {
         Program {
             wgsl: Cow::Borrowed(wgsl),
             entry: Cow::Borrowed("main"),

@@ -601,27 +601,7 @@ impl LoadedKernel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::SizeExpr;
-    use crate::program::{Dispatch, DispatchMode};
-    use std::borrow::Cow;
-
-    fn program(wgsl: &'static str) -> Program {
-        Program {
-            wgsl: Cow::Borrowed(wgsl),
-            entry: Cow::Borrowed("main"),
-            constants: Cow::Borrowed(&[]),
-            workgroup_size: [64, 1, 1],
-            workgroup_storage_bytes: 0,
-            dispatch: Dispatch {
-                mode: DispatchMode::Grid,
-                size: [
-                    SizeExpr::from_static(&[crate::expr::Op::Lit(1)]),
-                    SizeExpr::from_static(&[crate::expr::Op::Lit(1)]),
-                    SizeExpr::from_static(&[crate::expr::Op::Lit(1)]),
-                ],
-            },
-        }
-    }
+    use crate::kernel::tests::program;
 
     #[test]
     fn a_variant_rejected_for_a_feature_the_device_lacks_names_it() {

@@ -85,6 +85,19 @@ fn kernelbench_rejects_an_unknown_kernel_name() {
     assert!(r.stderr.contains("no kernel named `GEMMM`"), "{}", r.dump());
 }
 
+/// The Llama layer's decode kernels in the order the step runs them.
+const DECODE_KERNELS: [&str; 9] = [
+    "EMBED",
+    "RMSNORM",
+    "QKV_GEMV",
+    "ROPE",
+    "ATTN_DECODE",
+    "O_PROJ",
+    "GATE_UP",
+    "DOWN_PROJ",
+    "LOGITS",
+];
+
 #[test]
 fn llama_decode_step_matches_the_cpu_layer() {
     let _guard = lock();
@@ -95,18 +108,11 @@ fn llama_decode_step_matches_the_cpu_layer() {
     let names: Vec<&str> = kernels.iter().map(|(k, _)| *k).collect();
     assert_eq!(
         names,
-        [
-            "EMBED",
-            "RMSNORM",
-            "QKV_GEMV",
-            "ROPE",
-            "ATTN_DECODE",
-            "O_PROJ",
-            "GATE_UP",
-            "DOWN_PROJ",
-            "LOGITS",
-            "QKV_GEMM"
-        ],
+        DECODE_KERNELS
+            .iter()
+            .copied()
+            .chain(["QKV_GEMM"])
+            .collect::<Vec<_>>(),
         "{}",
         r.dump()
     );
@@ -164,20 +170,7 @@ fn llama_bench_times_the_step_and_each_kernels_share() {
         .iter()
         .map(|k| k["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        decode,
-        [
-            "EMBED",
-            "RMSNORM",
-            "QKV_GEMV",
-            "ROPE",
-            "ATTN_DECODE",
-            "O_PROJ",
-            "GATE_UP",
-            "DOWN_PROJ",
-            "LOGITS"
-        ]
-    );
+    assert_eq!(decode, DECODE_KERNELS);
     assert!(
         r.stdout.lines().any(|l| l.starts_with("BENCH decode: ")),
         "{}",
