@@ -370,9 +370,13 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
+            let no_adapter = |g: &GpuError| matches!(g, GpuError::NoAdapter);
             if e.chain().any(|c| {
-                c.downcast_ref::<GpuError>()
-                    .is_some_and(|g| matches!(g, GpuError::NoAdapter))
+                c.downcast_ref::<GpuError>().is_some_and(no_adapter)
+                    || c.downcast_ref::<crate::session::SessionError>()
+                        .is_some_and(
+                            |s| matches!(s, crate::session::SessionError::Gpu(g) if no_adapter(g)),
+                        )
             }) {
                 exit::NO_GPU
             } else {

@@ -81,29 +81,74 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw
 }
 "#;
 
-/// Iterations of the FMA loop; 8 independent vec4 chains per iteration.
-const FMA_ITERS: u64 = 512;
+/// One shape of the FMA probe: `chains` independent `vec4<f32>` chains, the loop body written out
+/// `unroll` times, `iters` iterations. Every shape does the same work per invocation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct FmaShape {
+    chains: u32,
+    unroll: u32,
+    iters: u32,
+}
 
-const FMA_WGSL: &str = r#"
-@group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
-    let i = g.x + g.y * nw.x * 256u;
-    let s = f32(i) * 1e-7;
-    var a0 = vec4<f32>(s, s + 1.0, s + 2.0, s + 3.0);
-    var a1 = a0 + 0.1; var a2 = a0 + 0.2; var a3 = a0 + 0.3;
-    var a4 = a0 + 0.4; var a5 = a0 + 0.5; var a6 = a0 + 0.6; var a7 = a0 + 0.7;
-    let m = vec4<f32>(0.9999);
-    let c = vec4<f32>(0.0001);
-    for (var k = 0u; k < 512u; k++) {
-        a0 = fma(a0, m, c); a1 = fma(a1, m, c); a2 = fma(a2, m, c); a3 = fma(a3, m, c);
-        a4 = fma(a4, m, c); a5 = fma(a5, m, c); a6 = fma(a6, m, c); a7 = fma(a7, m, c);
+impl FmaShape {
+    /// FLOPs of one invocation (2 per scalar `fma`).
+    fn flops(self) -> u64 {
+        u64::from(self.chains * self.unroll * self.iters) * 4 * 2
     }
-    if (i < arrayLength(&out)) {
-        out[i] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+
+    /// The probe kernel of this shape.
+    fn wgsl(self) -> String {
+        let mut w = String::from(
+            "@group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>;\n\
+             @compute @workgroup_size(256)\n\
+             fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {\n\
+             \x20   let i = g.x + g.y * nw.x * 256u;\n\
+             \x20   let s = f32(i) * 1e-7;\n",
+        );
+        for c in 0..self.chains {
+            w.push_str(&format!(
+                "    var a{c} = vec4<f32>(s, s + 1.0, s + 2.0, s + 3.0) + {}.0 * 0.1;\n",
+                c
+            ));
+        }
+        w.push_str("    let m = vec4<f32>(0.9999);\n    let c = vec4<f32>(0.0001);\n");
+        w.push_str(&format!(
+            "    for (var k = 0u; k < {}u; k++) {{\n",
+            self.iters
+        ));
+        for _ in 0..self.unroll {
+            for c in 0..self.chains {
+                w.push_str(&format!("        a{c} = fma(a{c}, m, c);\n"));
+            }
+        }
+        w.push_str("    }\n    if (i < arrayLength(&out)) {\n        out[i] = ");
+        let sum: Vec<String> = (0..self.chains).map(|c| format!("a{c}")).collect();
+        w.push_str(&sum.join(" + "));
+        w.push_str(";\n    }\n}\n");
+        w
     }
 }
-"#;
+
+/// The FMA probe's shapes; the fastest counts, since a ceiling is a bound and a compiler may
+/// schedule one shape better than another. A CPU driver gets the first only (it is slow there and
+/// its rate hardly depends on the shape).
+const FMA_SHAPES: [FmaShape; 3] = [
+    FmaShape {
+        chains: 8,
+        unroll: 1,
+        iters: 512,
+    },
+    FmaShape {
+        chains: 16,
+        unroll: 4,
+        iters: 64,
+    },
+    FmaShape {
+        chains: 8,
+        unroll: 8,
+        iters: 64,
+    },
+];
 
 /// A 2-D grid of 256-wide workgroups covering `invocations`.
 fn grid(invocations: u64) -> (u32, u32) {
@@ -285,7 +330,6 @@ pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
     let (warmup, samples) = samples_for(gpu);
     let (copy_by_size, method) = measure_copy(gpu, COPY_ROUNDS)?;
 
-    let fma = pipeline(gpu, FMA_WGSL)?;
     let invocations: u64 = if cpu { 1 << 14 } else { 1 << 21 };
     let out = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("probe fma"),
@@ -293,23 +337,34 @@ pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
         usage: wgpu::BufferUsages::STORAGE,
         mapped_at_creation: false,
     });
-    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout: &fma.get_bind_group_layout(0),
-        entries: &[wgpu::BindGroupEntry {
-            binding: 0,
-            resource: out.as_entire_binding(),
-        }],
-    });
-    let bench = Bench {
-        gpu,
-        pipeline: fma,
-        bind_group,
-        counts: grid(invocations),
+    let shapes = if cpu {
+        &FMA_SHAPES[..1]
+    } else {
+        &FMA_SHAPES[..]
     };
-    bench.sustain()?;
-    let (ns, _) = bench.median_ns(warmup, samples)?;
-    let flops = invocations * FMA_ITERS * 8 * 4 * 2;
+    let mut fma_gflops: f64 = 0.0;
+    for shape in shapes {
+        let fma = pipeline(gpu, &shape.wgsl())?;
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &fma.get_bind_group_layout(0),
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: out.as_entire_binding(),
+            }],
+        });
+        let bench = Bench {
+            gpu,
+            pipeline: fma,
+            bind_group,
+            counts: grid(invocations),
+        };
+        bench.sustain()?;
+        let (ns, _) = bench.median_ns(warmup, samples)?;
+        let rate = (invocations * shape.flops()) as f64 / ns.max(1.0);
+        log::info!("FMA probe {shape:?}: {rate:.0} GFLOP/s");
+        fma_gflops = fma_gflops.max(rate);
+    }
     let errors = gpu.take_uncaptured();
     if !errors.is_empty() {
         return Err(format!(
@@ -323,7 +378,7 @@ pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
         adapter: gpu.report.clone(),
         copy_gbps: copy_by_size.iter().map(|p| p.gbps).fold(0.0, f64::max),
         copy_by_size,
-        fma_gflops: flops as f64 / ns.max(1.0),
+        fma_gflops,
         method: method.to_owned(),
         samples,
         measured_at: now_secs(),
@@ -334,6 +389,25 @@ pub fn measure(gpu: &Gpu) -> Result<Ceilings, String> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn every_fma_probe_shape_is_valid_wgsl_and_does_the_same_work() {
+        for shape in FMA_SHAPES {
+            let module = naga::front::wgsl::parse_str(&shape.wgsl())
+                .unwrap_or_else(|e| panic!("{shape:?}: {e}\n{}", shape.wgsl()));
+            naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::all(),
+            )
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{shape:?}: {e:?}"));
+            assert_eq!(shape.flops(), FMA_SHAPES[0].flops(), "{shape:?}");
+            let fmas = shape.wgsl().matches("= fma(").count() as u32;
+            assert_eq!(fmas, shape.chains * shape.unroll, "{shape:?}");
+        }
+        // The first shape is the probe as it was: 8 chains of 512 iterations.
+        assert_eq!(FMA_SHAPES[0].flops(), 512 * 8 * 4 * 2);
+    }
 
     pub(crate) fn ceilings(points: &[(u64, f64)], fma: f64, at: u64) -> Ceilings {
         Ceilings {
