@@ -737,4 +737,4 @@ pub fn fmt_ns(ns: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

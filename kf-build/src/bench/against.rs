@@ -462,33 +462,25 @@ mod tests {
         baseline_ns: f64,
         deployed_ns: f64,
     ) -> KernelBench {
-        let shapes = vec![shape_time(&[("rows", 4096), ("cols", 4096)])];
-        KernelBench {
-            name: name.into(),
-            package: "p".into(),
-            content_hash: None,
+        let mut k = crate::bench::tests::kernel(
+            name,
             status,
-            error: None,
-            cache_file: None,
-            variant: None,
-            origin: None,
             correct,
-            speedup: correct.then_some(baseline_ns / deployed_ns),
-            deployed: Some(Comparison {
-                program: "v".into(),
-                level: if correct { 5 } else { 2 },
-                correct,
-                failure: None,
-                trials: 1,
-                baseline: Some(timing(baseline_ns)),
-                timing: correct.then(|| timing(deployed_ns)),
-                speedup: None,
-                speedup_spread: None,
-                shapes,
-            }),
-            reference: None,
-            tuning: None,
-        }
+            correct.then_some(baseline_ns / deployed_ns),
+        );
+        k.deployed = Some(Comparison {
+            program: "v".into(),
+            level: if correct { 5 } else { 2 },
+            correct,
+            failure: None,
+            trials: 1,
+            baseline: Some(timing(baseline_ns)),
+            timing: correct.then(|| timing(deployed_ns)),
+            speedup: None,
+            speedup_spread: None,
+            shapes: vec![shape_time(&[("rows", 4096), ("cols", 4096)])],
+        });
+        k
     }
 
     const FILE: &str = r#"{"suite": "kernelbench", "op": "A", "shape": {"rows": 4096, "cols": 4096}, "tf32": false, "ms": 0.05, "gbps": 1.0}

@@ -122,7 +122,13 @@ fn a_failed_comparison_has_no_timing() {
     assert!(c.timing.is_none() && c.baseline.is_none() && c.speedup.is_none());
 }
 
-fn kernel(name: &str, status: Status, correct: bool, speedup: Option<f64>) -> KernelBench {
+/// A benchmarked kernel without measurements (unit tests of the suite's figures).
+pub(crate) fn kernel(
+    name: &str,
+    status: Status,
+    correct: bool,
+    speedup: Option<f64>,
+) -> KernelBench {
     KernelBench {
         name: name.into(),
         package: "p".into(),
