@@ -248,26 +248,13 @@ fn if_to_extremum(a: &Analysis<'_>, s: usize) -> Option<(Edit, &'static str)> {
 
 /// `m = select(m, v, v > m)` → `m = max(m, v)` (see the module documentation).
 fn select_to_extremum(a: &Analysis<'_>, s: usize) -> Option<(Edit, &'static str)> {
-    let Statement::Store { pointer, value } = *a.stmts[s].stmt else {
+    let (m, accept, condition) = select_store(a, s)?;
+    let Statement::Store { value, .. } = *a.stmts[s].stmt else {
         return None;
     };
-    let Expression::LocalVariable(m) = a.function.expressions[pointer] else {
-        return None;
-    };
-    let Expression::Select {
-        condition,
-        accept,
-        reject,
-    } = a.function.expressions[value]
-    else {
-        return None;
-    };
-    if !scalar_number(a, value) {
-        return None;
-    }
     let (other, fun) = compared(a, condition, m)?;
     // `select(f, t, c)` is `c ? t : f`: the stored value is the other one when the test holds.
-    if load_of(a, reject) != Some(m) || !same_value(a, accept, other) {
+    if !same_value(a, accept, other) {
         return None;
     }
     let name = a.function.local_variables[m].name.clone()?;
