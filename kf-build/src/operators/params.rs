@@ -260,12 +260,15 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     }
 
     fn kernel(wgsl: &str) -> kf_runtime::resolve::ResolvedKernel {
-        let (spec, _) = kf_runtime::syntax::parse_spec(
-            r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#
-                .parse()
-                .unwrap(),
+        kernel_with(
+            r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n))"#,
+            wgsl,
         )
-        .unwrap();
+    }
+
+    /// `wgsl` resolved against the attribute arguments `spec`.
+    fn kernel_with(spec: &str, wgsl: &str) -> kf_runtime::resolve::ResolvedKernel {
+        let (spec, _) = kf_runtime::syntax::parse_spec(spec.parse().unwrap()).unwrap();
         kf_runtime::resolve::resolve("K", &spec, wgsl, "k.wgsl").unwrap()
     }
 
@@ -372,11 +375,7 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     fn extra_candidates_from_rewrites_are_searched() {
         let k = kernel(SOFTMAX_LIKE);
         let t = target();
-        let subject = Subject {
-            kernel: &k,
-            program: &k.baseline,
-            target: &t,
-        };
+        let subject = subject_of(&k, &t);
         let op = Params {
             extra: vec![("UNROLL".into(), vec![3.0])],
             fixed_workgroup: false,
@@ -399,22 +398,15 @@ fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<
     if (i < arrayLength(&y)) { y[i] = 2.0 * x[i]; }
 }
 "#;
-        let (spec, _) = kf_runtime::syntax::parse_spec(
+        let k = kernel_with(
             r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n)),
                workgroups = (cdiv(n, 64)),
                params(X = [16, 8, 32, 64], Y = [4, 8], THREADS = X * Y),
-               constraints(THREADS <= 128)"#
-                .parse()
-                .unwrap(),
-        )
-        .unwrap();
-        let k = kf_runtime::resolve::resolve("K", &spec, wgsl, "k.wgsl").unwrap();
+               constraints(THREADS <= 128)"#,
+            wgsl,
+        );
         let t = target();
-        let subject = Subject {
-            kernel: &k,
-            program: &k.baseline,
-            target: &t,
-        };
+        let subject = subject_of(&k, &t);
         // From X = 16, Y = 4: X to 8 or 32 and Y to 8 keep THREADS <= 128; X = 64 does not.
         let rewrites = Params::default().apply(&subject).unwrap();
         let mut steps: Vec<&str> = rewrites.iter().map(|r| r.step.as_str()).collect();
@@ -439,21 +431,14 @@ fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<
     if (l < OUTPUTS && row < arrayLength(&y)) { y[row] = 2.0 * x[row]; }
 }
 "#;
-        let (spec, _) = kf_runtime::syntax::parse_spec(
+        let k = kernel_with(
             r#"source = "", sizes(n = 1000), bind(x = input(n), y = output(n)),
-               workgroups = (cdiv(n, OUTPUTS)), params(OUTPUTS = [4, 8, 0])"#
-                .parse()
-                .unwrap(),
-        )
-        .unwrap();
-        let k = kf_runtime::resolve::resolve("K", &spec, wgsl, "k.wgsl").unwrap();
+               workgroups = (cdiv(n, OUTPUTS)), params(OUTPUTS = [4, 8, 0])"#,
+            wgsl,
+        );
         assert_eq!(k.baseline.constants_pairs(), vec![("OUTPUTS", 4.0)]);
         let t = target();
-        let subject = Subject {
-            kernel: &k,
-            program: &k.baseline,
-            target: &t,
-        };
+        let subject = subject_of(&k, &t);
         let rewrites = Params::default().apply(&subject).unwrap();
         assert!(rewrites.iter().any(|r| r.step == "param(OUTPUTS=8)"));
         // OUTPUTS = 0 cannot launch: no candidate.
@@ -483,11 +468,7 @@ fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<
         );
         let k = kernel(&wgsl);
         let t = target();
-        let subject = Subject {
-            kernel: &k,
-            program: &k.baseline,
-            target: &t,
-        };
+        let subject = subject_of(&k, &t);
         let rewrites = Params::default().apply(&subject).unwrap();
         assert!(rewrites.iter().any(|r| r.step.starts_with("param(UNROLL")));
         assert!(!rewrites.iter().any(|r| r.step.contains("STALE")));
@@ -497,11 +478,7 @@ fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<
     fn a_fixed_workgroup_size_is_left_alone() {
         let k = kernel(SOFTMAX_LIKE);
         let t = target();
-        let subject = Subject {
-            kernel: &k,
-            program: &k.baseline,
-            target: &t,
-        };
+        let subject = subject_of(&k, &t);
         let op = Params {
             extra: vec![],
             fixed_workgroup: true,
@@ -519,11 +496,7 @@ fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) w: vec3<
         let wgsl = wgsl.replace("f32(UNROLL)", "2.0");
         let k = kernel(&wgsl);
         let t = target();
-        let subject = Subject {
-            kernel: &k,
-            program: &k.baseline,
-            target: &t,
-        };
+        let subject = subject_of(&k, &t);
         let rewrites = Params::default().apply(&subject).unwrap();
         assert!(rewrites.iter().all(|r| r.program.wgsl.contains("KF_WG_X")));
         assert!(
