@@ -42,8 +42,12 @@
 //! split write no global. Each workgroup then executes exactly what one baseline invocation did,
 //! so writes to other rows or to shared outputs keep the baseline's meaning.
 //!
-//! Limits: at most 65535 rows per dispatch dimension (the launch rule does not fold a long
-//! dimension into two); loops nested in other loops are not split (the outer one may be);
+//! Where one workgroup per row would exceed the adapter's workgroups per dimension on a declared
+//! shape, a one-dimensional launch is folded into two: the baseline's workgroup count times its
+//! workgroup width, which runs exactly the ids the baseline ran.
+//!
+//! Limits: a launch that is not one-dimensional keeps one workgroup per row and at most the
+//! adapter's workgroups per dimension; loops nested in other loops are not split (the outer one may be);
 //! builtins passed in a struct parameter are not rewritten; a guard that naga's uniformity
 //! analysis cannot prove uniform before a reduction makes naga reject the variant, and the
 //! operator skips.
@@ -92,6 +96,12 @@ struct Plan {
     lane0: Vec<usize>,
     /// Top-level `if`s before or around a reduction whose condition naga cannot prove uniform.
     guards: Vec<usize>,
+    /// Split loops that read, at elements other lanes own, a buffer earlier split loops wrote:
+    /// a `storageBarrier()` goes before each.
+    barriers: Vec<usize>,
+    /// Rows folded into a second dispatch dimension: the baseline's workgroup width `w`, the
+    /// former invocation id rebuilt as `workgroup_id.x * w + workgroup_id.y`.
+    fold: Option<u32>,
     dispatch: Dispatch,
 }
 
@@ -326,7 +336,7 @@ fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
     {
         return skip("the kernel already uses workgroup memory".into());
     }
-    for name in [WG, LANE, "kf_red", "kf_sg", "kf_init_", "kf_guard"] {
+    for name in [WG, LANE, "kf_red", "kf_sg", "kf_init_", "kf_guard", "kf_wg"] {
         if a.code().contains(name) {
             return skip(format!("the kernel already uses the name `{name}`"));
         }
@@ -436,13 +446,14 @@ fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
         }
     }
 
-    hazards(a, &split, &lane0)?;
+    let barriers = hazards(a, &split, &lane0)?;
 
     // Conditions naga's uniformity analysis would call non-uniform (a local `var`, a read_write
     // buffer) ahead of a barrier: evaluated once through `workgroupUniformLoad`.
     let reduces = |s: usize| {
         split.iter().any(|sl| {
-            (!sl.accumulators.is_empty() || !sl.args.is_empty()) && a.within(a.loops[sl.id].stmt, s)
+            (!sl.accumulators.is_empty() || !sl.args.is_empty() || barriers.contains(&sl.id))
+                && a.within(a.loops[sl.id].stmt, s)
         })
     };
     let mut guards = Vec::new();
@@ -477,16 +488,76 @@ fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
             }
         }
     }
+    let fold = fold_rows(subject, &mut size)?;
     Ok(Plan {
         gid_name: gid.name.clone(),
         split,
         lane0,
         guards,
+        barriers,
+        fold,
         dispatch: Dispatch {
             mode: DispatchMode::Workgroups,
             size,
         },
     })
+}
+
+/// Where one workgroup per former invocation would exceed the adapter's workgroups per dimension
+/// on a shape the kernel declares (a vocabulary-sized matrix-vector product), the rows are folded
+/// into a second dimension: the baseline's own workgroups along `x` times its workgroup width, so
+/// the folded launch runs exactly the invocation ids the baseline's launch ran, no more. Only for
+/// a one-dimensional launch with a workgroup wider than one; `size` is rewritten in place.
+fn fold_rows(subject: &Subject<'_>, size: &mut [SizeExpr]) -> Result<Option<u32>, Skip> {
+    let limit = subject
+        .target
+        .limit("max_compute_workgroups_per_dimension", 65535);
+    let kernel = subject.kernel;
+    let program = subject.program;
+    let declared: Vec<&kf_runtime::spec::Shape> = kernel
+        .tune_shapes
+        .iter()
+        .chain(&kernel.verify_shapes)
+        .collect();
+    let base: kf_runtime::spec::Shape = kernel.sizes.iter().cloned().collect();
+    let count = |shape: &kf_runtime::spec::Shape, e: &SizeExpr| {
+        e.eval(&|n: &str| {
+            shape
+                .get(n)
+                .or_else(|| base.get(n))
+                .copied()
+                .or_else(|| program.constant(n))
+        })
+        .ok()
+    };
+    let too_many = std::iter::once(&base)
+        .chain(declared)
+        .any(|shape| count(shape, &size[0]).is_some_and(|c| c > limit));
+    if !too_many {
+        return Ok(None);
+    }
+    let w = program.workgroup_size[0];
+    let one = |e: &SizeExpr| e.as_constant() == Some(1);
+    if w <= 1
+        || !one(&size[1])
+        || !one(&size[2])
+        || program.workgroup_size[1] != 1
+        || program.workgroup_size[2] != 1
+    {
+        return Err(Skip(format!(
+            "a workgroup per invocation needs more than the adapter's {limit} workgroups along x, \
+             and the launch is not one-dimensional with a workgroup wider than one to fold"
+        )));
+    }
+    // The baseline's workgroup count along x.
+    let mut ops = program.dispatch.size[0].ops().to_vec();
+    if program.dispatch.mode != DispatchMode::Workgroups {
+        ops.push(Op::Lit(u64::from(w)));
+        ops.push(Op::CeilDiv);
+    }
+    size[0] = SizeExpr::from_ops(ops);
+    size[1] = SizeExpr::from_ops(vec![Op::Lit(u64::from(w))]);
+    Ok(Some(w))
 }
 
 fn loop_label(a: &Analysis<'_>, id: usize) -> String {
@@ -686,8 +757,12 @@ fn naga_uniform(a: &Analysis<'_>, h: Handle<Expression>) -> bool {
     ok
 }
 
-/// Rejects buffers that a lane could read after another lane wrote them.
-fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<(), Skip> {
+/// Rejects buffers that a lane could read after another lane wrote them, unless a barrier can
+/// order the two: a split loop that only reads a buffer, after every split loop that writes it,
+/// may read any element (a decode attention's weights, written by one loop and summed over by
+/// the next), with a `storageBarrier()` before it. The split loops that need one are returned.
+fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec<usize>, Skip> {
+    let mut barriers = Vec::new();
     let split_of = |stmt: usize| -> Option<&SplitLoop> {
         let loops = &a.stmts[stmt].loops;
         split.iter().find(|s| loops.first() == Some(&s.id))
@@ -753,13 +828,25 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<(),
                     _ => false,
                 };
             if !same_lane {
-                return Err(Skip(format!(
-                    "`{name}` is written and read at indices another lane may own (a loop-carried dependency through memory)"
-                )));
+                // Another lane's element: only in a loop that does not write the buffer and
+                // starts after every loop that does, the two ordered by a barrier.
+                let head = a.loops[sl.id].stmt;
+                let after_every_write = loop_writes.iter().all(|w| {
+                    let wl = split_of(w.stmt).expect("filtered").id;
+                    wl != sl.id && a.loop_stmts(wl).all(|s| s < head)
+                });
+                if !after_every_write || x.write {
+                    return Err(Skip(format!(
+                        "`{name}` is written and read at indices another lane may own (a loop-carried dependency through memory)"
+                    )));
+                }
+                if !barriers.contains(&sl.id) {
+                    barriers.push(sl.id);
+                }
             }
         }
     }
-    Ok(())
+    Ok(barriers)
 }
 
 /// Whether two split loops give iteration `k` to the same lane: same start and step.
@@ -930,10 +1017,23 @@ fn render(
         .entry_signature()
         .ok_or_else(|| Skip("the entry point's signature was not found in the text".into()))?;
     let mut edits = Vec::new();
+    let wg_name = if plan.fold.is_some() {
+        "kf_wg"
+    } else {
+        plan.gid_name.as_str()
+    };
     let mut new_params = format!(
-        "@builtin(workgroup_id) {}: vec3<u32>, @builtin(local_invocation_index) {LANE}: u32",
-        plan.gid_name
+        "@builtin(workgroup_id) {wg_name}: vec3<u32>, @builtin(local_invocation_index) {LANE}: u32"
     );
+    if let Some(w) = plan.fold {
+        edits.push(Edit::insert(
+            sig.body.start + 1,
+            format!(
+                "\n    // KernelFoundry: rows folded into two dispatch dimensions; the former invocation id.\n    let {} = vec3<u32>(kf_wg.x * {w}u + kf_wg.y, 0u, 0u);",
+                plan.gid_name
+            ),
+        ));
+    }
     if combine == Combine::Subgroup {
         new_params.push_str(
             ", @builtin(subgroup_id) kf_sg: u32, @builtin(subgroup_invocation_id) kf_sg_lane: u32, @builtin(num_subgroups) kf_n_sg: u32",
@@ -1120,6 +1220,11 @@ fn render(
             .ok_or_else(|| Skip("a loop has no source text".into()))?;
         let indent = a.indent_at(span.start);
         let mut before = String::new();
+        if plan.barriers.contains(&sl.id) {
+            before.push_str(&format!(
+                "// KernelFoundry: the loop reads elements other lanes wrote.\n{indent}storageBarrier();\n{indent}"
+            ));
+        }
         let mut after = String::new();
         for (acc, fix) in &sl.accumulators {
             let ty = a.type_name(acc.ty);

@@ -426,3 +426,72 @@ fn what_is_not_an_arg_reduction_is_not_split() {
         assert!(result.is_err(), "split:\n{body}");
     }
 }
+
+#[test]
+fn rows_beyond_the_workgroup_limit_are_folded_into_a_second_dimension() {
+    let wgsl = "struct Shape { rows: u32, cols: u32 }
+@group(0) @binding(0) var<storage, read> weight: array<f32>;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+@group(0) @binding(3) var<uniform> shape: Shape;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let row = gid.x;
+    if (row >= shape.rows) {
+        return;
+    }
+    var acc = 0.0;
+    for (var c = 0u; c < shape.cols; c++) {
+        acc += weight[row * shape.cols + c] * x[c];
+    }
+    y[row] = acc;
+}
+";
+    let spec = |rows: u64| {
+        format!(
+            "sizes(rows = {rows}, cols = 32), bind(weight = input(rows * cols), x = input(cols), y = output(rows), shape = uniform(rows, cols)), grid = (rows)"
+        )
+    };
+    // Within the limit: one workgroup per row, as before.
+    let small = testkit::resolve("GEMV", &spec(4096), wgsl);
+    for r in apply(&ParallelReduction, &small, &testkit::h200()).unwrap() {
+        assert!(!r.program.wgsl.contains("kf_wg"), "{}", r.step);
+        assert_eq!(
+            r.program
+                .workgroups(|n| (n == "rows").then_some(4096), 65535)
+                .unwrap(),
+            [4096, 1, 1]
+        );
+    }
+    // A vocabulary-sized matrix: the baseline's 64-wide workgroups become the second dimension.
+    let big = testkit::resolve("LOGITS", &spec(128_256), wgsl);
+    let rewrites = apply(&ParallelReduction, &big, &testkit::h200()).unwrap();
+    assert!(!rewrites.is_empty());
+    for r in &rewrites {
+        check_valid(&big, r);
+        assert!(
+            r.program
+                .wgsl
+                .contains("let gid = vec3<u32>(kf_wg.x * 64u + kf_wg.y, 0u, 0u);"),
+            "{}",
+            r.program.wgsl
+        );
+        let counts = |rows: u64| {
+            r.program
+                .workgroups(|n| (n == "rows").then_some(rows), 65535)
+                .unwrap()
+        };
+        // Exactly the baseline's invocations: ⌈rows / 64⌉ workgroups of 64.
+        assert_eq!(counts(128_256), [2004, 64, 1]);
+        assert_eq!(counts(100), [2, 64, 1]);
+    }
+    // A two-dimensional launch cannot be folded this way: it says so.
+    let wide = testkit::resolve(
+        "WIDE",
+        "sizes(rows = 70000, cols = 32), bind(weight = input(rows * cols), x = input(cols), y = output(rows), shape = uniform(rows, cols)), grid = (rows, 2)",
+        wgsl,
+    );
+    let skip = apply(&ParallelReduction, &wide, &testkit::h200()).unwrap_err();
+    assert!(skip.0.contains("one-dimensional"), "{}", skip.0);
+}
