@@ -134,11 +134,20 @@ pub static O_PROJ: Kernel;
 pub static GATE_UP: Kernel;
 
 /// MLP down projection plus the residual.
+///
+/// Its tolerance is 1e-3: each output is an f32 sum of 8192 products, summed in order by the
+/// kernel as written, whose own rounding error is already of the order of 1e-6 of the output's
+/// scale. A variant that sums in another order (the lanes of a workgroup each take a share)
+/// differs from it by about as much (relative L2 error 1.6e-6 on the H200); against the default
+/// 1e-4 one output element in 2048 that lies near zero failed the element check, which holds
+/// every element to at least 1 % of the largest. The whole layer is still checked against a CPU
+/// reference by the app.
 #[kernelfoundry(
     path = "src/shaders/matvec_residual.wgsl",
     sizes(hidden = 2048, inter = 8192),
     bind(w = input(hidden * inter), v = input(inter), residual = input(hidden), out = output(hidden), dims = uniform(hidden, inter)),
     grid = (hidden),
+    tolerance = 1e-3,
     flops = 2 * hidden * inter,
 )]
 pub static DOWN_PROJ: Kernel;

@@ -88,7 +88,26 @@ struct SplitLoop {
     accumulators: Vec<(Accumulator, bool)>,
     /// (value, index) pairs, combined with the loop's own tie rule.
     args: Vec<ir::ArgAccumulator>,
+    /// A reduction loop in its body that the inner-split variant splits across a group of
+    /// lanes of one subgroup (see [`inner_split`]).
+    inner: Option<InnerSplit>,
 }
+
+/// A loop nested in a split loop, each iteration of which reduces into accumulators that start
+/// at their identity (`var acc = 0.0; for (t ..) { acc += .. }`): in the inner-split variant the
+/// outer loop's iterations go to groups of `KF_REDUCE_INNER` lanes of one subgroup, the inner
+/// loop's iterations to the lanes of a group, and the group combines its partial results with
+/// subgroup shuffles. A decode attention's weighted sum of values (64 channels, 1024 positions)
+/// otherwise leaves most lanes idle while a few walk the whole cache.
+struct InnerSplit {
+    id: usize,
+    accumulators: Vec<Accumulator>,
+    /// Global stores of the outer loop outside the inner one, made by the group's first lane.
+    stores: Vec<usize>,
+}
+
+/// The override that sets the lanes per group of the inner-split variant.
+pub const INNER: &str = "KF_REDUCE_INNER";
 
 struct Plan {
     gid_name: String,
@@ -137,16 +156,27 @@ impl Operator for ParallelReduction {
             if combine == Combine::Subgroup || !subject.target.has_subgroups() {
                 modes.insert(0, Passes::Registers(REGISTER_PASSES));
             }
+            if combine == Combine::Subgroup {
+                modes.push(Passes::Inner);
+            }
             for passes in modes {
                 let useful = match passes {
                     Passes::Plain => true,
                     Passes::Unroll(_) => any_unrollable,
                     Passes::Registers(_) => any_unrollable,
+                    Passes::Inner => plan.split.iter().any(|sl| sl.inner.is_some()),
                 };
                 if !useful {
                     continue;
                 }
-                let text = render(&a, &plan, combine, passes, max_wg, subject.target)?;
+                let text = match render(&a, &plan, combine, passes, max_wg, subject.target) {
+                    Ok(text) => text,
+                    Err(why) if passes == Passes::Inner => {
+                        failures.push(why.0);
+                        continue;
+                    }
+                    Err(why) => return Err(why),
+                };
                 match finish(subject, &plan, &text, combine, passes, &sizes) {
                     Ok(r) => out.push(r),
                     Err(why) => failures.push(why),
@@ -178,6 +208,8 @@ enum Passes {
     /// The first `n` passes written out with constant indices, the values of a buffer that later
     /// loops read again kept in registers; a loop for the passes after them.
     Registers(u32),
+    /// Reduction loops nested in split loops split across groups of lanes ([`InnerSplit`]).
+    Inner,
 }
 
 /// Loads of one read-only buffer element that several split loops repeat (`input[base + c]`
@@ -382,11 +414,19 @@ fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
             continue;
         }
         match splittable(a, id) {
-            Ok((accumulators, args)) => split.push(SplitLoop {
-                id,
-                accumulators,
-                args,
-            }),
+            Ok((accumulators, args)) => {
+                let inner = if accumulators.is_empty() && args.is_empty() {
+                    inner_split(a, id)
+                } else {
+                    None
+                };
+                split.push(SplitLoop {
+                    id,
+                    accumulators,
+                    args,
+                    inner,
+                })
+            }
             Err(why) => {
                 let fx = a.loop_effects(id);
                 if !fx.global_writes.is_empty()
@@ -558,6 +598,100 @@ fn fold_rows(subject: &Subject<'_>, size: &mut [SizeExpr]) -> Result<Option<u32>
     size[0] = SizeExpr::from_ops(ops);
     size[1] = SizeExpr::from_ops(vec![Op::Lit(u64::from(w))]);
     Ok(Some(w))
+}
+
+/// The reduction loop directly in split loop `outer`'s body that its iterations could share
+/// among a group of lanes: a counted loop with no global writes whose only loop-carried values
+/// are accumulators starting at their identity, in an outer loop that reads no buffer it writes
+/// (its stores are made by one lane of the group).
+fn inner_split(a: &Analysis<'_>, outer: usize) -> Option<InnerSplit> {
+    let inner = (0..a.loops.len())
+        .find(|&n| a.loops[n].parent == Some(outer) && a.stmts[a.loops[n].stmt].loops == [outer])?;
+    let (accs, args) = splittable(a, inner).ok()?;
+    if accs.is_empty() || !args.is_empty() || accs.iter().any(|(_, fix)| *fix) {
+        return None;
+    }
+    if !a.loop_effects(inner).global_writes.is_empty() {
+        return None;
+    }
+    // Accumulators a shuffle combines: 32-bit scalars.
+    for (acc, _) in &accs {
+        match &a.module.types[acc.ty].inner {
+            TypeInner::Scalar(s) if s.width == 4 => {}
+            _ => return None,
+        }
+    }
+    let in_outer: Vec<usize> = a.loop_stmts(outer).collect();
+    let written: Vec<Handle<naga::GlobalVariable>> = a
+        .accesses
+        .iter()
+        .filter(|x| x.write && in_outer.contains(&x.stmt))
+        .map(|x| x.global)
+        .collect();
+    if a.accesses
+        .iter()
+        .any(|x| !x.write && in_outer.contains(&x.stmt) && written.contains(&x.global))
+    {
+        return None;
+    }
+    let mut stores = Vec::new();
+    for &s in &in_outer {
+        if let Statement::Store { pointer, .. } = *a.stmts[s].stmt {
+            if a.root_global(pointer).is_some() {
+                if a.stmts[s].span.is_none() || a.stmts[s].loops != [outer] {
+                    return None;
+                }
+                stores.push(s);
+            }
+        }
+    }
+    Some(InnerSplit {
+        id: inner,
+        accumulators: accs.into_iter().map(|(acc, _)| acc).collect(),
+        stores,
+    })
+}
+
+/// The start and step of counted loop `f` when lane `lane` of `count` lanes takes every
+/// `count`-th iteration: (`init + lane * step`, `var += count * step`).
+fn lane_header(
+    a: &Analysis<'_>,
+    f: &ir::ForLoop,
+    lane: &str,
+    count: &str,
+) -> Option<(String, String)> {
+    let var_ty = a.type_name(f.var_ty);
+    let int = |text: &str| {
+        if var_ty == "u32" {
+            text.to_owned()
+        } else {
+            format!("{var_ty}({text})")
+        }
+    };
+    let step = match a.const_int(f.step) {
+        Some(1) => None,
+        Some(k) => Some(k.to_string()),
+        None => Some(format!(
+            "({})",
+            a.expr_range(f.step)
+                .map(|r| a.text(&r).to_owned())
+                .or_else(|| a.expr_wgsl(f.step, Naming::Names))?
+        )),
+    };
+    let times = |x: String| match &step {
+        None => x,
+        Some(s) => format!("{x} * {s}"),
+    };
+    let lane_term = times(int(lane));
+    let init_text = f.init_value_span.as_ref().map_or("", |r| a.text(r).trim());
+    let init = if f.init.and_then(|h| a.const_int(h)) == Some(0) {
+        lane_term
+    } else if is_simple(init_text) {
+        format!("{init_text} + {lane_term}")
+    } else {
+        format!("({init_text}) + {lane_term}")
+    };
+    Some((init, format!("{} += {}", f.var_name, times(int(count)))))
 }
 
 fn loop_label(a: &Analysis<'_>, id: usize) -> String {
@@ -1038,12 +1172,21 @@ fn render(
         new_params.push_str(
             ", @builtin(subgroup_id) kf_sg: u32, @builtin(subgroup_invocation_id) kf_sg_lane: u32, @builtin(num_subgroups) kf_n_sg: u32",
         );
-        if plan.split.iter().any(|sl| !sl.args.is_empty()) {
+        if plan.split.iter().any(|sl| !sl.args.is_empty()) || passes == Passes::Inner {
             new_params.push_str(", @builtin(subgroup_size) kf_sg_size: u32");
         }
     }
     edits.push(Edit::replace(sig.params, new_params));
     edits.push(Edit::replace(sig.workgroup_size, WG));
+    if passes == Passes::Inner {
+        edits.push(Edit::insert(
+            sig.body.start + 1,
+            format!(
+                "\n    // KernelFoundry: groups of {INNER} lanes of one subgroup; lane `kf_sub` of group `kf_grp` of `kf_ngrp`.\n    let kf_sub = kf_sg_lane % {INNER};\n    let kf_grp = kf_sg * (kf_sg_size / {INNER}) + kf_sg_lane / {INNER};\n    let kf_ngrp = kf_n_sg * (kf_sg_size / {INNER});"
+            ),
+        ));
+    }
+    let mut inner_helpers: Vec<(AccOp, String)> = Vec::new();
 
     // Reduction helpers needed: (op, type) → sites.
     let mut helpers: Vec<(AccOp, String)> = Vec::new();
@@ -1207,6 +1350,55 @@ fn render(
                     start_for(&format!("{LANE} + {k}u * {WG}")),
                 ));
                 edits.push(Edit::replace(step_range, format!("{v} += {stride}")));
+            }
+            Passes::Inner if sl.inner.is_some() => {
+                let inner = sl.inner.as_ref().expect("guarded");
+                let (init, step) = lane_header(a, f, "kf_grp", "kf_ngrp")
+                    .ok_or_else(|| Skip("the loop step cannot be restated".into()))?;
+                edits.push(Edit::replace(init_range, init));
+                edits.push(Edit::replace(step_range, step));
+                let fi = a.loops[inner.id]
+                    .for_loop
+                    .as_ref()
+                    .expect("inner loops are counted");
+                let (init, step) = lane_header(a, fi, "kf_sub", INNER)
+                    .ok_or_else(|| Skip("the inner loop's step cannot be restated".into()))?;
+                edits.push(Edit::replace(
+                    fi.init_value_span.clone().expect("checked in splittable"),
+                    init,
+                ));
+                edits.push(Edit::replace(
+                    fi.step_span.clone().expect("checked in splittable"),
+                    step,
+                ));
+                let inner_span = a.loops[inner.id]
+                    .span
+                    .clone()
+                    .ok_or_else(|| Skip("a loop has no source text".into()))?;
+                let indent = a.indent_at(inner_span.start);
+                let mut after = String::new();
+                for acc in &inner.accumulators {
+                    let ty = a.type_name(acc.ty);
+                    if !inner_helpers.iter().any(|(o, t)| *o == acc.op && *t == ty) {
+                        inner_helpers.push((acc.op, ty.clone()));
+                    }
+                    after.push_str(&format!(
+                        "\n{indent}{} = kf_inner_{}_{}({});",
+                        acc.name,
+                        op_name(acc.op),
+                        type_ident(&ty),
+                        acc.name
+                    ));
+                }
+                edits.push(Edit::insert(inner_span.end, after));
+                for &st in &inner.stores {
+                    let range = a.with_semicolon(&a.stmts[st].span.clone().expect("checked"));
+                    let text = a.text(&range).trim_end_matches(';');
+                    edits.push(Edit::replace(
+                        range,
+                        format!("if (kf_sub == 0u) {{ {text}; }}"),
+                    ));
+                }
             }
             _ => {
                 edits.push(Edit::replace(init_range, start_for(LANE)));
@@ -1375,6 +1567,20 @@ fn render(
     for n in 0..plan.guards.len() {
         decls.push_str(&format!("var<workgroup> kf_guard_{n}: u32;\n"));
     }
+    if passes == Passes::Inner {
+        decls.push_str(&format!(
+            "// Lanes per group of an inner loop split; at most the smallest subgroup.\noverride {INNER}: u32 = {}u;\n",
+            default_inner(&inner_group_sizes(target))
+        ));
+    }
+    for (op, ty) in &inner_helpers {
+        let step = combine_expr(*op, "x", "subgroupShuffleXor(x, offset)");
+        decls.push_str(&format!(
+            "\n// The total of a group's lanes, on every lane of the group.\nfn kf_inner_{}_{}(value: {ty}) -> {ty} {{\n    var x = value;\n    for (var offset = {INNER} / 2u; offset > 0u; offset = offset / 2u) {{\n        x = {step};\n    }}\n    return x;\n}}\n",
+            op_name(*op),
+            type_ident(ty)
+        ));
+    }
     for (i, ty) in types.iter().enumerate() {
         let len = match combine {
             Combine::Tree => u64::from(max_wg),
@@ -1497,8 +1703,24 @@ fn finish(
     if !mismatches.is_empty() {
         return Err(mismatches.join("; "));
     }
-    let wg = default_wg(*sizes.last().expect("non-empty"));
+    let mut sizes = sizes.to_vec();
+    let mut params = Vec::new();
     let mut constants: Vec<(Cow<'static, str>, f64)> = subject.program.constants.to_vec();
+    if passes == Passes::Inner {
+        // Groups tile whole subgroups only when the workgroup is a multiple of the subgroup.
+        let max_sg = subject.target.limit("subgroup_max_size", 128);
+        sizes.retain(|&w| u64::from(w) % max_sg == 0);
+        if sizes.is_empty() {
+            return Err("no workgroup size is a multiple of the subgroup size".into());
+        }
+        let groups = inner_group_sizes(subject.target);
+        constants.push((Cow::Borrowed(INNER), f64::from(default_inner(&groups))));
+        params.push((
+            INNER.to_owned(),
+            groups.iter().map(|&g| f64::from(g)).collect(),
+        ));
+    }
+    let wg = default_wg(*sizes.last().expect("non-empty"));
     constants.push((Cow::Borrowed(WG), f64::from(wg)));
     let storage = reflected.interface.workgroup_storage_bytes.unwrap_or(0);
     let limit = subject
@@ -1528,10 +1750,32 @@ fn finish(
                 Passes::Plain => String::new(),
                 Passes::Unroll(n) => format!(", unroll {n}"),
                 Passes::Registers(n) => format!(", {n} passes written out"),
+                Passes::Inner => ", inner loops split".to_owned(),
             }
         ),
-        params: vec![(WG.to_owned(), sizes.iter().map(|&s| f64::from(s)).collect())],
+        params: std::iter::once((WG.to_owned(), sizes.iter().map(|&s| f64::from(s)).collect()))
+            .chain(params)
+            .collect(),
     })
+}
+
+/// Lanes per group in the inner-split variant: powers of two from 2 up to the smallest subgroup.
+fn inner_group_sizes(target: &Target) -> Vec<u32> {
+    let min_sg = target.limit("subgroup_min_size", 4).clamp(2, 64) as u32;
+    (1..=6)
+        .map(|k| 1u32 << k)
+        .filter(|&g| g <= min_sg)
+        .collect()
+}
+
+/// The default group: 8 lanes, or the smallest subgroup when it is smaller.
+fn default_inner(groups: &[u32]) -> u32 {
+    groups
+        .iter()
+        .copied()
+        .filter(|&g| g <= 8)
+        .max()
+        .unwrap_or(2)
 }
 
 #[cfg(test)]

@@ -495,3 +495,42 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let skip = apply(&ParallelReduction, &wide, &testkit::h200()).unwrap_err();
     assert!(skip.0.contains("one-dimensional"), "{}", skip.0);
 }
+
+#[test]
+fn a_reduction_nested_in_a_split_loop_is_split_across_groups_of_a_subgroup() {
+    let attention = testkit::corpus()
+        .into_iter()
+        .find(|k| k.name == "attention_decode_scratch.wgsl")
+        .expect("the corpus kernel");
+    let rewrites = apply(&ParallelReduction, &attention.kernel, &testkit::h200()).unwrap();
+    let inner = rewrites
+        .iter()
+        .find(|r| testkit::own_step(r) == "reduce(subgroup, inner loops split)")
+        .unwrap_or_else(|| panic!("{:?}", rewrites.iter().map(|r| &r.step).collect::<Vec<_>>()));
+    check_valid(&attention.kernel, inner);
+    let wgsl = &inner.program.wgsl;
+    eprintln!("{wgsl}");
+    // The channel loop takes one channel per group, the position loop one position per lane of
+    // the group, the group's sum is shuffled together, and one lane stores it.
+    assert!(
+        wgsl.contains("for (var c = kf_grp; c < d; c += kf_ngrp)"),
+        "{wgsl}"
+    );
+    assert!(
+        wgsl.contains("for (var j = kf_sub; j < p.ctx; j += KF_REDUCE_INNER)"),
+        "{wgsl}"
+    );
+    assert!(wgsl.contains("acc = kf_inner_add_f32(acc);"), "{wgsl}");
+    assert!(
+        wgsl.contains("if (kf_sub == 0u) { o[h * d + c] = acc / total; }"),
+        "{wgsl}"
+    );
+    let groups = &inner.params.iter().find(|(n, _)| n == INNER).unwrap().1;
+    assert_eq!(groups, &[2.0, 4.0, 8.0, 16.0, 32.0]);
+    // Every workgroup size it offers is a whole number of the largest subgroups.
+    let sizes = &inner.params.iter().find(|(n, _)| n == WG).unwrap().1;
+    assert!(sizes.iter().all(|&w| w as u64 % 32 == 0), "{sizes:?}");
+    // Without subgroups there is no such variant; the plain split still fires.
+    let plain = apply(&ParallelReduction, &attention.kernel, &testkit::plain()).unwrap();
+    assert!(plain.iter().all(|r| !r.step.contains("inner")));
+}
