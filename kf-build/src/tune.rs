@@ -8,9 +8,9 @@
 //! Invariant: an entry is written only for a search that ran to its decision on this adapter;
 //! a kernel that cannot be searched is a [`Status::Failed`] result, never a panic or a partial file.
 
+use crate::cache::run::Run;
 use crate::discover::Found;
-use crate::harness::{Ceilings, EvalReport, Evaluator, Roofline};
-use crate::run::Run;
+use crate::evaluate::{Ceilings, EvalReport, Evaluator, Roofline};
 use crate::search::journal::Journal;
 use crate::search::{self, Config, Event, Outcome, StrategyKind, Verdict};
 use kf_runtime::cache::{
@@ -386,14 +386,14 @@ pub fn ceilings(
     notify: impl FnOnce(&str),
 ) -> Option<Ceilings> {
     let key = evaluator.adapter().key.clone();
-    if let Some(c) = workspace_root.and_then(|r| crate::store::read_ceilings(r, &key)) {
+    if let Some(c) = workspace_root.and_then(|r| crate::cache::store::read_ceilings(r, &key)) {
         return Some(c);
     }
     notify(&evaluator.adapter().identity.name);
     match evaluator.probe() {
         Ok(c) => {
             if let Some(root) = workspace_root
-                && let Err(e) = crate::store::write_ceilings(root, &c)
+                && let Err(e) = crate::cache::store::write_ceilings(root, &c)
             {
                 log::warn!("could not store the adapter's ceilings: {e}");
             }
@@ -435,14 +435,14 @@ pub fn tune_kernel(
         .collect();
     let key = evaluator.adapter().key.clone();
     // A stale entry (tuned with other settings) is searched again, a broken one replaced.
-    let search = crate::store::SearchRequest {
+    let search = crate::cache::store::SearchRequest {
         strategy: options.strategy.as_str(),
         budget: options.budget,
     };
-    let state = crate::store::entry_state(&f.crate_root, kernel, &key, Some(search));
+    let state = crate::cache::store::entry_state(&f.crate_root, kernel, &key, Some(search));
     out.notes.extend(state.retune_note());
     if !options.force
-        && let crate::store::EntryState::Fresh { path, entry } = state
+        && let crate::cache::store::EntryState::Fresh { path, entry } = state
     {
         out.status = Status::Cached;
         out.baseline_ns = Some(entry.timings.iter().map(|t| t.baseline_ns).sum());
@@ -503,7 +503,7 @@ pub fn tune_kernel(
         }
         if let (Event::Checkpoint(state), Some(path)) = (&event, &checkpoint) {
             let text = serde_json::to_string(state).expect("strategy state serializes");
-            if let Err(e) = crate::store::write_atomic(path, &text) {
+            if let Err(e) = crate::cache::store::write_atomic(path, &text) {
                 log::warn!(
                     "could not checkpoint the archive to {}: {e}",
                     path.display()
@@ -564,7 +564,7 @@ pub fn tune_kernel(
         &outcome,
         shapes_for(&options.tune_shapes, &f.name).is_ok_and(|s| !s.is_empty()),
     );
-    out.notes.extend(crate::harness::unseen_shapes_note(
+    out.notes.extend(crate::evaluate::unseen_shapes_note(
         &kernel.verify_shapes,
         &entry.verification.checks,
     ));
@@ -576,7 +576,7 @@ pub fn tune_kernel(
     out.best_ns = Some(entry.timings.iter().map(|t| t.variant_ns).sum());
     out.speedup = Some(entry.speedup);
     out.variant = entry.variant.as_ref().map(|v| v.id.clone());
-    match crate::store::write_entry(&f.crate_root, &entry) {
+    match crate::cache::store::write_entry(&f.crate_root, &entry) {
         Ok(path) => out.cache_file = Some(path.display().to_string()),
         Err(e) => {
             let root = f.crate_root.display().to_string();
@@ -587,7 +587,7 @@ pub fn tune_kernel(
 }
 
 fn candidate_line(
-    c: &crate::harness::Candidate,
+    c: &crate::evaluate::Candidate,
     r: &EvalReport,
     phase: &'static str,
 ) -> CandidateLine {
@@ -608,7 +608,7 @@ fn candidate_line(
 pub fn entry(
     f: &Found,
     kernel: &ResolvedKernel,
-    adapter: &crate::harness::AdapterReport,
+    adapter: &crate::evaluate::AdapterReport,
     outcome: &Outcome,
     shapes_given: bool,
 ) -> CacheEntry {

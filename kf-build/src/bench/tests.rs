@@ -2,8 +2,8 @@
 //! figures, the tuning cost from a run directory, the markdown table.
 
 use super::*;
-use crate::harness::{AdapterReport, Fitness, Reason, VerifyStats};
-use crate::run::RunOptions;
+use crate::cache::run::RunOptions;
+use crate::evaluate::{AdapterReport, Fitness, Reason, VerifyStats};
 use kf_runtime::AdapterIdentity;
 use kf_runtime::cache::{
     AdapterRecord, FORMAT_VERSION as CACHE_FORMAT, KernelRecord, Outcome, SearchRecord,

@@ -8,8 +8,8 @@
 //! filled, aggregated over seeds.
 
 use super::{AdapterArgs, WorkspaceArgs, exit, print_json};
-use crate::harness::Evaluator;
-use crate::harness::worker::WorkerProcess;
+use crate::evaluate::Evaluator;
+use crate::evaluate::process::WorkerProcess;
 use crate::search::{self, Config, StrategyKind};
 use anyhow::Context;
 use clap::Args;

@@ -1,8 +1,8 @@
 //! `cargo kernelfoundry cache verify|gc|merge`: look after the committed cache (the judgements are
-//! in `cache_tools`).
+//! in `cache::tools`).
 
 use super::{WorkspaceArgs, exit, print_json};
-use crate::cache_tools::{self, Destination, GcPlan, MergeAction, Verification};
+use crate::cache::tools::{self, Destination, GcPlan, MergeAction, Verification};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -99,7 +99,7 @@ fn rel(root: &Path, path: &Path) -> String {
 fn verify(args: VerifyArgs) -> anyhow::Result<i32> {
     let (root, packages, found) = packages(&args.workspace)?;
     let roots: Vec<PathBuf> = packages.iter().map(|p| p.crate_root.clone()).collect();
-    let v: Verification = cache_tools::verify(&roots, &found);
+    let v: Verification = tools::verify(&roots, &found);
     let code = if v.problems.is_empty() {
         exit::OK
     } else {
@@ -137,14 +137,14 @@ struct GcReport {
 fn gc(args: GcArgs) -> anyhow::Result<i32> {
     let (root, packages, found) = packages(&args.workspace)?;
     let roots: Vec<PathBuf> = packages.iter().map(|p| p.crate_root.clone()).collect();
-    let plan = cache_tools::gc_plan(&roots, &found);
+    let plan = tools::gc_plan(&roots, &found);
     if !args.dry_run {
         for r in &plan.remove {
             let crate_root = roots
                 .iter()
                 .find(|c| r.path.starts_with(c))
                 .expect("gc plans only files under the selected crates");
-            crate::store::remove_entry(crate_root, &r.path)
+            crate::cache::store::remove_entry(crate_root, &r.path)
                 .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", r.path.display()))?;
         }
     }
@@ -186,7 +186,7 @@ fn merge(args: MergeArgs) -> anyhow::Result<i32> {
         anyhow::ensure!(d.is_dir(), "{} is not a directory", d.display());
     }
     let (root, packages, found) = packages(&args.workspace)?;
-    let actions = cache_tools::merge(&args.dirs, &packages, &found, args.dry_run);
+    let actions = tools::merge(&args.dirs, &packages, &found, args.dry_run);
     let code = if actions.iter().any(MergeAction::failed) {
         exit::FAILED
     } else {

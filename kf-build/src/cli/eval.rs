@@ -6,7 +6,7 @@
 //! values); `--constant` overrides them, and gives values to overrides only the candidate has.
 
 use super::{AdapterArgs, WorkspaceArgs, exit, fmt_ns, print_json};
-use crate::harness::{Candidate, EvalReport, EvalRequest};
+use crate::evaluate::{Candidate, EvalReport, EvalRequest};
 use anyhow::Context;
 use clap::Args;
 use kf_runtime::expr::SizeExpr;
@@ -267,7 +267,7 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         deadline_s: Some(args.timeout),
     };
     let report = backend.evaluator().evaluate(&request);
-    crate::store::remember_ceilings(&ws.root, backend.measured());
+    crate::cache::store::remember_ceilings(&ws.root, backend.measured());
     let adapter = backend.evaluator().adapter().clone();
     if !args.json {
         for note in backend.notes() {

@@ -1,8 +1,8 @@
 //! `cargo kernelfoundry list`: the marked kernels and their cache status per adapter.
 
 use super::{WorkspaceArgs, exit, print_json};
+use crate::cache::store::EntryState;
 use crate::gpu::{self, AdapterReport};
-use crate::store::EntryState;
 use clap::Args;
 use kf_runtime::cache::CACHE_DIR;
 use kf_runtime::resolve::{ResolvedKernel, shape_text};
@@ -164,7 +164,8 @@ pub(crate) fn run(args: ListArgs) -> anyhow::Result<i32> {
             Some(kernel) => adapters
                 .iter()
                 .map(|a| {
-                    let state = crate::store::entry_state(&f.crate_root, kernel, &a.key, None);
+                    let state =
+                        crate::cache::store::entry_state(&f.crate_root, kernel, &a.key, None);
                     let rel = |path: &std::path::Path| {
                         path.strip_prefix(&f.crate_root)
                             .unwrap_or(path)

@@ -325,9 +325,9 @@ pub fn main() -> i32 {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args
         .get(1)
-        .is_some_and(|a| a == crate::harness::worker::WORKER_VERB)
+        .is_some_and(|a| a == crate::evaluate::process::WORKER_VERB)
     {
-        return match crate::harness::worker::serve() {
+        return match crate::evaluate::process::serve() {
             Ok(()) => exit::OK,
             Err(e) => {
                 eprintln!("worker: {e}");

@@ -3,7 +3,7 @@
 //! behind a broker (`--broker`, one archive, run and cache entry per key), print what it returns.
 
 use super::{AdapterArgs, WorkspaceArgs, exit, fmt_ns, print_json};
-use crate::run::{Run, RunOptions};
+use crate::cache::run::{Run, RunOptions};
 use crate::search::{Event, StrategyKind};
 use crate::tune::{self, KernelResult, Options, Status};
 use anyhow::Context;
@@ -438,8 +438,8 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
 /// One adapter to tune for, and what came of it.
 struct Target {
     backend: crate::session::Backend,
-    adapter: crate::harness::AdapterReport,
-    ceilings: Option<crate::harness::Ceilings>,
+    adapter: crate::evaluate::AdapterReport,
+    ceilings: Option<crate::evaluate::Ceilings>,
     width: usize,
     run: Option<Run>,
     results: Vec<KernelResult>,
@@ -513,7 +513,7 @@ fn tune_target(target: &mut Target, view: &TargetView<'_>) {
             break;
         }
     }
-    crate::store::remember_ceilings(view.root, target.backend.measured());
+    crate::cache::store::remember_ceilings(view.root, target.backend.measured());
     // A run stopped by a fault stays unfinished, so `--resume` continues it.
     if target.fault.is_none()
         && let Err(e) = run.finish()

@@ -14,8 +14,8 @@
 
 use super::genome::Genome;
 use super::protocol::Message;
+use crate::evaluate::{AdapterReport, Candidate, Ceilings, EvalReport};
 use crate::evolve::{Descriptor, Dim, Hint};
-use crate::harness::{AdapterReport, Candidate, Ceilings, EvalReport};
 use kf_runtime::resolve::ResolvedKernel;
 use std::fmt::Write;
 

@@ -3,10 +3,10 @@
 //! evaluator that injects the measurements, then gathered and rendered.
 
 use super::*;
-use crate::harness::{
+use crate::cache::run::RunOptions;
+use crate::evaluate::{
     AdapterReport, EvalReport, EvalRequest, Evaluator, Fitness, Reason, ShapeTime, VerifyStats,
 };
-use crate::run::RunOptions;
 use kf_runtime::AdapterIdentity;
 use sha2::{Digest, Sha256};
 

@@ -21,7 +21,7 @@ pub use plan::{final_plan, search_plan, verification_seeds};
 pub use space::{Point, Space, candidate, space};
 pub use strategy::{Exhaustive, Proposal, Strategy, SuccessiveHalving};
 
-use crate::harness::{Candidate, Ceilings, EvalReport, Evaluator};
+use crate::evaluate::{Candidate, Ceilings, EvalReport, Evaluator};
 use kf_runtime::resolve::ResolvedKernel;
 
 /// How thoroughly to search.
@@ -36,7 +36,7 @@ pub struct Config {
     /// Seed for sampling and ordering.
     pub seed: u64,
     /// Seconds one candidate evaluation may take; `None`: ten times the baseline's evaluation
-    /// (see [`crate::harness::runner::default_timeout`]).
+    /// (see [`crate::evaluate::runner::default_timeout`]).
     pub timeout: Option<f64>,
     /// Which strategy.
     pub strategy: StrategyKind,
@@ -101,7 +101,7 @@ impl Config {
     /// The deadline of a candidate's evaluation, given the baseline's report.
     pub fn candidate_deadline(&self, baseline: &EvalReport) -> f64 {
         self.timeout.unwrap_or_else(|| {
-            crate::harness::runner::default_timeout(std::time::Duration::from_secs_f64(
+            crate::evaluate::runner::default_timeout(std::time::Duration::from_secs_f64(
                 baseline.wall_ms / 1e3,
             ))
             .as_secs_f64()

@@ -198,7 +198,7 @@ impl Run {
     fn save(&self) -> std::io::Result<()> {
         let mut text = serde_json::to_string_pretty(&self.record).expect("run records serialize");
         text.push('\n');
-        crate::store::write_atomic(&self.dir.join("run.json"), &text)
+        crate::cache::store::write_atomic(&self.dir.join("run.json"), &text)
     }
 }
 

@@ -6,7 +6,7 @@
 //!
 //! Invariant: this is the only module that writes under `kernelfoundry/`.
 
-use crate::harness::Ceilings;
+use crate::evaluate::Ceilings;
 use kf_runtime::AdapterKey;
 use kf_runtime::cache::{CACHE_DIR, CacheEntry};
 use kf_runtime::resolve::ResolvedKernel;
@@ -252,7 +252,7 @@ pub fn read_ceilings_any(root: &Path, key: &AdapterKey) -> Option<Ceilings> {
 /// Reads stored ceilings for `key` that can be used as they are: measured by this tool version,
 /// in this format, recently enough ([`Ceilings::is_current`]). Anything else is measured again.
 pub fn read_ceilings(root: &Path, key: &AdapterKey) -> Option<Ceilings> {
-    read_ceilings_any(root, key).filter(|c| c.is_current(crate::harness::probe::now_secs()))
+    read_ceilings_any(root, key).filter(|c| c.is_current(crate::evaluate::probe::now_secs()))
 }
 
 /// Stores ceilings in the workspace at `root`, keeping the best of `c` and a current stored
@@ -490,7 +490,7 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
 
     #[test]
     fn ceilings_keep_the_best_known_and_stale_ones_are_replaced() {
-        use crate::harness::probe::{MAX_AGE, now_secs, tests::ceilings};
+        use crate::evaluate::probe::{MAX_AGE, now_secs, tests::ceilings};
         let dir = tempfile::tempdir().unwrap();
         let now = now_secs();
         let low = ceilings(&[(1 << 20, 1.0)], 2.0, now);
