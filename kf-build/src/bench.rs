@@ -23,6 +23,7 @@
 //! Nothing here prints or writes files; the command line prints what this returns.
 
 pub mod against;
+mod text;
 
 use crate::cache::run::Run;
 use crate::discover::Found;

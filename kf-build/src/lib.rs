@@ -25,6 +25,18 @@ mod track;
 
 pub use track::{STAMP_ENV, stamp, track_cache, track_cache_lines};
 
+/// Appends one formatted line to a `String`: how the verbs' plain-text reports are built, so that
+/// the library returns them and the command line only prints them.
+#[cfg(feature = "cli")]
+macro_rules! outln {
+    ($out:expr, $($arg:tt)*) => {{
+        $out.push_str(&format!($($arg)*));
+        $out.push('\n');
+    }};
+}
+
+#[cfg(feature = "cli")]
+pub mod ablate;
 #[cfg(feature = "cli")]
 pub mod analysis;
 #[cfg(feature = "cli")]
@@ -35,6 +47,8 @@ pub mod cache;
 pub mod cli;
 #[cfg(feature = "cli")]
 pub mod discover;
+#[cfg(feature = "cli")]
+pub mod eval;
 #[cfg(feature = "cli")]
 pub mod evaluate;
 #[cfg(feature = "cli")]

@@ -22,8 +22,11 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub mod llm;
+pub mod targets;
 #[cfg(test)]
 mod tests;
+mod text;
 
 /// What the user asked of a tune.
 #[derive(Clone, Debug)]

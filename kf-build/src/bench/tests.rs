@@ -365,3 +365,10 @@ fn the_markdown_table_has_a_row_per_kernel_and_escapes_cells() {
     let back: BenchReport = serde_json::from_str(&json).unwrap();
     assert_eq!(back, report);
 }
+
+#[test]
+fn formats_durations() {
+    assert_eq!(fmt_ns(1_500_000.0), "1.50 ms");
+    assert_eq!(fmt_ns(2_500.0), "2.5 µs");
+    assert_eq!(fmt_ns(12.0), "12 ns");
+}

@@ -2,8 +2,10 @@
 //!
 //! The last stage of the pipeline: [`store`] writes cache entries and ceilings (the only writer
 //! under `kernelfoundry/`), [`run`] keeps run directories so a tune can resume and `bench` and
-//! `report` can read it, and [`tools`] judges the committed cache (`cache verify`, `gc`, `merge`).
+//! `report` can read it, [`listing`] is what `list` shows, and [`tools`] judges the committed
+//! cache (`cache verify`, `gc`, `merge`).
 
+pub mod listing;
 pub mod run;
 pub mod store;
 pub mod tools;

@@ -651,5 +651,8 @@ pub fn judge(
     }
 }
 
+mod text;
+pub use text::{GcReport, MergeReport};
+
 #[cfg(test)]
 mod tests;
