@@ -31,47 +31,30 @@ mod text;
 /// What the user asked of a tune.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Candidate evaluations per kernel.
-    pub budget: u64,
+    /// The search settings of every kernel (budget, strategy, seed, time, gradients, timeout,
+    /// operators, width): the one object the run records and `--resume` reads back.
+    pub search: Config,
     /// Retune kernels that already have a cache entry for this adapter.
     pub force: bool,
-    /// Seconds one candidate evaluation may take; `None`: derived from the baseline.
-    pub timeout: Option<f64>,
-    /// Seed of every random choice of the search.
-    pub seed: u64,
-    /// Which search strategy.
-    pub strategy: StrategyKind,
-    /// Seconds of search per kernel, if limited (the final verification is extra).
-    pub time_s: Option<f64>,
-    /// Gradient-informed steering of the quality-diversity search.
-    pub gradients: bool,
     /// Tune shapes replacing the attribute's for this run (`rows=4096,cols=4096`), each for every
     /// kernel, or for one kernel when qualified (`GEMM:m=512,n=512,k=512`); see
     /// [`with_tune_shapes`]. The command line checks qualifiers with [`check_shape_kernels`]; a
     /// qualifier naming no kernel is ignored here.
     pub tune_shapes: Vec<String>,
-    /// Only these offline operators (by name); `None`: all of them.
-    pub operators: Option<Vec<String>>,
     /// The LLM session, when the evolution strategies should ask an LLM for children too.
     pub llm: Option<std::sync::Arc<crate::llm::Session>>,
-    /// Children per island and generation (see `search::Config::width`).
-    pub width: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            budget: Config::default().budget,
+            search: Config {
+                strategy: StrategyKind::Qd,
+                ..Config::default()
+            },
             force: false,
-            timeout: None,
-            seed: Config::default().seed,
-            strategy: StrategyKind::Qd,
-            time_s: None,
-            gradients: true,
             tune_shapes: Vec::new(),
-            operators: None,
             llm: None,
-            width: 1,
         }
     }
 }
@@ -438,11 +421,8 @@ pub fn tune_kernel(
         .collect();
     let key = evaluator.adapter().key.clone();
     // A stale entry (tuned with other settings) is searched again, a broken one replaced.
-    let search = crate::cache::store::SearchRequest {
-        strategy: options.strategy.as_str(),
-        budget: options.budget,
-    };
-    let state = crate::cache::store::entry_state(&f.crate_root, kernel, &key, Some(search));
+    let state =
+        crate::cache::store::entry_state(&f.crate_root, kernel, &key, Some(&options.search));
     out.notes.extend(state.retune_note());
     if !options.force
         && let crate::cache::store::EntryState::Fresh { path, entry } = state
@@ -455,17 +435,7 @@ pub fn tune_kernel(
         out.cache_file = Some(path.display().to_string());
         return out;
     }
-    let config = Config {
-        budget: options.budget,
-        seed: options.seed,
-        timeout: options.timeout,
-        strategy: options.strategy,
-        time_s: options.time_s,
-        gradients: options.gradients,
-        operators: options.operators.clone(),
-        width: options.width,
-        ..Config::default()
-    };
+    let config = &options.search;
     let started = std::time::Instant::now();
     let kernel_dir = run.map(|r| r.kernel_dir(&f.name, &kernel.content_hash));
     let mut journal;
@@ -497,7 +467,7 @@ pub fn tune_kernel(
         )) as Box<dyn search::qd::Proposer>
     });
     let mut operators = BTreeMap::new();
-    let result = search::search_with(kernel, evaluator, ceilings, &config, proposer, |event| {
+    let result = search::search_with(kernel, evaluator, ceilings, config, proposer, |event| {
         if let Event::Checkpoint(state) = &event
             && let Some(ops) = state.get("operators")
             && let Ok(ops) = serde_json::from_value(ops.clone())
@@ -530,7 +500,7 @@ pub fn tune_kernel(
         out.llm = Some(report);
     }
     out.strategy = Some(outcome.strategy.clone());
-    out.seed = Some(options.seed);
+    out.seed = Some(options.search.seed);
     out.cells_filled = outcome.cells_filled;
     let seconds = started.elapsed().as_secs_f64();
     out.evaluations_per_s = (seconds > 0.0).then(|| outcome.evaluations as f64 / seconds);

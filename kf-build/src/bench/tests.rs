@@ -224,19 +224,17 @@ fn cache_entry(evaluations: u64) -> CacheEntry {
 
 fn run_options() -> RunOptions {
     RunOptions {
-        strategy: "qd".into(),
-        seed: 1,
-        budget: 8,
-        time_s: None,
-        gradients: true,
+        search: crate::search::Config {
+            strategy: crate::search::StrategyKind::Qd,
+            seed: 1,
+            budget: 8,
+            ..crate::search::Config::default()
+        },
         tune_shapes: vec![],
         force: false,
         kernels: vec![],
-        timeout_s: None,
-        operators: None,
         llm: false,
         llm_replay_only: false,
-        width: 1,
     }
 }
 

@@ -12,9 +12,11 @@ mod adapters;
 mod bench;
 mod cache;
 mod eval;
+pub mod exit;
 mod fleet;
 mod list;
 mod report;
+mod search;
 mod select;
 mod tune;
 mod worker;
@@ -22,20 +24,7 @@ mod worker;
 pub(crate) use fleet::{AdapterArgs, FleetArgs};
 pub(crate) use select::{KernelArgs, ShapeArgs, WorkspaceArgs, drop_skipped};
 
-use crate::gpu::GpuError;
 use clap::{Args, Parser, Subcommand};
-
-/// Process exit codes.
-pub mod exit {
-    /// Everything asked for succeeded.
-    pub const OK: i32 = 0;
-    /// The command ran, but a kernel failed to tune or a candidate was rejected.
-    pub const FAILED: i32 = 1;
-    /// Bad input: arguments, workspace, kernel names, adapter selector.
-    pub const USAGE: i32 = 2;
-    /// No GPU adapter could be used.
-    pub const NO_GPU: i32 = 3;
-}
 
 #[derive(Parser, Debug)]
 #[command(name = "cargo-kernelfoundry", bin_name = "cargo", version, styles = clap::builder::styling::Styles::plain())]
@@ -140,18 +129,7 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            let no_adapter = |g: &GpuError| matches!(g, GpuError::NoAdapter);
-            if e.chain().any(|c| {
-                c.downcast_ref::<GpuError>().is_some_and(no_adapter)
-                    || c.downcast_ref::<crate::session::SessionError>()
-                        .is_some_and(
-                            |s| matches!(s, crate::session::SessionError::Gpu(g) if no_adapter(g)),
-                        )
-            }) {
-                exit::NO_GPU
-            } else {
-                exit::USAGE
-            }
+            exit::of_error(&e)
         }
     }
 }

@@ -2,15 +2,13 @@
 //! process, local or through `--worker-cmd`, or on the workers of each adapter key behind a
 //! broker), and what it returns printed.
 
+use super::search::{LlmArgs, SearchArgs};
 use super::{AdapterArgs, WorkspaceArgs, exit, print_json};
 use crate::cache::run::Run;
-use crate::search::StrategyKind;
 use crate::tune::Options;
-use crate::tune::llm::LlmFlags;
 use crate::tune::targets::{self, Outcome, Request};
 use anyhow::Context;
 use clap::Args;
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 #[derive(Args, Debug)]
 pub(crate) struct TuneArgs {
@@ -20,26 +18,8 @@ pub(crate) struct TuneArgs {
     kernels: super::KernelArgs,
     #[command(flatten)]
     adapter: AdapterArgs,
-    /// Candidate evaluations per kernel (the final verification of the best is extra).
-    #[arg(long, value_name = "N", default_value_t = 32)]
-    budget: u64,
-    /// How to search. `qd`: evolve the kernel's code (rewrite operators and parameters, steered by
-    /// a quality-diversity archive with gradients). `greedy`: always build on the best so far.
-    /// `random`: build on a random correct candidate. `exhaustive`: only the template parameters,
-    /// every point within the budget. `auto`: the template parameters, exhaustively when they fit
-    /// the budget, by successive halving otherwise.
-    #[arg(long, default_value = "qd", value_parser = strategy_parser())]
-    strategy: StrategyKind,
-    /// Stop searching a kernel after this many seconds (the final verification is extra).
-    #[arg(long = "time", value_name = "SECS")]
-    time: Option<f64>,
-    /// Turn off gradient-informed steering of the `qd` search.
-    #[arg(long)]
-    no_gradients: bool,
-    /// Only these offline rewrite operators in the evolution strategies, e.g.
-    /// `--operators param,unroll` (default: all; `list` them with an unknown name).
-    #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
-    operators: Option<Vec<String>>,
+    #[command(flatten)]
+    search: SearchArgs,
     #[command(flatten)]
     shapes: super::ShapeArgs,
     /// Continue the newest unfinished run (killed or interrupted) with its options, answering
@@ -49,29 +29,8 @@ pub(crate) struct TuneArgs {
     /// Retune kernels that already have a cache entry for this adapter.
     #[arg(long)]
     force: bool,
-    /// Ask an LLM for new kernels too (any OpenAI-compatible endpoint: KERNELFOUNDRY_LLM_URL,
-    /// KERNELFOUNDRY_LLM_MODEL, KERNELFOUNDRY_LLM_API_KEY or OPENAI_API_KEY, or
-    /// [workspace.metadata.kernelfoundry.llm] in Cargo.toml). Needs an evolution strategy
-    /// (qd, greedy or random).
-    #[arg(long, help_heading = "LLM")]
-    llm: bool,
-    /// Do not ask an LLM, even where the configuration enables it.
-    #[arg(long, help_heading = "LLM", conflicts_with = "llm")]
-    no_llm: bool,
-    /// Answer LLM requests only from the response cache of earlier runs; send nothing (implies
-    /// --llm). A request not in the cache gets no answer (the summary counts them).
-    #[arg(long, help_heading = "LLM", conflicts_with = "no_llm")]
-    llm_replay_only: bool,
-    /// With --llm: print the first prompt the tune would send, and send nothing.
-    #[arg(long, help_heading = "LLM")]
-    dry_run: bool,
-    /// Seconds one candidate evaluation may take before its worker is killed. Default: ten times
-    /// the baseline's evaluation, at least 10 s.
-    #[arg(long, value_name = "SECS")]
-    timeout: Option<f64>,
-    /// Seed of every random choice of the search (same seed, same candidates).
-    #[arg(long, value_name = "N", default_value_t = 42)]
-    seed: u64,
+    #[command(flatten)]
+    llm: LlmArgs,
     /// List every evaluated candidate with its verdict.
     #[arg(long, short = 'v')]
     verbose: bool,
@@ -83,24 +42,9 @@ pub(crate) struct TuneArgs {
     fleet: super::FleetArgs,
 }
 
-/// `--strategy`: one of the search strategies, by the name the run and the entry record.
-fn strategy_parser() -> impl TypedValueParser<Value = StrategyKind> {
-    let all = [
-        StrategyKind::Qd,
-        StrategyKind::Greedy,
-        StrategyKind::Random,
-        StrategyKind::Exhaustive,
-        StrategyKind::Auto,
-    ];
-    PossibleValuesParser::new(all.map(StrategyKind::as_str)).map(move |s| {
-        *all.iter()
-            .find(|k| k.as_str() == s)
-            .expect("a possible value")
-    })
-}
-
 pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
     let (ws, mut found) = args.workspace.discover()?;
+    let mut search = args.search.config();
     let resumed = if args.resume {
         let run = Run::latest_unfinished(&ws.target_dir).with_context(|| {
             format!(
@@ -108,26 +52,15 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
                 ws.target_dir.join("kernelfoundry/runs").display()
             )
         })?;
+        // The run's options replace the flags: the search settings as one object.
         let o = &run.record.options;
-        args.strategy = match o.strategy.as_str() {
-            "greedy" => StrategyKind::Greedy,
-            "random" => StrategyKind::Random,
-            "exhaustive" => StrategyKind::Exhaustive,
-            "auto" => StrategyKind::Auto,
-            _ => StrategyKind::Qd,
-        };
-        args.seed = o.seed;
-        args.budget = o.budget;
-        args.time = o.time_s;
-        args.no_gradients = !o.gradients;
+        search = o.search.clone();
         args.shapes.tune_shapes = o.tune_shapes.clone();
         args.force = o.force;
         args.kernels.kernels = o.kernels.clone();
-        args.timeout = o.timeout_s;
-        args.operators = o.operators.clone();
-        args.llm = o.llm;
-        args.no_llm = !o.llm;
-        args.llm_replay_only = o.llm_replay_only;
+        args.llm.llm = o.llm;
+        args.llm.no_llm = !o.llm;
+        args.llm.llm_replay_only = o.llm_replay_only;
         if args.fleet.broker.is_some() {
             // A run tunes for one adapter key: resume it on that key's workers.
             args.fleet.adapter_keys = vec![run.record.adapter_key.clone()];
@@ -154,29 +87,17 @@ pub(crate) fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         kernels.dedup();
     }
     args.shapes.check(&found, &names)?;
-    let flags = LlmFlags {
-        llm: args.llm,
-        no_llm: args.no_llm,
-        replay_only: args.llm_replay_only,
-    };
     let request = Request {
         options: Options {
-            operators: args.operators.clone(),
-            llm: None,
-            budget: args.budget,
+            search,
             force: args.force,
-            timeout: args.timeout,
-            seed: args.seed,
-            strategy: args.strategy,
-            time_s: args.time,
-            gradients: !args.no_gradients,
             tune_shapes: args.shapes.tune_shapes.clone(),
-            width: 1,
+            llm: None,
         },
         kernels,
-        llm: crate::tune::llm::config(flags, &ws)?,
-        llm_replay_only: args.llm_replay_only,
-        dry_run: args.dry_run,
+        llm: crate::tune::llm::config(args.llm.flags(), &ws)?,
+        llm_replay_only: args.llm.llm_replay_only,
+        dry_run: args.llm.dry_run,
         fleet: args.fleet.options(),
         adapter: args.adapter.selector(),
         resumed,

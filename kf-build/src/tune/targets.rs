@@ -15,7 +15,7 @@ use crate::cache::run::{Run, RunOptions};
 use crate::discover::{Found, Workspace};
 use crate::evaluate::{AdapterReport, Ceilings};
 use crate::gpu::AdapterSelector;
-use crate::search::{Event, StrategyKind};
+use crate::search::{Config, Event, StrategyKind};
 use crate::session::{Backend, FleetOptions, SessionError};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
@@ -90,7 +90,7 @@ pub enum TuneError {
 impl Request {
     /// Checks the options that do not need a GPU: the operator names and the LLM's strategy.
     pub fn check(&self) -> Result<(), TuneError> {
-        if let Some(names) = &self.options.operators {
+        if let Some(names) = &self.options.search.operators {
             let known: Vec<String> = crate::operators::all()
                 .iter()
                 .map(|o| o.name().to_owned())
@@ -105,7 +105,7 @@ impl Request {
         if self.dry_run && self.llm.is_none() {
             return Err(TuneError::DryRunWithoutLlm);
         }
-        let strategy = self.options.strategy;
+        let strategy = self.options.search.strategy;
         if self.llm.is_some() && matches!(strategy, StrategyKind::Exhaustive | StrategyKind::Auto) {
             return Err(TuneError::LlmWithoutEvolution(strategy));
         }
@@ -160,6 +160,7 @@ pub fn tune(
     request.check()?;
     let timeout = request
         .options
+        .search
         .timeout
         .map_or(Duration::from_secs(600), Duration::from_secs_f64);
     let backends = match crate::session::open(&request.fleet, request.adapter.clone(), timeout)? {
@@ -182,7 +183,7 @@ pub fn tune(
             say(format!("measuring copy bandwidth and FMA rate of {name} …"));
         });
         let width = match &request.resumed {
-            Some(run) => run.record.options.width,
+            Some(run) => run.record.options.search.width,
             None => workers.div_ceil(islands).clamp(1, 8),
         };
         targets.push(Target {
@@ -222,7 +223,6 @@ pub fn tune(
     };
     let options = Options {
         llm: llm.clone(),
-        width: 1,
         ..request.options.clone()
     };
     // Run directories are created one after another: their names come from the clock.
@@ -233,19 +233,15 @@ pub fn tune(
                 &ws.target_dir,
                 &target.adapter.key.to_string(),
                 RunOptions {
-                    strategy: options.strategy.as_str().to_owned(),
-                    seed: options.seed,
-                    budget: options.budget,
-                    time_s: options.time_s,
-                    gradients: options.gradients,
+                    search: Config {
+                        width: target.width,
+                        ..options.search.clone()
+                    },
                     tune_shapes: options.tune_shapes.clone(),
                     force: options.force,
                     kernels: request.kernels.clone(),
-                    timeout_s: options.timeout,
-                    operators: options.operators.clone(),
                     llm: options.llm.is_some(),
                     llm_replay_only: request.llm_replay_only,
-                    width: target.width,
                 },
             )
             .map_err(|source| TuneError::RunDir {
@@ -296,7 +292,10 @@ struct TargetView<'a> {
 /// Tunes every kernel for one target; stops at the first kernel whose evaluator reports a fault.
 fn tune_target(target: &mut Target, view: &TargetView<'_>) {
     let options = Options {
-        width: target.width,
+        search: Config {
+            width: target.width,
+            ..view.options.search.clone()
+        },
         ..view.options.clone()
     };
     let run = target.run.as_mut().expect("every target has a run");
@@ -306,7 +305,9 @@ fn tune_target(target: &mut Target, view: &TargetView<'_>) {
         } else {
             f.name.clone()
         };
-        let bar = view.bars.add(progress_bar(&label, view.options.budget));
+        let bar = view
+            .bars
+            .add(progress_bar(&label, view.options.search.budget));
         let mut best = 0.0f64;
         let mut cells = 0usize;
         let started = std::time::Instant::now();
