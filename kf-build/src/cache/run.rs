@@ -10,7 +10,7 @@
 //! its options.
 //!
 //! Invariant: run directories hold records of evaluations only; the cache entries a run produces
-//! are written by [`crate::store`] under the crate, never here.
+//! are written by [`crate::cache::store`] under the crate, never here.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
