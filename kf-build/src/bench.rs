@@ -23,12 +23,13 @@
 //! Nothing here prints or writes files; the command line prints what this returns.
 
 pub mod against;
+mod text;
 
+use crate::cache::run::Run;
 use crate::discover::Found;
-use crate::harness::{
+use crate::evaluate::{
     Candidate, Ceilings, EvalReport, EvalRequest, Evaluator, Roofline, ShapeTime,
 };
-use crate::run::Run;
 use kf_runtime::cache::CacheEntry;
 use kf_runtime::resolve::ResolvedKernel;
 use serde::{Deserialize, Serialize};
@@ -306,7 +307,7 @@ pub fn bench_kernel(
         .entries_for
         .clone()
         .unwrap_or_else(|| evaluator.adapter().key.clone());
-    let entry = crate::store::read_entry(&f.crate_root, &f.name, &kernel.content_hash, &key);
+    let entry = crate::cache::store::read_entry(&f.crate_root, &f.name, &kernel.content_hash, &key);
     let candidate = match &entry {
         Some((path, e)) => {
             out.cache_file = Some(path.display().to_string());
@@ -568,7 +569,7 @@ pub struct BenchReport {
 impl BenchReport {
     /// A report of `kernels` on `adapter`.
     pub fn new(
-        adapter: &crate::harness::AdapterReport,
+        adapter: &crate::evaluate::AdapterReport,
         ceilings: Option<&Ceilings>,
         samples: u32,
         kernels: Vec<KernelBench>,

@@ -12,6 +12,7 @@
 //! resolve is reported per kernel, never aborts the others.
 
 mod cfg;
+pub mod select;
 
 pub use cfg::{Cfg, FeatureSelection};
 

@@ -8,7 +8,7 @@
 //! Invariant: nothing here panics on a missing GPU; "no adapter" is a [`GpuError`] that says what
 //! to install.
 
-pub use crate::harness::wire::{AdapterReport, AdapterSelector};
+pub use crate::evaluate::protocol::{AdapterReport, AdapterSelector};
 use kf_runtime::AdapterIdentity;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

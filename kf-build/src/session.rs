@@ -8,9 +8,9 @@
 //! workers to announce themselves — was written inside `tune`; it lives here so every verb opens
 //! its backends the same way and only handles its arguments.
 
+use crate::evaluate::Evaluator;
+use crate::evaluate::process::{WorkerError, WorkerProcess};
 use crate::gpu::AdapterSelector;
-use crate::harness::Evaluator;
-use crate::harness::worker::{WorkerError, WorkerProcess};
 use std::time::Duration;
 
 /// Where to evaluate, as the verbs' fleet options give it.
@@ -51,7 +51,7 @@ pub enum SessionError {
     /// The broker is unusable.
     #[cfg(feature = "broker")]
     #[error(transparent)]
-    Broker(#[from] crate::broker::BrokerError),
+    Broker(#[from] crate::remote::broker::BrokerError),
     /// An `--adapter-key` that is not a key.
     #[error("`{0}` is not an adapter key (16 hex digits, as `cargo kernelfoundry adapters` shows)")]
     BadKey(String),
@@ -73,7 +73,7 @@ pub enum Backend {
     Process(Box<WorkerProcess>),
     /// The workers of one adapter key behind a broker (and the broker's address as shown).
     #[cfg(feature = "broker")]
-    Fleet(Box<crate::broker::FleetEvaluator>, String),
+    Fleet(Box<crate::remote::broker::FleetEvaluator>, String),
 }
 
 impl Backend {
@@ -87,7 +87,7 @@ impl Backend {
     }
 
     /// The ceilings the workers measured, when they did.
-    pub fn measured(&self) -> Option<&crate::harness::Ceilings> {
+    pub fn measured(&self) -> Option<&crate::evaluate::Ceilings> {
         match self {
             Backend::Process(w) => w.measured.as_ref(),
             #[cfg(feature = "broker")]
@@ -211,7 +211,7 @@ fn open_fleet(
     fleet: &FleetOptions,
     url: &str,
 ) -> Result<Result<Vec<Backend>, String>, SessionError> {
-    use crate::broker::{BrokerAddress, BrokerError, Fleet};
+    use crate::remote::broker::{BrokerAddress, BrokerError, Fleet};
     let address = BrokerAddress::parse(url, &|name| std::env::var(name).ok())?;
     let mut keys = Vec::new();
     for k in &fleet.adapter_keys {

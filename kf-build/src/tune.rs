@@ -8,9 +8,9 @@
 //! Invariant: an entry is written only for a search that ran to its decision on this adapter;
 //! a kernel that cannot be searched is a [`Status::Failed`] result, never a panic or a partial file.
 
+use crate::cache::run::Run;
 use crate::discover::Found;
-use crate::harness::{Ceilings, EvalReport, Evaluator, Roofline};
-use crate::run::Run;
+use crate::evaluate::{Ceilings, EvalReport, Evaluator, Roofline};
 use crate::search::journal::Journal;
 use crate::search::{self, Config, Event, Outcome, StrategyKind, Verdict};
 use kf_runtime::cache::{
@@ -22,53 +22,39 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub mod llm;
+pub mod targets;
 #[cfg(test)]
 mod tests;
+mod text;
 
 /// What the user asked of a tune.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Candidate evaluations per kernel.
-    pub budget: u64,
+    /// The search settings of every kernel (budget, strategy, seed, time, gradients, timeout,
+    /// operators, width): the one object the run records and `--resume` reads back.
+    pub search: Config,
     /// Retune kernels that already have a cache entry for this adapter.
     pub force: bool,
-    /// Seconds one candidate evaluation may take; `None`: derived from the baseline.
-    pub timeout: Option<f64>,
-    /// Seed of every random choice of the search.
-    pub seed: u64,
-    /// Which search strategy.
-    pub strategy: StrategyKind,
-    /// Seconds of search per kernel, if limited (the final verification is extra).
-    pub time_s: Option<f64>,
-    /// Gradient-informed steering of the quality-diversity search.
-    pub gradients: bool,
     /// Tune shapes replacing the attribute's for this run (`rows=4096,cols=4096`), each for every
     /// kernel, or for one kernel when qualified (`GEMM:m=512,n=512,k=512`); see
     /// [`with_tune_shapes`]. The command line checks qualifiers with [`check_shape_kernels`]; a
     /// qualifier naming no kernel is ignored here.
     pub tune_shapes: Vec<String>,
-    /// Only these offline operators (by name); `None`: all of them.
-    pub operators: Option<Vec<String>>,
     /// The LLM session, when the evolution strategies should ask an LLM for children too.
     pub llm: Option<std::sync::Arc<crate::llm::Session>>,
-    /// Children per island and generation (see `search::Config::width`).
-    pub width: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            budget: Config::default().budget,
+            search: Config {
+                strategy: StrategyKind::Qd,
+                ..Config::default()
+            },
             force: false,
-            timeout: None,
-            seed: Config::default().seed,
-            strategy: StrategyKind::Qd,
-            time_s: None,
-            gradients: true,
             tune_shapes: Vec::new(),
-            operators: None,
             llm: None,
-            width: 1,
         }
     }
 }
@@ -386,14 +372,14 @@ pub fn ceilings(
     notify: impl FnOnce(&str),
 ) -> Option<Ceilings> {
     let key = evaluator.adapter().key.clone();
-    if let Some(c) = workspace_root.and_then(|r| crate::store::read_ceilings(r, &key)) {
+    if let Some(c) = workspace_root.and_then(|r| crate::cache::store::read_ceilings(r, &key)) {
         return Some(c);
     }
     notify(&evaluator.adapter().identity.name);
     match evaluator.probe() {
         Ok(c) => {
             if let Some(root) = workspace_root
-                && let Err(e) = crate::store::write_ceilings(root, &c)
+                && let Err(e) = crate::cache::store::write_ceilings(root, &c)
             {
                 log::warn!("could not store the adapter's ceilings: {e}");
             }
@@ -435,14 +421,11 @@ pub fn tune_kernel(
         .collect();
     let key = evaluator.adapter().key.clone();
     // A stale entry (tuned with other settings) is searched again, a broken one replaced.
-    let search = crate::store::SearchRequest {
-        strategy: options.strategy.as_str(),
-        budget: options.budget,
-    };
-    let state = crate::store::entry_state(&f.crate_root, kernel, &key, Some(search));
+    let state =
+        crate::cache::store::entry_state(&f.crate_root, kernel, &key, Some(&options.search));
     out.notes.extend(state.retune_note());
     if !options.force
-        && let crate::store::EntryState::Fresh { path, entry } = state
+        && let crate::cache::store::EntryState::Fresh { path, entry } = state
     {
         out.status = Status::Cached;
         out.baseline_ns = Some(entry.timings.iter().map(|t| t.baseline_ns).sum());
@@ -452,17 +435,7 @@ pub fn tune_kernel(
         out.cache_file = Some(path.display().to_string());
         return out;
     }
-    let config = Config {
-        budget: options.budget,
-        seed: options.seed,
-        timeout: options.timeout,
-        strategy: options.strategy,
-        time_s: options.time_s,
-        gradients: options.gradients,
-        operators: options.operators.clone(),
-        width: options.width,
-        ..Config::default()
-    };
+    let config = &options.search;
     let started = std::time::Instant::now();
     let kernel_dir = run.map(|r| r.kernel_dir(&f.name, &kernel.content_hash));
     let mut journal;
@@ -494,7 +467,7 @@ pub fn tune_kernel(
         )) as Box<dyn search::qd::Proposer>
     });
     let mut operators = BTreeMap::new();
-    let result = search::search_with(kernel, evaluator, ceilings, &config, proposer, |event| {
+    let result = search::search_with(kernel, evaluator, ceilings, config, proposer, |event| {
         if let Event::Checkpoint(state) = &event
             && let Some(ops) = state.get("operators")
             && let Ok(ops) = serde_json::from_value(ops.clone())
@@ -503,7 +476,7 @@ pub fn tune_kernel(
         }
         if let (Event::Checkpoint(state), Some(path)) = (&event, &checkpoint) {
             let text = serde_json::to_string(state).expect("strategy state serializes");
-            if let Err(e) = crate::store::write_atomic(path, &text) {
+            if let Err(e) = crate::cache::store::write_atomic(path, &text) {
                 log::warn!(
                     "could not checkpoint the archive to {}: {e}",
                     path.display()
@@ -527,7 +500,7 @@ pub fn tune_kernel(
         out.llm = Some(report);
     }
     out.strategy = Some(outcome.strategy.clone());
-    out.seed = Some(options.seed);
+    out.seed = Some(options.search.seed);
     out.cells_filled = outcome.cells_filled;
     let seconds = started.elapsed().as_secs_f64();
     out.evaluations_per_s = (seconds > 0.0).then(|| outcome.evaluations as f64 / seconds);
@@ -564,7 +537,7 @@ pub fn tune_kernel(
         &outcome,
         shapes_for(&options.tune_shapes, &f.name).is_ok_and(|s| !s.is_empty()),
     );
-    out.notes.extend(crate::harness::unseen_shapes_note(
+    out.notes.extend(crate::evaluate::unseen_shapes_note(
         &kernel.verify_shapes,
         &entry.verification.checks,
     ));
@@ -576,7 +549,7 @@ pub fn tune_kernel(
     out.best_ns = Some(entry.timings.iter().map(|t| t.variant_ns).sum());
     out.speedup = Some(entry.speedup);
     out.variant = entry.variant.as_ref().map(|v| v.id.clone());
-    match crate::store::write_entry(&f.crate_root, &entry) {
+    match crate::cache::store::write_entry(&f.crate_root, &entry) {
         Ok(path) => out.cache_file = Some(path.display().to_string()),
         Err(e) => {
             let root = f.crate_root.display().to_string();
@@ -587,7 +560,7 @@ pub fn tune_kernel(
 }
 
 fn candidate_line(
-    c: &crate::harness::Candidate,
+    c: &crate::evaluate::Candidate,
     r: &EvalReport,
     phase: &'static str,
 ) -> CandidateLine {
@@ -608,7 +581,7 @@ fn candidate_line(
 pub fn entry(
     f: &Found,
     kernel: &ResolvedKernel,
-    adapter: &crate::harness::AdapterReport,
+    adapter: &crate::evaluate::AdapterReport,
     outcome: &Outcome,
     shapes_given: bool,
 ) -> CacheEntry {

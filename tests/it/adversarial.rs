@@ -221,7 +221,7 @@ fn a_crashing_worker_costs_one_candidate() {
             "--manifest-path",
         ])
         .arg(fixture.path().join("Cargo.toml"))
-        .env(kf_build::harness::worker::FAULT_ENV, "crash:STEP=0"),
+        .env(kf_build::evaluate::process::FAULT_ENV, "crash:STEP=0"),
     );
     let json = r.json();
     let k = &json["kernels"][0];
@@ -263,7 +263,7 @@ fn a_speed_above_the_ceiling_measured_again_is_rejected() {
     // The test hook clamps every copy bandwidth the worker measures to 1 kB/s: the stored ceiling
     // is that low, and measuring it again (what the evaluator does before any verdict) confirms
     // it, so the candidate's speed is impossible and must be rejected at level 2.
-    let hook = (kf_build::harness::worker::FAULT_ENV, "ceiling:1e-6");
+    let hook = (kf_build::evaluate::process::FAULT_ENV, "ceiling:1e-6");
     let probe = run_ok(
         kf(&[
             "adapters",

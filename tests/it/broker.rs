@@ -776,6 +776,44 @@ fn one_archive_and_one_entry_per_adapter_key() {
         "the evaluation went to the Vulkan key's worker:\n{}",
         vulkan.log()
     );
+
+    // `ablate` opens its backend the same way: one short search, on the GL key's workers.
+    let gl_reports_before = gl.log().matches("reported ").count();
+    let mut cmd = kf(&[
+        "ablate",
+        "--kernel",
+        "SAXPY",
+        "--budget",
+        "2",
+        "--seeds",
+        "1",
+        "--strategies",
+        "greedy",
+        "--json",
+        "--broker",
+        &url,
+        "--adapter-key",
+        &gl_key,
+    ]);
+    cmd.arg("--manifest-path")
+        .arg(dir.path().join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target.path())
+        .env_remove("KERNELFOUNDRY_BROKER");
+    let ablated: Run = cmd.output().unwrap().into();
+    assert_eq!(ablated.code, Some(0), "{}", ablated.dump());
+    let j = ablated.json();
+    assert_eq!(j["adapter_key"], gl_key.as_str(), "{}", ablated.dump());
+    assert_eq!(j["runs"].as_array().unwrap().len(), 1, "{}", ablated.dump());
+    assert!(
+        j["runs"][0]["evaluations"].as_u64().unwrap() > 0,
+        "{}",
+        ablated.dump()
+    );
+    assert!(
+        gl.log().matches("reported ").count() > gl_reports_before,
+        "the ablation's evaluations went to the GL key's worker:\n{}",
+        gl.log()
+    );
 }
 
 #[test]

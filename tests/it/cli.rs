@@ -53,6 +53,19 @@ fn help_explains_every_verb() {
             ][..],
         ),
         (
+            "ablate",
+            &[
+                "--kernel",
+                "--budget",
+                "--seeds",
+                "--strategies",
+                "--broker",
+                "--adapter-key",
+                "--worker-cmd",
+                "--json",
+            ][..],
+        ),
+        (
             "report",
             &["--manifest-path", "--run", "--bench", "--out", "--json"][..],
         ),

@@ -3,8 +3,8 @@
 //! with the final verification plan and must be correct (level 5); the kernels an operator must
 //! not touch must make it skip. Speed is never asserted.
 
-use kf_build::harness::worker::WorkerProcess;
-use kf_build::harness::{Candidate, EvalRequest, Evaluator};
+use kf_build::evaluate::process::WorkerProcess;
+use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
 use kf_build::operators::coarsen::Coarsen;
 use kf_build::operators::reduce::ParallelReduction;
 use kf_build::operators::vectorize::VectorizedAccess;
@@ -84,7 +84,7 @@ pub(crate) fn corpus() -> Vec<CorpusKernel> {
 /// The final plan's verification (tune shapes with three seeds, unseen verification shapes, the
 /// rerun on reused buffers, the re-verification with new inputs) without its timing: these tests
 /// never assert speed.
-pub(crate) fn verify_plan(kernel: &ResolvedKernel) -> kf_build::harness::EvalPlan {
+pub(crate) fn verify_plan(kernel: &ResolvedKernel) -> kf_build::evaluate::EvalPlan {
     let mut plan = kf_build::search::final_plan(kernel, 1, 7);
     plan.time_shapes.clear();
     plan

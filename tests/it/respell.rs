@@ -3,8 +3,8 @@
 //! corpus kernels must be correct (level 5) through the worker. Speed is never asserted.
 
 use super::operators::{corpus, resolve, verify_plan};
-use kf_build::harness::worker::WorkerProcess;
-use kf_build::harness::{Candidate, EvalRequest, Evaluator};
+use kf_build::evaluate::process::WorkerProcess;
+use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
 use kf_build::operators::reduce::ParallelReduction;
 use kf_build::operators::respell::{self, Spelling};
 use kf_build::operators::{Subject, Target, apply_canonical, canon};

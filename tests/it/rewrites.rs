@@ -16,8 +16,8 @@
 //! evaluated at each candidate value, and each operator is applied to every other operator's first
 //! rewrite (the search composes them) and those rewrites are evaluated too. Speed is never asserted.
 
-use kf_build::harness::worker::WorkerProcess;
-use kf_build::harness::{Candidate, EvalRequest, Evaluator};
+use kf_build::evaluate::process::WorkerProcess;
+use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
 use kf_build::operators::hoist::Hoist;
 use kf_build::operators::lift::LiftWorkgroupSize;
 use kf_build::operators::reshape::Reshape;
@@ -73,7 +73,7 @@ fn every_rewrite_of_the_loop_corpus_is_correct_and_every_skip_is_declared() {
     assert!(files.len() >= 6, "the corpus has its kernels");
     let mut worker = WorkerProcess::start_with(
         bin(),
-        kf_build::harness::AdapterSelector(None),
+        kf_build::evaluate::AdapterSelector(None),
         Duration::from_secs(120),
     )
     .unwrap_or_else(|e| panic!("no adapter for the rewrite tests: {e}"));

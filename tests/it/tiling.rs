@@ -11,9 +11,9 @@
 //! // expect: tile                                          or `skip`
 //! ```
 
+use kf_build::evaluate::process::WorkerProcess;
+use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
 use kf_build::gpu::AdapterSelector;
-use kf_build::harness::worker::WorkerProcess;
-use kf_build::harness::{Candidate, EvalRequest, Evaluator};
 use kf_build::operators::tile::Tile;
 use kf_build::operators::{Operator, Subject, Target};
 use kf_runtime::resolve::ResolvedKernel;

@@ -432,7 +432,7 @@ fn round(ms: f64) -> String {
 mod tests {
     use super::*;
     use crate::bench::{Comparison, Status, Timing};
-    use crate::harness::ShapeTime;
+    use crate::evaluate::ShapeTime;
 
     fn timing(ns: f64) -> Timing {
         Timing {

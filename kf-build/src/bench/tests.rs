@@ -2,8 +2,8 @@
 //! figures, the tuning cost from a run directory, the markdown table.
 
 use super::*;
-use crate::harness::{AdapterReport, Fitness, Reason, VerifyStats};
-use crate::run::RunOptions;
+use crate::cache::run::RunOptions;
+use crate::evaluate::{AdapterReport, Fitness, Reason, VerifyStats};
 use kf_runtime::AdapterIdentity;
 use kf_runtime::cache::{
     AdapterRecord, FORMAT_VERSION as CACHE_FORMAT, KernelRecord, Outcome, SearchRecord,
@@ -224,19 +224,17 @@ fn cache_entry(evaluations: u64) -> CacheEntry {
 
 fn run_options() -> RunOptions {
     RunOptions {
-        strategy: "qd".into(),
-        seed: 1,
-        budget: 8,
-        time_s: None,
-        gradients: true,
+        search: crate::search::Config {
+            strategy: crate::search::StrategyKind::Qd,
+            seed: 1,
+            budget: 8,
+            ..crate::search::Config::default()
+        },
         tune_shapes: vec![],
         force: false,
         kernels: vec![],
-        timeout_s: None,
-        operators: None,
         llm: false,
         llm_replay_only: false,
-        width: 1,
     }
 }
 
@@ -364,4 +362,11 @@ fn the_markdown_table_has_a_row_per_kernel_and_escapes_cells() {
     let json = serde_json::to_string(&report).unwrap();
     let back: BenchReport = serde_json::from_str(&json).unwrap();
     assert_eq!(back, report);
+}
+
+#[test]
+fn formats_durations() {
+    assert_eq!(fmt_ns(1_500_000.0), "1.50 ms");
+    assert_eq!(fmt_ns(2_500.0), "2.5 µs");
+    assert_eq!(fmt_ns(12.0), "12 ns");
 }

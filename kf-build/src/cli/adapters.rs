@@ -1,9 +1,9 @@
 //! `cargo kernelfoundry adapters`: the adapters wgpu finds, and optionally their measured ceilings.
 
 use super::{AdapterArgs, exit, print_json};
+use crate::evaluate::Ceilings;
+use crate::evaluate::process::WorkerProcess;
 use crate::gpu::{self, AdapterReport, AdapterSelector};
-use crate::harness::Ceilings;
-use crate::harness::worker::WorkerProcess;
 use clap::Args;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -91,11 +91,11 @@ pub(crate) fn run(args: AdaptersArgs) -> anyhow::Result<i32> {
                 Duration::from_secs(300),
             )
             .map_err(|e| e.to_string())
-            .and_then(|mut w| crate::harness::Evaluator::probe(&mut w));
+            .and_then(|mut w| crate::evaluate::Evaluator::probe(&mut w));
             match result {
                 Ok(c) => {
                     if let Some(root) = &root {
-                        match crate::store::write_ceilings(root, &c) {
+                        match crate::cache::store::write_ceilings(root, &c) {
                             Ok(p) => entry.ceilings_file = Some(p.display().to_string()),
                             Err(e) => log::warn!("could not store ceilings: {e}"),
                         }

@@ -2,8 +2,8 @@
 //! reference) against the baseline on one adapter, re-verifying each, and print the per-kernel
 //! figures and the suite's ([`crate::bench`]) as text, a markdown table or JSON.
 
-use super::{AdapterArgs, WorkspaceArgs, exit, fmt_ns, print_json};
-use crate::bench::{self, BenchReport, KernelBench, Options, Status, Timing};
+use super::{AdapterArgs, WorkspaceArgs, exit, print_json};
+use crate::bench::{self, BenchReport, Options, Status};
 use anyhow::Context;
 use clap::Args;
 use std::time::Duration;
@@ -132,7 +132,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
     } else if args.markdown {
         print!("{}", report.markdown());
     } else {
-        print_human(&report);
+        print!("{}", report.text());
     }
     if !args.json {
         for note in backend.notes() {
@@ -140,119 +140,6 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(if failed { exit::FAILED } else { exit::OK })
-}
-
-fn time(t: &Timing) -> String {
-    format!("{} ± {:.0} %", fmt_ns(t.ns), t.spread * 100.0)
-}
-
-fn throughput(t: &Timing) -> String {
-    let mut s = format!("{} GB/s", bench::rate(t.gbps));
-    if let Some(g) = t.gflops {
-        s.push_str(&format!(", {} GFLOP/s", bench::rate(g)));
-    }
-    if let Some(r) = &t.roofline {
-        s.push_str(&format!(
-            ", {:.0} % of the {} ceiling",
-            r.fraction * 100.0,
-            r.bound
-        ));
-    }
-    s
-}
-
-fn print_kernel(k: &KernelBench, against: Option<&bench::against::Against>) {
-    let head = format!("{} ({})", k.name, k.package);
-    if k.status == Status::Failed {
-        println!(
-            "{head}: failed\n    {}",
-            k.error.as_deref().unwrap_or("").replace('\n', "\n    ")
-        );
-        return;
-    }
-    let deployed = k.deployed.as_ref();
-    match (k.status, deployed) {
-        (_, Some(d)) if !d.correct => println!(
-            "{head}: {} {} FAILED verification here: {}",
-            k.status.as_str(),
-            d.program,
-            d.failure.as_deref().unwrap_or("")
-        ),
-        (Status::Tuned, Some(_)) => println!(
-            "{head}: tuned {} {:.2}x (± {:.0} %), baseline {} → {}",
-            k.variant.as_deref().unwrap_or(""),
-            k.speedup.unwrap_or(1.0),
-            deployed.and_then(|d| d.speedup_spread).unwrap_or(0.0) * 100.0,
-            k.baseline().map_or_else(String::new, time),
-            k.tuned().map_or_else(String::new, time),
-        ),
-        (status, _) => println!(
-            "{head}: {}, baseline {}",
-            if status == Status::NotTuned {
-                "not tuned for this adapter"
-            } else {
-                "baseline-best (the entry keeps the baseline)"
-            },
-            k.baseline().map_or_else(String::new, time),
-        ),
-    }
-    if let Some(t) = k.deployed_timing() {
-        println!("    {}", throughput(t));
-    }
-    if let Some(r) = &k.reference {
-        match (&r.timing, r.speedup) {
-            (Some(t), Some(s)) => println!(
-                "    reference: {} ({s:.2}x over the baseline), {}",
-                time(t),
-                throughput(t)
-            ),
-            _ => println!(
-                "    reference: failed here: {}",
-                r.failure.as_deref().unwrap_or("")
-            ),
-        }
-    }
-    if let Some(line) = against.and_then(|a| a.line(&k.name)) {
-        println!("    {line}");
-    }
-    if let Some(t) = &k.tuning {
-        println!(
-            "    tuning: {} evaluations ({}){}",
-            t.evaluations,
-            t.strategy,
-            t.seconds
-                .map(|s| format!(", {s:.1} s of evaluation"))
-                .unwrap_or_default()
-        );
-    }
-}
-
-fn print_human(report: &BenchReport) {
-    for k in &report.kernels {
-        print_kernel(k, report.against.as_ref());
-    }
-    let s = &report.suite;
-    println!(
-        "suite: {} kernels ({} tuned, {} baseline-best, {} not tuned, {} failed); correct {}/{} ({:.0} %); fast_1 {:.0} %, fast_1.2 {:.0} %, fast_2 {:.0} %; geomean speedup {}; tuning {} evaluations, {:.1} s",
-        s.kernels,
-        s.tuned,
-        s.baseline_best,
-        s.not_tuned,
-        s.failed,
-        s.correct,
-        s.kernels,
-        s.correctness_rate * 100.0,
-        s.fast_1 * 100.0,
-        s.fast_1_2 * 100.0,
-        s.fast_2 * 100.0,
-        s.geomean_speedup
-            .map_or_else(|| "–".to_owned(), |g| format!("{g:.2}x")),
-        s.tuning_evaluations,
-        s.tuning_seconds,
-    );
-    if let Some(a) = &report.against {
-        println!("{}", a.summary());
-    }
 }
 
 fn parse_key(text: &str) -> Result<kf_runtime::adapter::AdapterKey, String> {

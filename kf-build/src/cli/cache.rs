@@ -1,11 +1,10 @@
 //! `cargo kernelfoundry cache verify|gc|merge`: look after the committed cache (the judgements are
-//! in `cache_tools`).
+//! in `cache::tools`).
 
 use super::{WorkspaceArgs, exit, print_json};
-use crate::cache_tools::{self, Destination, GcPlan, MergeAction, Verification};
+use crate::cache::tools::{self, Destination, GcReport, MergeAction, MergeReport};
 use clap::{Args, Subcommand};
-use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub(crate) struct CacheArgs {
@@ -88,97 +87,46 @@ fn packages(
     Ok((ws.root.clone(), packages, found))
 }
 
-/// `path` relative to `root` when it is inside it.
-fn rel(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .display()
-        .to_string()
-}
-
 fn verify(args: VerifyArgs) -> anyhow::Result<i32> {
     let (root, packages, found) = packages(&args.workspace)?;
     let roots: Vec<PathBuf> = packages.iter().map(|p| p.crate_root.clone()).collect();
-    let v: Verification = cache_tools::verify(&roots, &found);
-    let code = if v.problems.is_empty() {
+    let v = tools::verify(&roots, &found);
+    if args.json {
+        print_json(&v);
+    } else {
+        print!("{}", v.text(&root));
+    }
+    Ok(if v.problems.is_empty() {
         exit::OK
     } else {
         exit::FAILED
-    };
-    if args.json {
-        print_json(&v);
-        return Ok(code);
-    }
-    for p in &v.problems {
-        println!("{}: {} ({})", rel(&root, &p.path), p.message, p.kind);
-        println!("    hint: {}", p.hint);
-    }
-    println!(
-        "{} {} checked, {} {}",
-        v.checked,
-        plural(v.checked, "entry", "entries"),
-        v.problems.len(),
-        plural(v.problems.len(), "problem", "problems")
-    );
-    Ok(code)
-}
-
-fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
-    if n == 1 { one } else { many }
-}
-
-#[derive(Serialize)]
-struct GcReport {
-    dry_run: bool,
-    #[serde(flatten)]
-    plan: GcPlan,
+    })
 }
 
 fn gc(args: GcArgs) -> anyhow::Result<i32> {
     let (root, packages, found) = packages(&args.workspace)?;
     let roots: Vec<PathBuf> = packages.iter().map(|p| p.crate_root.clone()).collect();
-    let plan = cache_tools::gc_plan(&roots, &found);
+    let plan = tools::gc_plan(&roots, &found);
     if !args.dry_run {
         for r in &plan.remove {
             let crate_root = roots
                 .iter()
                 .find(|c| r.path.starts_with(c))
                 .expect("gc plans only files under the selected crates");
-            crate::store::remove_entry(crate_root, &r.path)
+            crate::cache::store::remove_entry(crate_root, &r.path)
                 .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", r.path.display()))?;
         }
     }
-    if args.json {
-        print_json(&GcReport {
-            dry_run: args.dry_run,
-            plan,
-        });
-        return Ok(exit::OK);
-    }
-    let verb = if args.dry_run {
-        "would remove"
-    } else {
-        "removed"
+    let report = GcReport {
+        dry_run: args.dry_run,
+        plan,
     };
-    for r in &plan.remove {
-        println!("{verb} {}: {}", rel(&root, &r.path), r.reason);
+    if args.json {
+        print_json(&report);
+    } else {
+        print!("{}", report.text(&root));
     }
-    for k in &plan.kept {
-        println!("kept {}: {}", rel(&root, &k.path), k.reason);
-    }
-    println!(
-        "{} {} checked, {verb} {}",
-        plan.checked,
-        plural(plan.checked, "entry", "entries"),
-        plan.remove.len()
-    );
     Ok(exit::OK)
-}
-
-#[derive(Serialize)]
-struct MergeReport<'a> {
-    dry_run: bool,
-    files: &'a [MergeAction],
 }
 
 fn merge(args: MergeArgs) -> anyhow::Result<i32> {
@@ -186,42 +134,19 @@ fn merge(args: MergeArgs) -> anyhow::Result<i32> {
         anyhow::ensure!(d.is_dir(), "{} is not a directory", d.display());
     }
     let (root, packages, found) = packages(&args.workspace)?;
-    let actions = cache_tools::merge(&args.dirs, &packages, &found, args.dry_run);
-    let code = if actions.iter().any(MergeAction::failed) {
+    let actions = tools::merge(&args.dirs, &packages, &found, args.dry_run);
+    let report = MergeReport {
+        dry_run: args.dry_run,
+        files: &actions,
+    };
+    if args.json {
+        print_json(&report);
+    } else {
+        print!("{}", report.text(&root));
+    }
+    Ok(if actions.iter().any(MergeAction::failed) {
         exit::FAILED
     } else {
         exit::OK
-    };
-    if args.json {
-        print_json(&MergeReport {
-            dry_run: args.dry_run,
-            files: &actions,
-        });
-        return Ok(code);
-    }
-    for a in &actions {
-        let target = a
-            .dest
-            .as_ref()
-            .map(|d| format!(" → {}", rel(&root, d)))
-            .unwrap_or_default();
-        println!(
-            "{}: {}{target}: {}",
-            a.action,
-            a.source.display(),
-            a.message
-        );
-    }
-    let count = |kind: &str| actions.iter().filter(|a| a.action == kind).count();
-    println!(
-        "{}{} added, {} replaced, {} kept, {} identical, {} skipped, {} failed",
-        if args.dry_run { "dry run: " } else { "" },
-        count("added"),
-        count("replaced"),
-        count("kept"),
-        count("identical"),
-        count("skipped"),
-        count("failed")
-    );
-    Ok(code)
+    })
 }

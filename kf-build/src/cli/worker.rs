@@ -1,6 +1,6 @@
 //! `cargo kernelfoundry worker`: evaluate candidates for tuners on other machines, either through a
-//! broker (`--broker URL`, see [`crate::broker`]) or on stdin/stdout for one tuner
-//! (`--stdio`, what `tune --worker-cmd` runs, see [`crate::harness::relay`]).
+//! broker (`--broker URL`, see [`crate::remote::broker`]) or on stdin/stdout for one tuner
+//! (`--stdio`, what `tune --worker-cmd` runs, see [`crate::remote::relay`]).
 
 use super::{AdapterArgs, exit};
 use anyhow::Context;
@@ -46,7 +46,7 @@ pub(crate) struct WorkerArgs {
 pub(crate) fn run(args: WorkerArgs) -> anyhow::Result<i32> {
     let timeout = Duration::from_secs_f64(args.timeout.max(1.0));
     if args.stdio {
-        crate::harness::relay::serve(args.adapter.selector(), timeout)
+        crate::remote::relay::serve(args.adapter.selector(), timeout)
             .context("the stdio worker stopped")?;
         return Ok(exit::OK);
     }
@@ -58,10 +58,11 @@ pub(crate) fn run(args: WorkerArgs) -> anyhow::Result<i32> {
 
 #[cfg(feature = "broker")]
 fn serve_broker(args: &WorkerArgs, url: &str, timeout: Duration) -> anyhow::Result<i32> {
-    use crate::broker::worker::{WorkerEvent, WorkerOptions};
-    use crate::harness::Evaluator;
-    use crate::harness::worker::WorkerProcess;
-    let address = crate::broker::BrokerAddress::parse(url, &|name| std::env::var(name).ok())?;
+    use crate::evaluate::Evaluator;
+    use crate::evaluate::process::WorkerProcess;
+    use crate::remote::broker::serve::{WorkerEvent, WorkerOptions};
+    let address =
+        crate::remote::broker::BrokerAddress::parse(url, &|name| std::env::var(name).ok())?;
     crate::gpu::select(&crate::gpu::instance(), &args.adapter.selector())?;
     let mut local = WorkerProcess::start(args.adapter.selector(), timeout)
         .context("cannot start the evaluation worker")?;
@@ -83,11 +84,11 @@ fn serve_broker(args: &WorkerArgs, url: &str, timeout: Duration) -> anyhow::Resu
         name: args
             .name
             .clone()
-            .unwrap_or_else(crate::broker::default_worker_name),
+            .unwrap_or_else(crate::remote::broker::default_worker_name),
         ack_wait: Duration::from_secs_f64(args.ack_wait.max(1.0)),
         max_deliveries: args.max_deliveries.max(1),
     };
-    crate::broker::worker::serve(address, local, ceilings, &options, |event| match event {
+    crate::remote::broker::serve::serve(address, local, ceilings, &options, |event| match event {
         WorkerEvent::Ready {
             announcement,
             address,

@@ -25,7 +25,7 @@
 
 use super::descriptor::{Descriptor, Dim};
 use super::gradient::{Gradient, GradientTracker};
-use crate::harness::Fitness;
+use crate::evaluate::Fitness;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};

@@ -246,7 +246,10 @@ impl Cache {
 
     fn put_position(&self, position: &str, key: &str) {
         if let Err(e) = std::fs::create_dir_all(&self.dir).and_then(|_| {
-            crate::store::write_atomic(&self.dir.join(format!("position-{position}.txt")), key)
+            crate::cache::store::write_atomic(
+                &self.dir.join(format!("position-{position}.txt")),
+                key,
+            )
         }) {
             log::warn!(
                 "could not index an LLM answer in {}: {e}",
@@ -271,9 +274,9 @@ impl Cache {
             &serde_json::to_string_pretty(&entry).expect("cache entries serialize"),
             secret,
         );
-        if let Err(e) = std::fs::create_dir_all(&self.dir)
-            .and_then(|_| crate::store::write_atomic(&self.dir.join(format!("{key}.json")), &text))
-        {
+        if let Err(e) = std::fs::create_dir_all(&self.dir).and_then(|_| {
+            crate::cache::store::write_atomic(&self.dir.join(format!("{key}.json")), &text)
+        }) {
             log::warn!(
                 "could not cache an LLM answer in {}: {e}",
                 self.dir.display()

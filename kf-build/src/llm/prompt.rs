@@ -14,8 +14,8 @@
 
 use super::genome::Genome;
 use super::protocol::Message;
+use crate::evaluate::{AdapterReport, Candidate, Ceilings, EvalReport};
 use crate::evolve::{Descriptor, Dim, Hint};
-use crate::harness::{AdapterReport, Candidate, Ceilings, EvalReport};
 use kf_runtime::resolve::ResolvedKernel;
 use std::fmt::Write;
 
@@ -341,8 +341,8 @@ fn describe_report(r: Option<&EvalReport>) -> String {
                     s,
                     "; on {}: {} vs baseline {}, {:.1} GB/s",
                     kf_runtime::resolve::shape_text(&t.shape),
-                    crate::cli::fmt_ns(t.candidate_ns),
-                    crate::cli::fmt_ns(t.baseline_ns),
+                    crate::bench::fmt_ns(t.candidate_ns),
+                    crate::bench::fmt_ns(t.baseline_ns),
                     t.achieved_gbps
                 );
                 if let Some(g) = t.achieved_gflops {

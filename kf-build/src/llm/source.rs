@@ -18,8 +18,8 @@ use super::genome::Population;
 use super::parse::{self, Unusable};
 use super::prompt::{self, Context, Mode, Shown, SweepPoint};
 use super::protocol::ChatRequest;
+use crate::evaluate::{AdapterReport, Candidate, Ceilings, EvalReport, Reason};
 use crate::evolve::{CandidateId, Individual, step_rng, targeted_dim};
-use crate::harness::{AdapterReport, Candidate, Ceilings, EvalReport, Reason};
 use crate::operators::{Operator, Subject};
 use crate::search::qd::{External, Payload, Proposer, View};
 use kf_runtime::Program;
@@ -379,7 +379,7 @@ impl LlmProposer {
         if let Err(e) = path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|_| crate::store::write_atomic(&path, &text))
+            .and_then(|_| crate::cache::store::write_atomic(&path, &text))
         {
             log::warn!(
                 "could not record an LLM exchange in {}: {e}",
@@ -395,7 +395,7 @@ impl LlmProposer {
             &serde_json::to_string_pretty(&self.population).expect("populations serialize"),
         );
         if let Err(e) = std::fs::create_dir_all(dir.join("llm"))
-            .and_then(|_| crate::store::write_atomic(&path, &text))
+            .and_then(|_| crate::cache::store::write_atomic(&path, &text))
         {
             log::warn!(
                 "could not save the prompt population to {}: {e}",

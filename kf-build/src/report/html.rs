@@ -567,10 +567,14 @@ pub fn render(report: &Report) -> String {
                     .unwrap_or_default()
             ),
             started(run.record.started),
-            escape(&o.strategy),
-            o.seed,
-            o.budget,
-            if o.gradients { "" } else { ", no gradients" },
+            escape(o.search.strategy.as_str()),
+            o.search.seed,
+            o.search.budget,
+            if o.search.gradients {
+                ""
+            } else {
+                ", no gradients"
+            },
             if run.record.finished {
                 ""
             } else {

@@ -16,10 +16,10 @@
 pub mod html;
 
 use crate::bench::{BenchReport, Comparison, KernelBench};
+use crate::cache::run::Run;
 use crate::discover::Found;
+use crate::evaluate::Ceilings;
 use crate::evolve::{Archive, Descriptor, describe_program};
-use crate::harness::Ceilings;
-use crate::run::Run;
 use crate::search::journal::{self, Line};
 use kf_runtime::cache::CacheEntry;
 use std::collections::BTreeMap;
@@ -211,7 +211,7 @@ pub fn gather(
         .and_then(kf_runtime::AdapterKey::parse);
     let stored: Option<Ceilings> = key
         .as_ref()
-        .and_then(|k| crate::store::read_ceilings(workspace_root, k));
+        .and_then(|k| crate::cache::store::read_ceilings(workspace_root, k));
     let ceilings = bench
         .as_ref()
         .and_then(|b| b.ceilings.as_ref())
@@ -240,7 +240,7 @@ pub fn gather(
             });
             let entry = match (found, &key) {
                 (Some(f), Some(k)) => {
-                    crate::store::read_entry(&f.crate_root, &name, &hash, k).map(|(_, e)| e)
+                    crate::cache::store::read_entry(&f.crate_root, &name, &hash, k).map(|(_, e)| e)
                 }
                 _ => None,
             };

@@ -3,10 +3,10 @@
 //! evaluator that injects the measurements, then gathered and rendered.
 
 use super::*;
-use crate::harness::{
+use crate::cache::run::RunOptions;
+use crate::evaluate::{
     AdapterReport, EvalReport, EvalRequest, Evaluator, Fitness, Reason, ShapeTime, VerifyStats,
 };
-use crate::run::RunOptions;
 use kf_runtime::AdapterIdentity;
 use sha2::{Digest, Sha256};
 
@@ -131,8 +131,12 @@ fn found(crate_root: &Path) -> Found {
 /// Tunes ELEMWISE with the QD strategy into a run under `target`, writing the entry under `root`.
 fn tune(root: &Path, target: &Path) -> crate::tune::KernelResult {
     let f = found(root);
+    let defaults = crate::tune::Options::default();
     let options = crate::tune::Options {
-        budget: 12,
+        search: crate::search::Config {
+            budget: 12,
+            ..defaults.search
+        },
         force: true,
         ..crate::tune::Options::default()
     };
@@ -140,19 +144,12 @@ fn tune(root: &Path, target: &Path) -> crate::tune::KernelResult {
         target,
         &identity().key().to_string(),
         RunOptions {
-            strategy: "qd".into(),
-            seed: options.seed,
-            budget: options.budget,
-            time_s: None,
-            gradients: true,
+            search: options.search.clone(),
             tune_shapes: vec![],
             force: true,
             kernels: vec![],
-            timeout_s: None,
-            operators: None,
             llm: false,
             llm_replay_only: false,
-            width: 1,
         },
     )
     .unwrap();

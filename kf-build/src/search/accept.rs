@@ -9,7 +9,7 @@
 
 use super::plan::final_plan;
 use super::{Job, SearchError};
-use crate::harness::{
+use crate::evaluate::{
     Candidate, EvalPlan, EvalReport, EvalRequest, Evaluator, Reason, ToleranceMiss,
 };
 use kf_runtime::verdict;
@@ -180,7 +180,7 @@ impl NearMiss {
             candidates,
             tolerance: worst.tolerance,
             needed,
-            suggested: crate::harness::clean_tolerance(needed),
+            suggested: crate::evaluate::clean_tolerance(needed),
             worst,
         })
     }

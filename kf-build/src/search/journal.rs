@@ -11,7 +11,7 @@
 //! is ignored on reading, so the journal never holds a report that was not produced (nor the
 //! placeholders of an evaluator that reports a fault).
 
-use crate::harness::{
+use crate::evaluate::{
     AdapterReport, Candidate, Ceilings, EvalPlan, EvalReport, EvalRequest, Evaluator,
 };
 use serde::{Deserialize, Serialize};

@@ -21,22 +21,29 @@ pub use plan::{final_plan, search_plan, verification_seeds};
 pub use space::{Point, Space, candidate, space};
 pub use strategy::{Exhaustive, Proposal, Strategy, SuccessiveHalving};
 
-use crate::harness::{Candidate, Ceilings, EvalReport, Evaluator};
+use crate::evaluate::{Candidate, Ceilings, EvalReport, Evaluator};
 use kf_runtime::resolve::ResolvedKernel;
 
-/// How thoroughly to search.
-#[derive(Clone, Debug)]
+/// How thoroughly to search: the one options object of a search (modelled on Triton's `Config`).
+///
+/// `tune` builds it from its flags, passes it inside `tune::Options`, records it in `run.json`
+/// (`RunOptions` flattens it, so the file keeps its fields) and judges a cached entry stale
+/// against it; `--resume` deserialises it and continues with exactly these settings.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Config {
     /// Candidate evaluations allowed for the search (the final checks are extra).
     pub budget: u64,
     /// Timed samples per candidate in the first round.
+    #[serde(default = "default_samples")]
     pub samples: u32,
     /// Timed samples in the final comparison.
+    #[serde(default = "default_final_samples")]
     pub final_samples: u32,
     /// Seed for sampling and ordering.
     pub seed: u64,
     /// Seconds one candidate evaluation may take; `None`: ten times the baseline's evaluation
-    /// (see [`crate::harness::runner::default_timeout`]).
+    /// (see [`crate::evaluate::runner::default_timeout`]).
+    #[serde(rename = "timeout_s")]
     pub timeout: Option<f64>,
     /// Which strategy.
     pub strategy: StrategyKind,
@@ -45,10 +52,24 @@ pub struct Config {
     /// Gradient-informed steering (quality-diversity strategies).
     pub gradients: bool,
     /// Only these offline operators (by name) in the evolution strategies; `None`: all of them.
+    #[serde(default)]
     pub operators: Option<Vec<String>>,
     /// Children per island and generation in the evolution strategies: 1 for one evaluator,
     /// more when several workers evaluate a batch in parallel.
+    #[serde(default = "default_width")]
     pub width: usize,
+}
+
+fn default_samples() -> u32 {
+    Config::default().samples
+}
+
+fn default_final_samples() -> u32 {
+    Config::default().final_samples
+}
+
+fn default_width() -> usize {
+    1
 }
 
 impl Default for Config {
@@ -101,7 +122,7 @@ impl Config {
     /// The deadline of a candidate's evaluation, given the baseline's report.
     pub fn candidate_deadline(&self, baseline: &EvalReport) -> f64 {
         self.timeout.unwrap_or_else(|| {
-            crate::harness::runner::default_timeout(std::time::Duration::from_secs_f64(
+            crate::evaluate::runner::default_timeout(std::time::Duration::from_secs_f64(
                 baseline.wall_ms / 1e3,
             ))
             .as_secs_f64()

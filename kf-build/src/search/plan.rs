@@ -5,7 +5,7 @@
 //! re-verifies after timing. Keeping the seeds of the two apart is what makes "the search never
 //! saw these inputs" true.
 
-use crate::harness::{EvalPlan, Trial};
+use crate::evaluate::{EvalPlan, Trial};
 use kf_runtime::resolve::ResolvedKernel;
 
 /// Seeds used while searching; verification uses others.

@@ -23,11 +23,11 @@
 
 use super::strategy::{Proposal, Strategy, rank};
 use super::{Config, StrategyKind};
+use crate::evaluate::{Candidate, EvalReport};
 use crate::evolve::{
     Archive, ArchiveConfig, CandidateId, Descriptor, Dim, GradientConfig, GradientTracker,
     Individual, describe_program, step_rng, targeted_dim,
 };
-use crate::harness::{Candidate, EvalReport};
 use crate::operators::{self, Operator, Rewrite, Skip, Subject, Target};
 use kf_runtime::resolve::ResolvedKernel;
 use rand::Rng;
@@ -102,7 +102,7 @@ pub struct External {
     /// Candidate values of overrides it introduced, for the parameter operator.
     pub params: Vec<(String, Vec<f64>)>,
     /// A failure found without running it (no code in an answer): reason and log.
-    pub judged: Option<(crate::harness::Reason, String)>,
+    pub judged: Option<(crate::evaluate::Reason, String)>,
 }
 
 /// A source of children beside the offline operators, called once per generation.

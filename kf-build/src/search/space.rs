@@ -7,7 +7,7 @@
 //! too, so every point is worth an evaluation.
 
 use crate::analysis::axes::{self, limit};
-use crate::harness::Candidate;
+use crate::evaluate::Candidate;
 use kf_runtime::Program;
 use kf_runtime::resolve::ResolvedKernel;
 use std::borrow::Cow;

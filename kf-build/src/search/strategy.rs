@@ -9,7 +9,7 @@
 //! That is what lets an interrupted run be resumed by replaying its journal.
 
 use super::space::{self, Point, Space};
-use crate::harness::{Candidate, EvalReport};
+use crate::evaluate::{Candidate, EvalReport};
 use kf_runtime::resolve::ResolvedKernel;
 use rand::SeedableRng;
 use rand::rngs::StdRng;

@@ -2,9 +2,9 @@
 //! the decisions are tested without timing luck.
 
 use super::*;
+use crate::evaluate::{EvalPlan, EvalRequest};
+use crate::evaluate::{EvalReport, Failure, Fitness, Reason, ShapeTime, VerifyStats};
 use crate::gpu::AdapterReport;
-use crate::harness::{EvalPlan, EvalRequest};
-use crate::harness::{EvalReport, Failure, Fitness, Reason, ShapeTime, VerifyStats};
 use kf_runtime::AdapterIdentity;
 use std::collections::BTreeMap;
 
@@ -768,7 +768,7 @@ impl Evaluator for Hair {
             let tolerance = request.kernel.tolerance;
             report.fitness = Fitness::failed(Reason::WrongValues);
             let mut failure = Failure::new(Reason::WrongValues, "1 of 1024 values differ");
-            failure.miss = Some(crate::harness::ToleranceMiss {
+            failure.miss = Some(crate::evaluate::ToleranceMiss {
                 tolerance,
                 needed: self.needed,
                 output: "y".into(),
@@ -777,7 +777,7 @@ impl Evaluator for Hair {
                 scalars: 1024,
                 max_rel_elem: self.needed,
                 rel_l2: tolerance / 100.0,
-                worst: Some(crate::harness::WorstElement {
+                worst: Some(crate::evaluate::WorstElement {
                     index: 17,
                     expected: "1.196375e-2".into(),
                     actual: "1.196668e-2".into(),

@@ -1,8 +1,8 @@
 //! Gradient statistics on synthetic transitions.
 
 use super::*;
+use crate::evaluate::Fitness;
 use crate::evolve::archive::Individual;
-use crate::harness::Fitness;
 
 fn cell(s: &str) -> Descriptor {
     s.parse().expect("a descriptor")

@@ -3,7 +3,7 @@
 //! switch to offline operators when the endpoint fails.
 
 use super::*;
-use crate::harness::{EvalRequest, Evaluator, Failure, Fitness, ShapeTime, VerifyStats};
+use crate::evaluate::{EvalRequest, Evaluator, Failure, Fitness, ShapeTime, VerifyStats};
 use crate::llm::client::Transport;
 use crate::llm::protocol::{ChatResponse, Choice, ResponseMessage, Usage};
 use crate::search::{Config, Outcome, StrategyKind};

@@ -18,8 +18,8 @@
 use super::protocol::{self, Announcement, Envelope, Notice, Reply};
 use super::stop::FAREWELL;
 use super::{Broker, BrokerAddress, BrokerError, StopOn};
-use crate::harness::worker::{FAULT_ENV, WorkerProcess};
-use crate::harness::{Ceilings, EvalReport, Evaluator, PROTOCOL_VERSION};
+use crate::evaluate::process::{FAULT_ENV, WorkerProcess};
+use crate::evaluate::{Ceilings, EvalReport, Evaluator, PROTOCOL_VERSION};
 use async_nats::jetstream::{self, AckKind, consumer};
 use futures_util::StreamExt;
 use std::time::{Duration, Instant};

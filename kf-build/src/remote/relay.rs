@@ -11,8 +11,8 @@
 //! Invariant: stdout carries only protocol lines; when stdin closes, the local worker process is
 //! killed and the relay exits.
 
-use super::worker::WorkerProcess;
-use super::{AdapterSelector, Evaluator, PROTOCOL_VERSION, Request, Response};
+use crate::evaluate::process::WorkerProcess;
+use crate::evaluate::{AdapterSelector, Evaluator, PROTOCOL_VERSION, Request, Response};
 use std::io::{BufRead, Write};
 use std::time::Duration;
 

@@ -14,7 +14,7 @@
 
 use super::protocol::{self, Announcement, Envelope, Notice, Reply};
 use super::{Broker, BrokerAddress, BrokerError};
-use crate::harness::{
+use crate::evaluate::{
     AdapterReport, Ceilings, EvalReport, EvalRequest, Evaluator, PROTOCOL_VERSION, Reason,
 };
 use futures_util::StreamExt;

@@ -17,8 +17,8 @@
 //! Invariant: every number here was measured on the adapter named in the record, by the method
 //! recorded beside it; merging only ever keeps measured numbers.
 
+pub use super::protocol::{CEILINGS_FORMAT_VERSION as FORMAT_VERSION, Ceilings, CopyPoint};
 use super::runner::Timestamps;
-pub use super::wire::{CEILINGS_FORMAT_VERSION as FORMAT_VERSION, Ceilings, CopyPoint};
 use crate::gpu::Gpu;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use wgpu::util::DeviceExt;

@@ -1,6 +1,6 @@
 //! The evaluator: how a candidate kernel is compiled, verified against the baseline, and timed.
 //!
-//! Everything that crosses the worker boundary is plain serializable data in [`wire`]:
+//! Everything that crosses the worker boundary is plain serializable data in [`protocol`]:
 //! [`EvalRequest`] in, [`EvalReport`] out. The search never touches the GPU itself; it asks an
 //! [`Evaluator`] (today a local worker process, later possibly a remote one) and reads the report.
 //!
@@ -16,11 +16,10 @@ pub mod compare;
 pub mod inputs;
 mod parts;
 pub mod probe;
-pub mod relay;
+pub mod process;
+pub mod protocol;
 mod resources;
 pub mod runner;
 pub mod traffic;
-pub mod wire;
-pub mod worker;
 
-pub use wire::*;
+pub use protocol::*;

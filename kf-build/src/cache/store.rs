@@ -6,7 +6,8 @@
 //!
 //! Invariant: this is the only module that writes under `kernelfoundry/`.
 
-use crate::harness::Ceilings;
+use crate::evaluate::Ceilings;
+use crate::search::Config;
 use kf_runtime::AdapterKey;
 use kf_runtime::cache::{CACHE_DIR, CacheEntry};
 use kf_runtime::resolve::ResolvedKernel;
@@ -127,43 +128,33 @@ impl EntryState {
     }
 }
 
-/// The search `tune` is about to run, to tell whether an entry found by another search is stale.
-#[derive(Clone, Copy, Debug)]
-pub struct SearchRequest<'a> {
-    /// The strategy asked for: `auto`, `exhaustive`, `qd`, `greedy` or `random`.
-    pub strategy: &'a str,
-    /// Candidate evaluations allowed.
-    pub budget: u64,
-}
-
-impl SearchRequest<'_> {
-    /// Why an entry found by `recorded` is not what this request would do, if it is not.
-    fn differences(&self, recorded: &kf_runtime::cache::SearchRecord) -> Vec<String> {
-        let mut why = Vec::new();
-        let same_strategy = match self.strategy {
-            "auto" => matches!(
-                recorded.strategy.as_str(),
-                "exhaustive" | "successive-halving"
-            ),
-            asked => recorded.strategy == asked,
-        };
-        if !same_strategy {
-            why.push(format!(
-                "it was searched with strategy `{}`; this tune asks for `{}`",
-                recorded.strategy, self.strategy
-            ));
-        }
-        // A search that saw every point of its space gains nothing from a bigger budget.
-        let complete =
-            recorded.strategy == "exhaustive" && recorded.evaluations >= recorded.space_size;
-        if same_strategy && !complete && self.budget > recorded.budget {
-            why.push(format!(
-                "the search budget was raised from {} to {}",
-                recorded.budget, self.budget
-            ));
-        }
-        why
+/// Why an entry found by `recorded` is not what `search`, the search `tune` is about to run, would
+/// do, if it is not.
+fn differences(search: &Config, recorded: &kf_runtime::cache::SearchRecord) -> Vec<String> {
+    let asked = search.strategy.as_str();
+    let mut why = Vec::new();
+    let same_strategy = match asked {
+        "auto" => matches!(
+            recorded.strategy.as_str(),
+            "exhaustive" | "successive-halving"
+        ),
+        asked => recorded.strategy == asked,
+    };
+    if !same_strategy {
+        why.push(format!(
+            "it was searched with strategy `{}`; this tune asks for `{}`",
+            recorded.strategy, asked
+        ));
     }
+    // A search that saw every point of its space gains nothing from a bigger budget.
+    let complete = recorded.strategy == "exhaustive" && recorded.evaluations >= recorded.space_size;
+    if same_strategy && !complete && search.budget > recorded.budget {
+        why.push(format!(
+            "the search budget was raised from {} to {}",
+            recorded.budget, search.budget
+        ));
+    }
+    why
 }
 
 /// Reads and judges the entry of `kernel` for adapter `key` under `crate_root`. `search` is the
@@ -173,7 +164,7 @@ pub fn entry_state(
     crate_root: &Path,
     kernel: &ResolvedKernel,
     key: &AdapterKey,
-    search: Option<SearchRequest<'_>>,
+    search: Option<&Config>,
 ) -> EntryState {
     let path = CacheEntry::path(crate_root, &kernel.name, &kernel.content_hash, key);
     let text = match std::fs::read_to_string(&path) {
@@ -211,7 +202,7 @@ pub fn entry_state(
         None => vec!["the entry does not record the settings it was tuned with".to_owned()],
     };
     if let Some(search) = search {
-        why.extend(search.differences(&entry.search));
+        why.extend(differences(search, &entry.search));
     }
     let entry = Box::new(entry);
     if why.is_empty() {
@@ -252,7 +243,7 @@ pub fn read_ceilings_any(root: &Path, key: &AdapterKey) -> Option<Ceilings> {
 /// Reads stored ceilings for `key` that can be used as they are: measured by this tool version,
 /// in this format, recently enough ([`Ceilings::is_current`]). Anything else is measured again.
 pub fn read_ceilings(root: &Path, key: &AdapterKey) -> Option<Ceilings> {
-    read_ceilings_any(root, key).filter(|c| c.is_current(crate::harness::probe::now_secs()))
+    read_ceilings_any(root, key).filter(|c| c.is_current(crate::evaluate::probe::now_secs()))
 }
 
 /// Stores ceilings in the workspace at `root`, keeping the best of `c` and a current stored
@@ -285,6 +276,7 @@ pub fn remember_ceilings(root: &Path, measured: Option<&Ceilings>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::StrategyKind;
     use kf_runtime::AdapterIdentity;
     use kf_runtime::cache::{
         AdapterRecord, FORMAT_VERSION, KernelRecord, Outcome, SearchRecord, VerificationRecord,
@@ -368,11 +360,12 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         let k = kernel("");
         let key = adapter().key();
         let status = |k: &ResolvedKernel, budget: Option<u64>| {
-            let search = budget.map(|budget| SearchRequest {
-                strategy: "auto",
+            let search = budget.map(|budget| Config {
+                strategy: StrategyKind::Auto,
                 budget,
+                ..Config::default()
             });
-            entry_state(root, k, &key, search)
+            entry_state(root, k, &key, search.as_ref())
         };
         assert!(matches!(status(&k, None), EntryState::Missing));
 
@@ -400,11 +393,12 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         write_entry(root, &baseline_best(&k, "exhaustive", 32)).unwrap();
         assert_eq!(status(&k, Some(64)).status(), "baseline-best");
         // Another strategy than the one asked for: stale.
-        let qd = SearchRequest {
-            strategy: "qd",
+        let qd = Config {
+            strategy: StrategyKind::Qd,
             budget: 32,
+            ..Config::default()
         };
-        match entry_state(root, &k, &key, Some(qd)) {
+        match entry_state(root, &k, &key, Some(&qd)) {
             EntryState::Stale { why, .. } => assert_eq!(
                 why,
                 vec!["it was searched with strategy `exhaustive`; this tune asks for `qd`"]
@@ -490,7 +484,7 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
 
     #[test]
     fn ceilings_keep_the_best_known_and_stale_ones_are_replaced() {
-        use crate::harness::probe::{MAX_AGE, now_secs, tests::ceilings};
+        use crate::evaluate::probe::{MAX_AGE, now_secs, tests::ceilings};
         let dir = tempfile::tempdir().unwrap();
         let now = now_secs();
         let low = ceilings(&[(1 << 20, 1.0)], 2.0, now);

@@ -438,7 +438,7 @@ pub struct ShapeTime {
     pub bytes: u64,
     /// `bytes / candidate_ns`.
     pub achieved_gbps: f64,
-    /// Bytes any correct kernel must move in one run (see `harness::traffic`): what the roofline
+    /// Bytes any correct kernel must move in one run (see `evaluate::traffic`): what the roofline
     /// cap counts.
     #[serde(default)]
     pub min_bytes: u64,

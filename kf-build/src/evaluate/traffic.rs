@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn counts_changes_in_every_part() {
-        use crate::harness::parts::PART_ELEMENTS;
+        use crate::evaluate::parts::PART_ELEMENTS;
         let n = 2 * PART_ELEMENTS + 1;
         let before = vec![0u8; 8 * n as usize];
         let mut after = before.clone();

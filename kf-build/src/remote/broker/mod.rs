@@ -9,10 +9,10 @@
 //!
 //! - [`address`]: the URL and the login; secrets never print.
 //! - [`protocol`]: subjects and the messages around `EvalRequest`/`EvalReport`.
-//! - [`fleet`]: the tuner's side, a [`crate::harness::Evaluator`] that publishes a whole batch at
+//! - [`fleet`]: the tuner's side, a [`crate::evaluate::Evaluator`] that publishes a whole batch at
 //!   once so that several workers evaluate it in parallel.
-//! - [`worker`]: the worker's side, which runs every request in the killable local worker process
-//!   (`harness::worker::WorkerProcess`), exactly like a local tune.
+//! - [`serve`]: the worker's side, which runs every request in the killable local worker process
+//!   (`evaluate::process::WorkerProcess`), exactly like a local tune.
 //! - [`stop`]: SIGTERM and SIGINT stop a worker at once in every state, the broker gone included.
 //!
 //! Invariants:
@@ -30,8 +30,8 @@
 pub mod address;
 pub mod fleet;
 pub mod protocol;
+pub mod serve;
 pub(crate) mod stop;
-pub mod worker;
 
 pub use address::BrokerAddress;
 pub use fleet::{Fleet, FleetEvaluator};

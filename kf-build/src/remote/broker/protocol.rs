@@ -14,7 +14,7 @@
 //!   keeps one per subject for [`ANNOUNCEMENT_TTL`]; a worker repeats its own every
 //!   [`HEARTBEAT`], so what the stream holds is who is alive.
 
-use crate::harness::{AdapterReport, Ceilings, EvalReport, EvalRequest, PROTOCOL_VERSION};
+use crate::evaluate::{AdapterReport, Ceilings, EvalReport, EvalRequest, PROTOCOL_VERSION};
 use kf_runtime::AdapterKey;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -179,7 +179,7 @@ pub struct Notice {
 pub fn repeated_loss(request: &EvalRequest, delivery: u64, runs: u32) -> EvalReport {
     EvalReport::failed(
         &request.candidate.id,
-        crate::harness::Reason::Crash,
+        crate::evaluate::Reason::Crash,
         format!(
             "handed to workers {runs} time(s) and no report came back: each worker that took it was killed or died before answering (the candidate may take the whole worker down); recorded as a crash at delivery {delivery} without running it again"
         ),
@@ -203,7 +203,7 @@ mod tests {
 
     #[test]
     fn replies_round_trip() {
-        let report = EvalReport::failed("v1", crate::harness::Reason::Timeout, "slow");
+        let report = EvalReport::failed("v1", crate::evaluate::Reason::Timeout, "slow");
         let reply = Reply::Report {
             id: "s.1".into(),
             worker: "w".into(),

@@ -10,7 +10,7 @@
 //! its options.
 //!
 //! Invariant: run directories hold records of evaluations only; the cache entries a run produces
-//! are written by [`crate::store`] under the crate, never here.
+//! are written by [`crate::cache::store`] under the crate, never here.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -18,16 +18,10 @@ use std::path::{Path, PathBuf};
 /// The options a run was started with, enough to continue it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunOptions {
-    /// `qd`, `greedy`, `random`, `exhaustive` or `auto`.
-    pub strategy: String,
-    /// Seed of every random choice.
-    pub seed: u64,
-    /// Candidate evaluations per kernel.
-    pub budget: u64,
-    /// Seconds per kernel, if limited.
-    pub time_s: Option<f64>,
-    /// Whether gradient steering was on.
-    pub gradients: bool,
+    /// The search settings (strategy, seed, budget, time, gradients, timeout, operators, width),
+    /// flattened into `run.json` as the fields they always were; `--resume` reads them back.
+    #[serde(flatten)]
+    pub search: crate::search::Config,
     /// Tune shapes given on the command line (`rows=4096,cols=4096`), replacing the attribute's.
     pub tune_shapes: Vec<String>,
     /// Whether entries already cached were retuned.
@@ -37,24 +31,12 @@ pub struct RunOptions {
     /// or null.
     #[serde(default, alias = "kernel", deserialize_with = "names")]
     pub kernels: Vec<String>,
-    /// Seconds one candidate evaluation may take, if fixed.
-    pub timeout_s: Option<f64>,
-    /// Only these offline operators, if restricted.
-    #[serde(default)]
-    pub operators: Option<Vec<String>>,
     /// Whether the LLM proposed children too.
     #[serde(default)]
     pub llm: bool,
     /// Whether LLM answers came only from the response cache.
     #[serde(default)]
     pub llm_replay_only: bool,
-    /// Children per island and generation (more than one when several workers evaluated).
-    #[serde(default = "one")]
-    pub width: usize,
-}
-
-fn one() -> usize {
-    1
 }
 
 /// A list of names, or one name or null (the older `kernel` field).
@@ -198,7 +180,7 @@ impl Run {
     fn save(&self) -> std::io::Result<()> {
         let mut text = serde_json::to_string_pretty(&self.record).expect("run records serialize");
         text.push('\n');
-        crate::store::write_atomic(&self.dir.join("run.json"), &text)
+        crate::cache::store::write_atomic(&self.dir.join("run.json"), &text)
     }
 }
 
@@ -208,19 +190,17 @@ mod tests {
 
     fn options() -> RunOptions {
         RunOptions {
-            strategy: "qd".into(),
-            seed: 1,
-            budget: 60,
-            time_s: None,
-            gradients: true,
+            search: crate::search::Config {
+                strategy: crate::search::StrategyKind::Qd,
+                seed: 1,
+                budget: 60,
+                ..crate::search::Config::default()
+            },
             tune_shapes: vec![],
             force: true,
             kernels: vec!["MATMUL".into(), "ROW_SUM".into()],
-            timeout_s: None,
-            operators: None,
             llm: false,
             llm_replay_only: false,
-            width: 1,
         }
     }
 
@@ -255,6 +235,38 @@ mod tests {
                 serde_json::from_value(serde_json::Value::Object(fields.clone())).unwrap();
             assert_eq!(read.kernels, kernels);
         }
+    }
+
+    #[test]
+    fn the_search_settings_are_the_fields_run_json_always_had() {
+        // A record written before the settings were one object: no samples, a strategy name.
+        let old = r#"{"strategy":"greedy","seed":7,"budget":12,"time_s":3.5,"gradients":false,
+            "tune_shapes":["n=64"],"force":false,"kernels":["MATMUL"],"timeout_s":20.0,
+            "operators":["param"],"llm":false,"llm_replay_only":false,"width":2}"#;
+        let read: RunOptions = serde_json::from_str(old).unwrap();
+        let want = crate::search::Config {
+            strategy: crate::search::StrategyKind::Greedy,
+            seed: 7,
+            budget: 12,
+            time_s: Some(3.5),
+            gradients: false,
+            timeout: Some(20.0),
+            operators: Some(vec!["param".into()]),
+            width: 2,
+            ..crate::search::Config::default()
+        };
+        assert_eq!(read.search, want);
+        assert_eq!(read.tune_shapes, ["n=64"]);
+        // Written back, the same fields at the top level, under the same names.
+        let written = serde_json::to_value(&read).unwrap();
+        for (field, value) in [
+            ("strategy", serde_json::json!("greedy")),
+            ("timeout_s", serde_json::json!(20.0)),
+            ("width", serde_json::json!(2)),
+        ] {
+            assert_eq!(written[field], value, "{written}");
+        }
+        assert_eq!(serde_json::from_value::<RunOptions>(written).unwrap(), read);
     }
 
     #[test]

@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn mismatches_across_parts_are_counted_and_the_first_named_in_order() {
-        use crate::harness::parts::PART_ELEMENTS;
+        use crate::evaluate::parts::PART_ELEMENTS;
         let n = 3 * PART_ELEMENTS as usize + 5;
         let r: Vec<f32> = (0..n).map(|i| (i % 97) as f32 + 1.0).collect();
         let mut c = r.clone();
@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn a_reference_constant_within_each_part_but_not_across_is_judged() {
-        use crate::harness::parts::PART_ELEMENTS;
+        use crate::evaluate::parts::PART_ELEMENTS;
         let n = 2 * PART_ELEMENTS as usize;
         let mut r = vec![2.0f32; n];
         assert!(check(&r, &r, true).degenerate.is_some());

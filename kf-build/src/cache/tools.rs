@@ -485,7 +485,7 @@ fn merge_file(
         if dry_run {
             return action(Some(dest.clone()), kind, why);
         }
-        match crate::store::write_atomic(&dest, &text) {
+        match crate::cache::store::write_atomic(&dest, &text) {
             Ok(()) => action(Some(dest.clone()), kind, why),
             Err(e) => action(
                 Some(dest.clone()),
@@ -650,6 +650,9 @@ pub fn judge(
         )
     }
 }
+
+mod text;
+pub use text::{GcReport, MergeReport};
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,104 @@
+//! `tune`'s option groups: the search settings, parsed into the one options object of a search
+//! ([`crate::search::Config`], which `run.json` records and `--resume` reads back instead of these
+//! flags), and the LLM options.
+
+use crate::search::{Config, StrategyKind};
+use crate::tune::llm::LlmFlags;
+use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+
+/// `tune`'s search settings: what `run.json` records and `--resume` reads back.
+#[derive(Args, Debug)]
+pub(crate) struct SearchArgs {
+    /// Candidate evaluations per kernel (the final verification of the best is extra).
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub(crate) budget: u64,
+    /// How to search. `qd`: evolve the kernel's code (rewrite operators and parameters, steered by
+    /// a quality-diversity archive with gradients). `greedy`: always build on the best so far.
+    /// `random`: build on a random correct candidate. `exhaustive`: only the template parameters,
+    /// every point within the budget. `auto`: the template parameters, exhaustively when they fit
+    /// the budget, by successive halving otherwise.
+    #[arg(long, default_value = "qd", value_parser = strategy_parser())]
+    pub(crate) strategy: StrategyKind,
+    /// Stop searching a kernel after this many seconds (the final verification is extra).
+    #[arg(long = "time", value_name = "SECS")]
+    pub(crate) time: Option<f64>,
+    /// Turn off gradient-informed steering of the `qd` search.
+    #[arg(long)]
+    pub(crate) no_gradients: bool,
+    /// Only these offline rewrite operators in the evolution strategies, e.g.
+    /// `--operators param,unroll` (default: all; `list` them with an unknown name).
+    #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
+    pub(crate) operators: Option<Vec<String>>,
+    /// Seconds one candidate evaluation may take before its worker is killed. Default: ten times
+    /// the baseline's evaluation, at least 10 s.
+    #[arg(long, value_name = "SECS")]
+    pub(crate) timeout: Option<f64>,
+    /// Seed of every random choice of the search (same seed, same candidates).
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub(crate) seed: u64,
+}
+
+impl SearchArgs {
+    /// The settings as the search takes them.
+    pub(crate) fn config(&self) -> Config {
+        Config {
+            budget: self.budget,
+            seed: self.seed,
+            timeout: self.timeout,
+            strategy: self.strategy,
+            time_s: self.time,
+            gradients: !self.no_gradients,
+            operators: self.operators.clone(),
+            ..Config::default()
+        }
+    }
+}
+
+/// `--strategy`: one of the search strategies, by the name the run and the entry record.
+fn strategy_parser() -> impl TypedValueParser<Value = StrategyKind> {
+    let all = [
+        StrategyKind::Qd,
+        StrategyKind::Greedy,
+        StrategyKind::Random,
+        StrategyKind::Exhaustive,
+        StrategyKind::Auto,
+    ];
+    PossibleValuesParser::new(all.map(StrategyKind::as_str)).map(move |s| {
+        *all.iter()
+            .find(|k| k.as_str() == s)
+            .expect("a possible value")
+    })
+}
+
+/// `tune`'s LLM options.
+#[derive(Args, Debug)]
+pub(crate) struct LlmArgs {
+    /// Ask an LLM for new kernels too (any OpenAI-compatible endpoint: KERNELFOUNDRY_LLM_URL,
+    /// KERNELFOUNDRY_LLM_MODEL, KERNELFOUNDRY_LLM_API_KEY or OPENAI_API_KEY, or
+    /// [workspace.metadata.kernelfoundry.llm] in Cargo.toml). Needs an evolution strategy
+    /// (qd, greedy or random).
+    #[arg(long, help_heading = "LLM")]
+    pub(crate) llm: bool,
+    /// Do not ask an LLM, even where the configuration enables it.
+    #[arg(long, help_heading = "LLM", conflicts_with = "llm")]
+    pub(crate) no_llm: bool,
+    /// Answer LLM requests only from the response cache of earlier runs; send nothing (implies
+    /// --llm). A request not in the cache gets no answer (the summary counts them).
+    #[arg(long, help_heading = "LLM", conflicts_with = "no_llm")]
+    pub(crate) llm_replay_only: bool,
+    /// With --llm: print the first prompt the tune would send, and send nothing.
+    #[arg(long, help_heading = "LLM")]
+    pub(crate) dry_run: bool,
+}
+
+impl LlmArgs {
+    /// Whether and how the tune asks an LLM.
+    pub(crate) fn flags(&self) -> LlmFlags {
+        LlmFlags {
+            llm: self.llm,
+            no_llm: self.no_llm,
+            replay_only: self.llm_replay_only,
+        }
+    }
+}
