@@ -10,10 +10,13 @@
 //! pure function of the seed, and so are the generated contents (`inputs::Cache`) and their GPU
 //! copies (`resources::Masters`), from which each run's fresh buffers are filled. Baseline and candidate are timed in pairs in a random order, rotating
 //! through enough input sets (together larger than any last-level cache) that caches do not
-//! flatter either of them.
+//! flatter either of them; those sets stay resident between evaluations of a kernel on a shape,
+//! everything a run can write restored before each timing. The clock ramp before a timing is
+//! paid once per batch of evaluations, again only after the GPU idled (`sustain_before`).
 //!
 //! Invariant: nothing from one run (buffers, bind groups) is visible to another run, so a
-//! candidate cannot read the reference's result or its own previous output.
+//! candidate cannot read the reference's result or its own previous output (a resident timing
+//! set holds only what it was created with when a timing starts; its outputs are never judged).
 
 use super::compare::{Comparison, compare};
 use super::inputs::{self, Contents};
@@ -73,6 +76,14 @@ pub struct Runner {
     /// The figures of the last comparison that failed only by the size of its finite errors
     /// (see [`ToleranceMiss`]); cleared by every comparison that fails otherwise.
     miss: Option<ToleranceMiss>,
+    /// The timing's buffer sets by (content hash, shape), with their bytes (see
+    /// [`Self::timing_sets`]).
+    resident: HashMap<(String, String), (u64, Vec<Vec<Bound>>)>,
+    /// When the GPU last ended a sustained load (a ramp or a timing loop), for [`sustain_before`].
+    last_load: Option<Instant>,
+    /// The fastest baseline median per (content hash, shape) in this worker, the reference of
+    /// the [`CLOCK_FELL`] check.
+    baseline_best: HashMap<(String, String), f64>,
 }
 
 /// How far above the copy ceiling the bound traffic may appear before the ceiling is measured
@@ -86,12 +97,58 @@ const MAX_REPROBES: u32 = 4;
 const ROTATION_BYTES: u64 = 256 << 20;
 /// The same on a CPU adapter, whose last-level cache is smaller and whose memory is the host's.
 const ROTATION_BYTES_CPU: u64 = 64 << 20;
+/// Bytes of timing buffer sets kept between evaluations (see `Runner::timing_sets`): the sets
+/// of a few (kernel, shape) pairs at most, since both programs rotate [`ROTATION_BYTES`] each.
+const RESIDENT_BYTES: u64 = 1 << 30;
 
 /// How long the GPU is kept busy before timing (see [`sustain_load`]); `KERNELFOUNDRY_WARM_MS`
 /// overrides it.
 const SUSTAIN_GPU: Duration = Duration::from_millis(400);
 /// The GPU work of one command buffer while sustaining the load.
 const SUSTAIN_BATCH: Duration = Duration::from_millis(8);
+
+/// How long the GPU may have been idle since its last sustained load (the previous timing loop
+/// or ramp in this worker) for the next timing to skip the ramp; `KERNELFOUNDRY_RAMP_IDLE_MS`
+/// overrides it.
+///
+/// Why 250 ms: on the H200 the clock took about 0.25 s of sustained load to rise (BENCHMARKS.md,
+/// "the clock ramp"). How fast it falls again under Vulkan was not measured; a governor that
+/// needs that long under load to raise the clock is assumed to need at least as long at idle to
+/// lower it. The assumption is checked on every timing that skips the ramp: a baseline slower
+/// than its best time in this worker by [`CLOCK_FELL`] is timed again after the full ramp.
+/// Within a batch of evaluations the gap between two timings (compile, verification trials,
+/// the search's next step) is well under this, so the ramp is paid once per batch.
+const RAMP_IDLE: Duration = Duration::from_millis(250);
+/// The load before a timing that skips the ramp: keeps the GPU busy across the host's gap
+/// between two timings, so no timing starts on a GPU that has just idled.
+const TOP_UP: Duration = Duration::from_millis(16);
+/// A baseline this much slower than its fastest median in this worker, timed without the full
+/// ramp, is taken as a clock that fell while idle: the shape is ramped and timed again. The
+/// clock ramp made the same kernel 4–5× slower; the noise of a median of samples is a few
+/// percent.
+const CLOCK_FELL: f64 = 1.25;
+
+/// How long to sustain the load before a timing: `full` (see [`sustain_duration`]) when the GPU
+/// has not run a sustained load in this worker yet (`since_load` is `None`) or has idled longer
+/// than `ramp_idle` since, else only the short [`TOP_UP`] (never more than `full`).
+pub(crate) fn sustain_before(
+    full: Duration,
+    since_load: Option<Duration>,
+    ramp_idle: Duration,
+) -> Duration {
+    match since_load {
+        Some(idle) if idle <= ramp_idle => TOP_UP.min(full),
+        _ => full,
+    }
+}
+
+/// [`RAMP_IDLE`], or `KERNELFOUNDRY_RAMP_IDLE_MS`.
+fn ramp_idle() -> Duration {
+    std::env::var("KERNELFOUNDRY_RAMP_IDLE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(RAMP_IDLE, Duration::from_millis)
+}
 
 /// How long to sustain the load before timing: [`SUSTAIN_GPU`] on a GPU, nothing on a CPU adapter
 /// (whose clock does not depend on a GPU's idle state), or `KERNELFOUNDRY_WARM_MS`.
@@ -161,6 +218,9 @@ impl Runner {
             test_copy_cap: None,
             phases: Phases::default(),
             miss: None,
+            resident: HashMap::new(),
+            last_load: None,
+            baseline_best: HashMap::new(),
         }
     }
 
@@ -847,7 +907,13 @@ impl Runner {
         let b = self.trial_contents(kernel, &second.shape, second.seed)?;
         let reference = self.reference(kernel, &second, &b)?;
         let bound = self.bind(kernel, &first.shape, &a)?;
-        self.run_bound(kernel, candidate, &first.shape, &bound)?;
+        // The first run's outputs are judged by the trial on fresh buffers; here only what it
+        // leaves behind matters, so nothing is read back.
+        let counts = self.workgroups(&candidate.program, &first.shape)?;
+        let t = Instant::now();
+        self.submit(candidate, &bound, counts, None, &[]);
+        self.wait()?;
+        self.phases.add(Phase::Gpu, t);
         for ((plan, resource), data) in kernel.buffers.iter().zip(&bound.resources).zip(&b) {
             if matches!(plan.role, Role::Input | Role::Inout | Role::Uniform) {
                 resource.write(&self.gpu.queue, data.as_slice());
@@ -864,13 +930,53 @@ impl Runner {
         )
     }
 
-    /// Times baseline and candidate in interleaved pairs on `shape`.
+    /// Times baseline and candidate in interleaved pairs on `shape`, after the clock ramp when
+    /// the GPU has idled (see [`sustain_before`]); a timing that skipped the ramp and finds the
+    /// baseline slower than before (see [`CLOCK_FELL`]) is ramped and taken again.
     fn time_shape(
         &mut self,
         kernel: &ResolvedKernel,
         candidate: &Compiled,
         shape: &Shape,
         plan: &EvalPlan,
+    ) -> Step<ShapeTime> {
+        let full = sustain_duration(self.gpu.is_cpu());
+        let since = self.last_load.map(|t| t.elapsed());
+        let sustain = sustain_before(full, since, ramp_idle());
+        let mut time = self.time_shape_after(kernel, candidate, shape, plan, sustain)?;
+        let key = (kernel.content_hash.clone(), shape_text(shape));
+        let best = self.baseline_best.get(&key).copied();
+        if sustain < full
+            && !self.gpu.is_cpu()
+            && best.is_some_and(|b| time.baseline_ns > b * CLOCK_FELL)
+        {
+            log::debug!(
+                "the baseline took {:.0} ns on {} after {:.0} ms idle, {:.0} ns before: the clock fell, timing again after the ramp",
+                time.baseline_ns,
+                key.1,
+                since.unwrap_or_default().as_secs_f64() * 1e3,
+                best.unwrap_or_default()
+            );
+            Diagnostics::from_env().clock_fell(
+                since.unwrap_or_default(),
+                time.baseline_ns,
+                best.unwrap_or_default(),
+            );
+            time = self.time_shape_after(kernel, candidate, shape, plan, full)?;
+        }
+        let best = self.baseline_best.entry(key).or_insert(f64::INFINITY);
+        *best = best.min(time.baseline_ns);
+        Ok(time)
+    }
+
+    /// [`Self::time_shape`] after `sustain` of load.
+    fn time_shape_after(
+        &mut self,
+        kernel: &ResolvedKernel,
+        candidate: &Compiled,
+        shape: &Shape,
+        plan: &EvalPlan,
+        sustain: Duration,
     ) -> Step<ShapeTime> {
         let baseline = &self.baselines[&kernel.content_hash];
         let counts = [
@@ -900,16 +1006,9 @@ impl Runner {
             self.trial_contents(kernel, shape, seeds[1])?,
         ];
         let min_bytes = self.bound_traffic(kernel, shape, &seeds, &contents)?;
+        let sets = self.timing_sets(kernel, shape, n_sets, &contents)?;
         let baseline = &self.baselines[&kernel.content_hash];
         let programs = [baseline, candidate];
-        let mut sets: Vec<Vec<Bound>> = Vec::new();
-        for _program in 0..2 {
-            let mut program_sets = Vec::with_capacity(n_sets);
-            for i in 0..n_sets {
-                program_sets.push(self.bind(kernel, shape, &contents[i % 2])?);
-            }
-            sets.push(program_sets);
-        }
         let stamps = self
             .gpu
             .timestamps
@@ -917,7 +1016,6 @@ impl Runner {
         let period = f64::from(self.gpu.queue.get_timestamp_period());
         let mut rng = StdRng::seed_from_u64(plan.order_seed);
         let mut samples: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-        let sustain = sustain_duration(self.gpu.is_cpu());
         let started = Instant::now();
         // Both programs keep the GPU busy before their timing (see `sustain_load`).
         let t = Instant::now();
@@ -966,6 +1064,8 @@ impl Runner {
             }
         }
         self.phases.add(Phase::Timing, t);
+        self.last_load = Some(Instant::now());
+        self.keep_timing_sets(kernel, shape, sets, set_bytes);
         let ratios: Vec<f64> = samples[0]
             .iter()
             .zip(&samples[1])
@@ -1015,6 +1115,76 @@ impl Runner {
 }
 
 impl Runner {
+    /// The timing's buffer sets on `shape`, `n_sets` for each program (baseline first), set `i`
+    /// holding `contents[i % 2]`: those of the kernel's previous timing on this shape, with
+    /// every resource a run can write restored to its initial contents (poisoned outputs,
+    /// inputs of read-write bindings), so a timing starts from the state fresh sets would have
+    /// without creating them again; fresh ones the first time.
+    fn timing_sets(
+        &mut self,
+        kernel: &ResolvedKernel,
+        shape: &Shape,
+        n_sets: usize,
+        contents: &[Contents; 2],
+    ) -> Step<Vec<Vec<Bound>>> {
+        let key = (kernel.content_hash.clone(), shape_text(shape));
+        if let Some((_, sets)) = self.resident.remove(&key)
+            && sets.iter().all(|s| s.len() == n_sets)
+        {
+            let t = Instant::now();
+            let mut encoder = self
+                .gpu
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+            for program_sets in &sets {
+                for (i, bound) in program_sets.iter().enumerate() {
+                    for ((plan, resource), data) in kernel
+                        .buffers
+                        .iter()
+                        .zip(&bound.resources)
+                        .zip(&contents[i % 2])
+                    {
+                        resource.refill(&self.gpu, plan, data, &self.masters, &mut encoder);
+                    }
+                }
+            }
+            self.gpu.queue.submit([encoder.finish()]);
+            self.phases.add(Phase::Upload, t);
+            return Ok(sets);
+        }
+        let mut sets = Vec::with_capacity(2);
+        for _program in 0..2 {
+            let mut program_sets = Vec::with_capacity(n_sets);
+            for i in 0..n_sets {
+                program_sets.push(self.bind(kernel, shape, &contents[i % 2])?);
+            }
+            sets.push(program_sets);
+        }
+        Ok(sets)
+    }
+
+    /// Keeps a timing's buffer sets for the kernel's next timing on `shape` (see
+    /// [`Self::timing_sets`]), within [`RESIDENT_BYTES`]: the sets of other kernels and shapes
+    /// are dropped when these would not fit beside them.
+    fn keep_timing_sets(
+        &mut self,
+        kernel: &ResolvedKernel,
+        shape: &Shape,
+        sets: Vec<Vec<Bound>>,
+        set_bytes: u64,
+    ) {
+        let bytes = set_bytes * sets.iter().map(|s| s.len() as u64).sum::<u64>();
+        if bytes > RESIDENT_BYTES {
+            return;
+        }
+        let held: u64 = self.resident.values().map(|(b, _)| b).sum();
+        if held + bytes > RESIDENT_BYTES {
+            self.resident.clear();
+        }
+        let key = (kernel.content_hash.clone(), shape_text(shape));
+        self.resident.insert(key, (bytes, sets));
+    }
+
     /// The traffic every correct kernel must move on `shape` with each of the timing input sets
     /// (the smaller of the two): output scalars the baseline changes (see `traffic`).
     fn bound_traffic(
@@ -1189,6 +1359,18 @@ impl Diagnostics {
         }
     }
 
+    /// Appends that a timing which skipped the ramp was taken again (see [`CLOCK_FELL`]).
+    fn clock_fell(&self, idle: Duration, baseline_ns: f64, best_ns: f64) {
+        if let Some(mut f) = self.file.as_ref() {
+            use std::io::Write;
+            let _ = writeln!(
+                f,
+                "{{\"clock_fell\":{{\"idle_ms\":{:.3},\"baseline_ns\":{baseline_ns},\"best_ns\":{best_ns}}}}}",
+                idle.as_secs_f64() * 1e3
+            );
+        }
+    }
+
     fn sample(
         &self,
         which: usize,
@@ -1292,6 +1474,33 @@ mod tests {
                 .iter()
                 .all(|(n, ms)| *ms == 0.0 || *n == "other")
         );
+    }
+
+    #[test]
+    fn the_ramp_is_paid_only_after_the_gpu_idled() {
+        let full = Duration::from_millis(400);
+        let idle = Duration::from_millis(250);
+        // Never loaded in this worker, or idle longer than the threshold: the full ramp.
+        assert_eq!(sustain_before(full, None, idle), full);
+        assert_eq!(
+            sustain_before(full, Some(idle + Duration::from_millis(1)), idle),
+            full
+        );
+        assert_eq!(
+            sustain_before(full, Some(Duration::from_secs(60)), idle),
+            full
+        );
+        // Right after a timing or a ramp, up to the threshold: only the top-up.
+        assert_eq!(sustain_before(full, Some(Duration::ZERO), idle), TOP_UP);
+        assert_eq!(sustain_before(full, Some(idle), idle), TOP_UP);
+        // The top-up never exceeds the full ramp; a CPU adapter (no ramp) gets neither.
+        let short = Duration::from_millis(5);
+        assert_eq!(sustain_before(short, Some(Duration::ZERO), idle), short);
+        assert_eq!(
+            sustain_before(Duration::ZERO, Some(Duration::ZERO), idle),
+            Duration::ZERO
+        );
+        assert_eq!(sustain_before(Duration::ZERO, None, idle), Duration::ZERO);
     }
 
     #[test]
