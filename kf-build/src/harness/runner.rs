@@ -150,6 +150,25 @@ fn ramp_idle() -> Duration {
         .map_or(RAMP_IDLE, Duration::from_millis)
 }
 
+/// The relative margin by which a screened candidate must miss its bar, beyond its noise, to
+/// keep its cheap timing: run-to-run differences of a median speedup on a GPU are a few percent.
+const SCREEN_MARGIN: f64 = 0.10;
+/// How many spreads (half interquartile ranges of the per-pair speedups) the screening adds to a
+/// candidate's speedup before comparing it with the bar.
+const SCREEN_SPREADS: f64 = 3.0;
+
+/// Whether a candidate timed cheaply is clearly slower than `below`: the geometric mean of its
+/// per-shape `speedups`, raised by [`SCREEN_SPREADS`] times its `noise` (the largest spread of a
+/// shape) and then by [`SCREEN_MARGIN`], still falls short of it. A timing with no shapes or
+/// with a non-finite figure is never screened out.
+pub(crate) fn screened_out(speedups: &[f64], noise: f64, below: f64) -> bool {
+    if speedups.is_empty() || !noise.is_finite() || !below.is_finite() {
+        return false;
+    }
+    let mean = (speedups.iter().map(|s| s.ln()).sum::<f64>() / speedups.len() as f64).exp();
+    mean.is_finite() && (mean + SCREEN_SPREADS * noise) * (1.0 + SCREEN_MARGIN) < below
+}
+
 /// How long to sustain the load before timing: [`SUSTAIN_GPU`] on a GPU, nothing on a CPU adapter
 /// (whose clock does not depend on a GPU's idle state), or `KERNELFOUNDRY_WARM_MS`.
 pub(crate) fn sustain_duration(cpu: bool) -> Duration {
@@ -343,10 +362,7 @@ impl Runner {
             };
         }
 
-        let mut timings = Vec::new();
-        for shape in &req.plan.time_shapes {
-            timings.push(self.time_shape(kernel, &candidate, shape, &req.plan)?);
-        }
+        let mut timings = self.time_screened(kernel, &candidate, &req.plan)?;
         if let Some(trial) = &req.plan.reverify
             && let Err((reason, log)) = self.verify_trial(kernel, &candidate, trial, &mut stats)
         {
@@ -478,6 +494,54 @@ impl Runner {
             self.verify_rerun(kernel, candidate, first, stats)?;
         }
         Ok(())
+    }
+
+    /// Times every shape of the plan: first with the screen's few samples when the plan has a
+    /// screen, and only then, unless the candidate is clearly slower than the screen's bar (see
+    /// [`screened_out`]), with the plan's samples.
+    fn time_screened(
+        &mut self,
+        kernel: &ResolvedKernel,
+        candidate: &Compiled,
+        plan: &EvalPlan,
+    ) -> Step<Vec<ShapeTime>> {
+        if let Some(screen) = plan.screen.filter(|s| s.samples < plan.samples) {
+            let quick = EvalPlan {
+                samples: screen.samples,
+                ..plan.clone()
+            };
+            let none = [Vec::new(), Vec::new()];
+            let mut timings = Vec::new();
+            for shape in &plan.time_shapes {
+                timings.push(self.time_shape_from(kernel, candidate, shape, &quick, &none)?);
+            }
+            let speedups: Vec<f64> = timings.iter().map(|(t, _)| t.speedup).collect();
+            let noise = timings.iter().map(|(t, _)| t.spread).fold(0.0, f64::max);
+            if screened_out(&speedups, noise, screen.below) {
+                return Ok(timings.into_iter().map(|(t, _)| t).collect());
+            }
+            // The cheap samples count towards the full timing, which takes the rest (the GPU is
+            // warm: no warm-up runs again).
+            let rest = EvalPlan {
+                warmup: 0,
+                samples: plan.samples - screen.samples,
+                order_seed: plan.order_seed.wrapping_add(1),
+                ..plan.clone()
+            };
+            let mut full = Vec::new();
+            for (shape, (_, prior)) in plan.time_shapes.iter().zip(&timings) {
+                full.push(
+                    self.time_shape_from(kernel, candidate, shape, &rest, prior)?
+                        .0,
+                );
+            }
+            return Ok(full);
+        }
+        let mut timings = Vec::new();
+        for shape in &plan.time_shapes {
+            timings.push(self.time_shape(kernel, candidate, shape, plan)?);
+        }
+        Ok(timings)
     }
 
     /// Levels 0–3 and the pipeline: everything that can be decided without running.
@@ -940,36 +1004,55 @@ impl Runner {
         shape: &Shape,
         plan: &EvalPlan,
     ) -> Step<ShapeTime> {
+        let none = [Vec::new(), Vec::new()];
+        Ok(self
+            .time_shape_from(kernel, candidate, shape, plan, &none)?
+            .0)
+    }
+
+    /// [`Self::time_shape`], continuing a timing of the same shape that took the `prior`
+    /// samples (baseline's, candidate's): the figures are over those and the new ones. Gives the
+    /// samples too.
+    fn time_shape_from(
+        &mut self,
+        kernel: &ResolvedKernel,
+        candidate: &Compiled,
+        shape: &Shape,
+        plan: &EvalPlan,
+        prior: &[Vec<f64>; 2],
+    ) -> Step<(ShapeTime, [Vec<f64>; 2])> {
         let full = sustain_duration(self.gpu.is_cpu());
         let since = self.last_load.map(|t| t.elapsed());
         let sustain = sustain_before(full, since, ramp_idle());
-        let mut time = self.time_shape_after(kernel, candidate, shape, plan, sustain)?;
+        let mut time = self.time_shape_after(kernel, candidate, shape, plan, sustain, prior)?;
         let key = (kernel.content_hash.clone(), shape_text(shape));
         let best = self.baseline_best.get(&key).copied();
         if sustain < full
             && !self.gpu.is_cpu()
-            && best.is_some_and(|b| time.baseline_ns > b * CLOCK_FELL)
+            && best.is_some_and(|b| time.0.baseline_ns > b * CLOCK_FELL)
         {
             log::debug!(
                 "the baseline took {:.0} ns on {} after {:.0} ms idle, {:.0} ns before: the clock fell, timing again after the ramp",
-                time.baseline_ns,
+                time.0.baseline_ns,
                 key.1,
                 since.unwrap_or_default().as_secs_f64() * 1e3,
                 best.unwrap_or_default()
             );
             Diagnostics::from_env().clock_fell(
                 since.unwrap_or_default(),
-                time.baseline_ns,
+                time.0.baseline_ns,
                 best.unwrap_or_default(),
             );
-            time = self.time_shape_after(kernel, candidate, shape, plan, full)?;
+            // The prior samples may have been taken at the fallen clock too: timed anew.
+            let none = [Vec::new(), Vec::new()];
+            time = self.time_shape_after(kernel, candidate, shape, plan, full, &none)?;
         }
         let best = self.baseline_best.entry(key).or_insert(f64::INFINITY);
-        *best = best.min(time.baseline_ns);
+        *best = best.min(time.0.baseline_ns);
         Ok(time)
     }
 
-    /// [`Self::time_shape`] after `sustain` of load.
+    /// [`Self::time_shape_from`] after `sustain` of load.
     fn time_shape_after(
         &mut self,
         kernel: &ResolvedKernel,
@@ -977,7 +1060,8 @@ impl Runner {
         shape: &Shape,
         plan: &EvalPlan,
         sustain: Duration,
-    ) -> Step<ShapeTime> {
+        prior: &[Vec<f64>; 2],
+    ) -> Step<(ShapeTime, [Vec<f64>; 2])> {
         let baseline = &self.baselines[&kernel.content_hash];
         let counts = [
             self.workgroups(&baseline.program, shape)?,
@@ -1015,7 +1099,7 @@ impl Runner {
             .then(|| Timestamps::new(&self.gpu.device));
         let period = f64::from(self.gpu.queue.get_timestamp_period());
         let mut rng = StdRng::seed_from_u64(plan.order_seed);
-        let mut samples: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        let mut samples: [Vec<f64>; 2] = prior.clone();
         let started = Instant::now();
         // Both programs keep the GPU busy before their timing (see `sustain_load`).
         let t = Instant::now();
@@ -1090,7 +1174,7 @@ impl Runner {
             .flops
             .as_ref()
             .and_then(|f| f.eval(|n| shape.get(n).copied()).ok());
-        Ok(ShapeTime {
+        let time = ShapeTime {
             shape: shape.clone(),
             baseline_ns,
             candidate_ns,
@@ -1098,7 +1182,7 @@ impl Runner {
             spread,
             baseline_spread,
             candidate_spread,
-            samples: plan.samples.max(1),
+            samples: samples[1].len() as u32,
             method: if stamps.is_some() {
                 "timestamp-query"
             } else {
@@ -1110,7 +1194,8 @@ impl Runner {
             min_bytes,
             min_gbps: min_bytes as f64 / candidate_ns.max(1.0),
             achieved_gflops: flops.map(|f| f as f64 / candidate_ns.max(1.0)),
-        })
+        };
+        Ok((time, samples))
     }
 }
 
@@ -1501,6 +1586,25 @@ mod tests {
             Duration::ZERO
         );
         assert_eq!(sustain_before(Duration::ZERO, None, idle), Duration::ZERO);
+    }
+
+    #[test]
+    fn screening_drops_only_candidates_clearly_slower_than_the_bar() {
+        // Far below the bar, with little noise: dropped.
+        assert!(screened_out(&[0.5], 0.01, 1.0));
+        assert!(screened_out(&[0.6, 0.7], 0.02, 1.2));
+        // Within the margin of the bar, or with noise that could reach it: kept for the full
+        // timing.
+        assert!(!screened_out(&[0.95], 0.0, 1.0));
+        assert!(!screened_out(&[0.8], 0.1, 1.0));
+        assert!(!screened_out(&[1.1], 0.0, 1.0));
+        // The geometric mean over shapes decides: one fast shape can carry the candidate.
+        assert!(!screened_out(&[0.5, 2.5], 0.0, 1.0));
+        // Nothing to judge by: never dropped.
+        assert!(!screened_out(&[], 0.0, 1.0));
+        assert!(!screened_out(&[f64::NAN], 0.0, 1.0));
+        assert!(!screened_out(&[0.5], f64::INFINITY, 1.0));
+        assert!(!screened_out(&[0.5], 0.0, f64::NAN));
     }
 
     #[test]
