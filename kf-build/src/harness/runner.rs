@@ -39,6 +39,9 @@ use std::time::{Duration, Instant};
 /// A trial of a kernel: content hash, shape, seed.
 type TrialKey = (String, String, u64);
 
+/// The timing's buffer sets of one shape: baseline's, then candidate's.
+type TimingSets = Vec<Vec<Bound>>;
+
 /// A compiled program with the bind group layouts of the baseline's interface.
 struct Compiled {
     pipeline: wgpu::ComputePipeline,
@@ -78,7 +81,7 @@ pub struct Runner {
     miss: Option<ToleranceMiss>,
     /// The timing's buffer sets by (content hash, shape), with their bytes (see
     /// [`Self::timing_sets`]).
-    resident: HashMap<(String, String), (u64, Vec<Vec<Bound>>)>,
+    resident: HashMap<(String, String), (u64, TimingSets)>,
     /// When the GPU last ended a sustained load (a ramp or a timing loop), for [`sustain_before`].
     last_load: Option<Instant>,
     /// The fastest baseline median per (content hash, shape) in this worker, the reference of
