@@ -329,6 +329,59 @@ fn timing_starts_after_the_sustained_load_and_the_diagnostics_log_every_dispatch
     assert!(first >= 150.0, "first sample at {first} ms:\n{text}");
 }
 
+/// The sustain phase of every evaluation that timed something, in order, from a
+/// `KERNELFOUNDRY_DIAG` file.
+fn sustained_ms(diag: &std::path::Path) -> Vec<f64> {
+    let text = std::fs::read_to_string(diag).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|l| l.get("phases").cloned())
+        .filter(|p| p["timing"].as_f64().unwrap() > 0.0)
+        .map(|p| p["sustain"].as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_clock_ramp_is_paid_once_per_batch_of_evaluations() {
+    let fixture = copy_crate("tests/fixtures/adversarial");
+    let tune = |idle_ms: &str, log: &std::path::Path| {
+        run_ok(
+            kf(&[
+                "tune",
+                "--json",
+                "--force",
+                "--budget",
+                "3",
+                "--kernel",
+                "ELEMWISE",
+                "--manifest-path",
+            ])
+            .arg(fixture.path().join("Cargo.toml"))
+            // A CPU adapter skips the ramp unless asked for it.
+            .env("KERNELFOUNDRY_WARM_MS", "150")
+            .env("KERNELFOUNDRY_RAMP_IDLE_MS", idle_ms)
+            .env("KERNELFOUNDRY_DIAG", log),
+        )
+    };
+    // Evaluations that follow each other within the idle threshold (set far above any gap here,
+    // so a loaded machine cannot change the outcome): the first timing ramps, the rest do not.
+    let log = fixture.path().join("batch.jsonl");
+    let r = tune("600000", &log);
+    let sustained = sustained_ms(&log);
+    assert!(sustained.len() >= 3, "{sustained:?}\n{}", r.dump());
+    assert!(sustained[0] >= 150.0, "{sustained:?}");
+    assert!(
+        sustained[1..].iter().all(|ms| *ms < 150.0),
+        "the ramp was paid again within the batch: {sustained:?}"
+    );
+    // With no idle time allowed, every timing ramps, as before batches.
+    let log = fixture.path().join("each.jsonl");
+    let r = tune("0", &log);
+    let sustained = sustained_ms(&log);
+    assert!(sustained.len() >= 3, "{sustained:?}\n{}", r.dump());
+    assert!(sustained.iter().all(|ms| *ms >= 150.0), "{sustained:?}");
+}
+
 #[test]
 fn no_adapter_exits_3_and_says_what_to_install() {
     for verb in [&["adapters"][..], &["tune", "--manifest-path"][..]] {

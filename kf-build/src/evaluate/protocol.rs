@@ -184,6 +184,23 @@ pub struct EvalPlan {
     pub reverify: Option<Trial>,
     /// Seeds the random interleaving order.
     pub order_seed: u64,
+    /// Time with fewer samples first, and stop there if the candidate is clearly slower than a
+    /// bar (see [`Screen`]); `None`: the full timing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen: Option<Screen>,
+}
+
+/// A cheap first timing: `samples` per shape instead of the plan's. A candidate whose speedup,
+/// raised by its noise and a margin (`runner::screened_out`), stays below `below` (the speedup
+/// it needs to matter to the search, e.g. that of the archive's elite in its cell) keeps the
+/// cheap timing; any other candidate gets the full timing, as without screening. Verification
+/// before and re-verification after timing run either way.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Screen {
+    /// Timed samples of each program per shape in the cheap timing.
+    pub samples: u32,
+    /// The speedup a candidate must be able to reach to get the full timing.
+    pub below: f64,
 }
 
 /// One evaluation: the kernel (its baseline is the reference) and the candidate.

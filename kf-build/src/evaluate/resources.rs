@@ -230,6 +230,31 @@ impl Resource {
         Ok(Resource::Buffer(buffer))
     }
 
+    /// Restores a resource created by [`Resource::create_copied`] with `data` to that state,
+    /// where a run may have changed it: a read-write storage buffer is copied again from its
+    /// master by `encoder`, a storage texture written again. Uniforms, read-only storage,
+    /// sampled textures and samplers cannot be written by any program bound to the baseline's
+    /// interface, so they are left as they are.
+    pub(crate) fn refill(
+        &self,
+        gpu: &Gpu,
+        plan: &BufferPlan,
+        data: &Arc<Vec<u8>>,
+        masters: &Masters,
+        encoder: &mut wgpu::CommandEncoder,
+    ) {
+        match (self, plan.binding.kind) {
+            (Resource::Buffer(buffer), BindingKind::StorageReadWrite) => {
+                let size = data.len() as u64;
+                encoder.copy_buffer_to_buffer(&masters.source(gpu, data), 0, buffer, 0, size);
+            }
+            (Resource::Texture { .. }, BindingKind::StorageTexture { .. }) => {
+                self.write(&gpu.queue, data);
+            }
+            _ => {}
+        }
+    }
+
     /// What the bind group entry binds.
     pub(crate) fn binding(&self) -> wgpu::BindingResource<'_> {
         match self {

@@ -10,10 +10,13 @@
 //! pure function of the seed, and so are the generated contents (`inputs::Cache`) and their GPU
 //! copies (`resources::Masters`), from which each run's fresh buffers are filled. Baseline and candidate are timed in pairs in a random order, rotating
 //! through enough input sets (together larger than any last-level cache) that caches do not
-//! flatter either of them.
+//! flatter either of them; those sets stay resident between evaluations of a kernel on a shape,
+//! everything a run can write restored before each timing. The clock ramp before a timing is
+//! paid once per batch of evaluations, again only after the GPU idled (`sustain_before`).
 //!
 //! Invariant: nothing from one run (buffers, bind groups) is visible to another run, so a
-//! candidate cannot read the reference's result or its own previous output.
+//! candidate cannot read the reference's result or its own previous output (a resident timing
+//! set holds only what it was created with when a timing starts; its outputs are never judged).
 
 use super::compare::{Comparison, compare};
 use super::inputs::{self, Contents};
@@ -35,6 +38,9 @@ use std::time::{Duration, Instant};
 
 /// A trial of a kernel: content hash, shape, seed.
 type TrialKey = (String, String, u64);
+
+/// The timing's buffer sets of one shape: baseline's, then candidate's.
+type TimingSets = Vec<Vec<Bound>>;
 
 /// A compiled program with the bind group layouts of the baseline's interface.
 struct Compiled {
@@ -73,6 +79,14 @@ pub struct Runner {
     /// The figures of the last comparison that failed only by the size of its finite errors
     /// (see [`ToleranceMiss`]); cleared by every comparison that fails otherwise.
     miss: Option<ToleranceMiss>,
+    /// The timing's buffer sets by (content hash, shape), with their bytes (see
+    /// [`Self::timing_sets`]).
+    resident: HashMap<(String, String), (u64, TimingSets)>,
+    /// When the GPU last ended a sustained load (a ramp or a timing loop), for [`sustain_before`].
+    last_load: Option<Instant>,
+    /// The fastest baseline median per (content hash, shape) in this worker, the reference of
+    /// the [`CLOCK_FELL`] check.
+    baseline_best: HashMap<(String, String), f64>,
 }
 
 /// How far above the copy ceiling the bound traffic may appear before the ceiling is measured
@@ -86,12 +100,77 @@ const MAX_REPROBES: u32 = 4;
 const ROTATION_BYTES: u64 = 256 << 20;
 /// The same on a CPU adapter, whose last-level cache is smaller and whose memory is the host's.
 const ROTATION_BYTES_CPU: u64 = 64 << 20;
+/// Bytes of timing buffer sets kept between evaluations (see `Runner::timing_sets`): the sets
+/// of a few (kernel, shape) pairs at most, since both programs rotate [`ROTATION_BYTES`] each.
+const RESIDENT_BYTES: u64 = 1 << 30;
 
 /// How long the GPU is kept busy before timing (see [`sustain_load`]); `KERNELFOUNDRY_WARM_MS`
 /// overrides it.
 const SUSTAIN_GPU: Duration = Duration::from_millis(400);
 /// The GPU work of one command buffer while sustaining the load.
 const SUSTAIN_BATCH: Duration = Duration::from_millis(8);
+
+/// How long the GPU may have been idle since its last sustained load (the previous timing loop
+/// or ramp in this worker) for the next timing to skip the ramp; `KERNELFOUNDRY_RAMP_IDLE_MS`
+/// overrides it.
+///
+/// Why 250 ms: on the H200 the clock took about 0.25 s of sustained load to rise (BENCHMARKS.md,
+/// "the clock ramp"). How fast it falls again under Vulkan was not measured; a governor that
+/// needs that long under load to raise the clock is assumed to need at least as long at idle to
+/// lower it. The assumption is checked on every timing that skips the ramp: a baseline slower
+/// than its best time in this worker by [`CLOCK_FELL`] is timed again after the full ramp.
+/// Within a batch of evaluations the gap between two timings (compile, verification trials,
+/// the search's next step) is well under this, so the ramp is paid once per batch.
+const RAMP_IDLE: Duration = Duration::from_millis(250);
+/// The load before a timing that skips the ramp: keeps the GPU busy across the host's gap
+/// between two timings, so no timing starts on a GPU that has just idled.
+const TOP_UP: Duration = Duration::from_millis(16);
+/// A baseline this much slower than its fastest median in this worker, timed without the full
+/// ramp, is taken as a clock that fell while idle: the shape is ramped and timed again. The
+/// clock ramp made the same kernel 4–5× slower; the noise of a median of samples is a few
+/// percent.
+const CLOCK_FELL: f64 = 1.25;
+
+/// How long to sustain the load before a timing: `full` (see [`sustain_duration`]) when the GPU
+/// has not run a sustained load in this worker yet (`since_load` is `None`) or has idled longer
+/// than `ramp_idle` since, else only the short [`TOP_UP`] (never more than `full`).
+pub(crate) fn sustain_before(
+    full: Duration,
+    since_load: Option<Duration>,
+    ramp_idle: Duration,
+) -> Duration {
+    match since_load {
+        Some(idle) if idle <= ramp_idle => TOP_UP.min(full),
+        _ => full,
+    }
+}
+
+/// [`RAMP_IDLE`], or `KERNELFOUNDRY_RAMP_IDLE_MS`.
+fn ramp_idle() -> Duration {
+    std::env::var("KERNELFOUNDRY_RAMP_IDLE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(RAMP_IDLE, Duration::from_millis)
+}
+
+/// The relative margin by which a screened candidate must miss its bar, beyond its noise, to
+/// keep its cheap timing: run-to-run differences of a median speedup on a GPU are a few percent.
+const SCREEN_MARGIN: f64 = 0.10;
+/// How many spreads (half interquartile ranges of the per-pair speedups) the screening adds to a
+/// candidate's speedup before comparing it with the bar.
+const SCREEN_SPREADS: f64 = 3.0;
+
+/// Whether a candidate timed cheaply is clearly slower than `below`: the geometric mean of its
+/// per-shape `speedups`, raised by [`SCREEN_SPREADS`] times its `noise` (the largest spread of a
+/// shape) and then by [`SCREEN_MARGIN`], still falls short of it. A timing with no shapes or
+/// with a non-finite figure is never screened out.
+pub(crate) fn screened_out(speedups: &[f64], noise: f64, below: f64) -> bool {
+    if speedups.is_empty() || !noise.is_finite() || !below.is_finite() {
+        return false;
+    }
+    let mean = (speedups.iter().map(|s| s.ln()).sum::<f64>() / speedups.len() as f64).exp();
+    mean.is_finite() && (mean + SCREEN_SPREADS * noise) * (1.0 + SCREEN_MARGIN) < below
+}
 
 /// How long to sustain the load before timing: [`SUSTAIN_GPU`] on a GPU, nothing on a CPU adapter
 /// (whose clock does not depend on a GPU's idle state), or `KERNELFOUNDRY_WARM_MS`.
@@ -161,6 +240,9 @@ impl Runner {
             test_copy_cap: None,
             phases: Phases::default(),
             miss: None,
+            resident: HashMap::new(),
+            last_load: None,
+            baseline_best: HashMap::new(),
         }
     }
 
@@ -283,10 +365,7 @@ impl Runner {
             };
         }
 
-        let mut timings = Vec::new();
-        for shape in &req.plan.time_shapes {
-            timings.push(self.time_shape(kernel, &candidate, shape, &req.plan)?);
-        }
+        let mut timings = self.time_screened(kernel, &candidate, &req.plan)?;
         if let Some(trial) = &req.plan.reverify
             && let Err((reason, log)) = self.verify_trial(kernel, &candidate, trial, &mut stats)
         {
@@ -418,6 +497,54 @@ impl Runner {
             self.verify_rerun(kernel, candidate, first, stats)?;
         }
         Ok(())
+    }
+
+    /// Times every shape of the plan: first with the screen's few samples when the plan has a
+    /// screen, and only then, unless the candidate is clearly slower than the screen's bar (see
+    /// [`screened_out`]), with the plan's samples.
+    fn time_screened(
+        &mut self,
+        kernel: &ResolvedKernel,
+        candidate: &Compiled,
+        plan: &EvalPlan,
+    ) -> Step<Vec<ShapeTime>> {
+        if let Some(screen) = plan.screen.filter(|s| s.samples < plan.samples) {
+            let quick = EvalPlan {
+                samples: screen.samples,
+                ..plan.clone()
+            };
+            let none = [Vec::new(), Vec::new()];
+            let mut timings = Vec::new();
+            for shape in &plan.time_shapes {
+                timings.push(self.time_shape_from(kernel, candidate, shape, &quick, &none)?);
+            }
+            let speedups: Vec<f64> = timings.iter().map(|(t, _)| t.speedup).collect();
+            let noise = timings.iter().map(|(t, _)| t.spread).fold(0.0, f64::max);
+            if screened_out(&speedups, noise, screen.below) {
+                return Ok(timings.into_iter().map(|(t, _)| t).collect());
+            }
+            // The cheap samples count towards the full timing, which takes the rest (the GPU is
+            // warm: no warm-up runs again).
+            let rest = EvalPlan {
+                warmup: 0,
+                samples: plan.samples - screen.samples,
+                order_seed: plan.order_seed.wrapping_add(1),
+                ..plan.clone()
+            };
+            let mut full = Vec::new();
+            for (shape, (_, prior)) in plan.time_shapes.iter().zip(&timings) {
+                full.push(
+                    self.time_shape_from(kernel, candidate, shape, &rest, prior)?
+                        .0,
+                );
+            }
+            return Ok(full);
+        }
+        let mut timings = Vec::new();
+        for shape in &plan.time_shapes {
+            timings.push(self.time_shape(kernel, candidate, shape, plan)?);
+        }
+        Ok(timings)
     }
 
     /// Levels 0–3 and the pipeline: everything that can be decided without running.
@@ -847,7 +974,13 @@ impl Runner {
         let b = self.trial_contents(kernel, &second.shape, second.seed)?;
         let reference = self.reference(kernel, &second, &b)?;
         let bound = self.bind(kernel, &first.shape, &a)?;
-        self.run_bound(kernel, candidate, &first.shape, &bound)?;
+        // The first run's outputs are judged by the trial on fresh buffers; here only what it
+        // leaves behind matters, so nothing is read back.
+        let counts = self.workgroups(&candidate.program, &first.shape)?;
+        let t = Instant::now();
+        self.submit(candidate, &bound, counts, None, &[]);
+        self.wait()?;
+        self.phases.add(Phase::Gpu, t);
         for ((plan, resource), data) in kernel.buffers.iter().zip(&bound.resources).zip(&b) {
             if matches!(plan.role, Role::Input | Role::Inout | Role::Uniform) {
                 resource.write(&self.gpu.queue, data.as_slice());
@@ -864,7 +997,9 @@ impl Runner {
         )
     }
 
-    /// Times baseline and candidate in interleaved pairs on `shape`.
+    /// Times baseline and candidate in interleaved pairs on `shape`, after the clock ramp when
+    /// the GPU has idled (see [`sustain_before`]); a timing that skipped the ramp and finds the
+    /// baseline slower than before (see [`CLOCK_FELL`]) is ramped and taken again.
     fn time_shape(
         &mut self,
         kernel: &ResolvedKernel,
@@ -872,6 +1007,64 @@ impl Runner {
         shape: &Shape,
         plan: &EvalPlan,
     ) -> Step<ShapeTime> {
+        let none = [Vec::new(), Vec::new()];
+        Ok(self
+            .time_shape_from(kernel, candidate, shape, plan, &none)?
+            .0)
+    }
+
+    /// [`Self::time_shape`], continuing a timing of the same shape that took the `prior`
+    /// samples (baseline's, candidate's): the figures are over those and the new ones. Gives the
+    /// samples too.
+    fn time_shape_from(
+        &mut self,
+        kernel: &ResolvedKernel,
+        candidate: &Compiled,
+        shape: &Shape,
+        plan: &EvalPlan,
+        prior: &[Vec<f64>; 2],
+    ) -> Step<(ShapeTime, [Vec<f64>; 2])> {
+        let full = sustain_duration(self.gpu.is_cpu());
+        let since = self.last_load.map(|t| t.elapsed());
+        let sustain = sustain_before(full, since, ramp_idle());
+        let mut time = self.time_shape_after(kernel, candidate, shape, plan, sustain, prior)?;
+        let key = (kernel.content_hash.clone(), shape_text(shape));
+        let best = self.baseline_best.get(&key).copied();
+        if sustain < full
+            && !self.gpu.is_cpu()
+            && best.is_some_and(|b| time.0.baseline_ns > b * CLOCK_FELL)
+        {
+            log::debug!(
+                "the baseline took {:.0} ns on {} after {:.0} ms idle, {:.0} ns before: the clock fell, timing again after the ramp",
+                time.0.baseline_ns,
+                key.1,
+                since.unwrap_or_default().as_secs_f64() * 1e3,
+                best.unwrap_or_default()
+            );
+            Diagnostics::from_env().clock_fell(
+                since.unwrap_or_default(),
+                time.0.baseline_ns,
+                best.unwrap_or_default(),
+            );
+            // The prior samples may have been taken at the fallen clock too: timed anew.
+            let none = [Vec::new(), Vec::new()];
+            time = self.time_shape_after(kernel, candidate, shape, plan, full, &none)?;
+        }
+        let best = self.baseline_best.entry(key).or_insert(f64::INFINITY);
+        *best = best.min(time.0.baseline_ns);
+        Ok(time)
+    }
+
+    /// [`Self::time_shape_from`] after `sustain` of load.
+    fn time_shape_after(
+        &mut self,
+        kernel: &ResolvedKernel,
+        candidate: &Compiled,
+        shape: &Shape,
+        plan: &EvalPlan,
+        sustain: Duration,
+        prior: &[Vec<f64>; 2],
+    ) -> Step<(ShapeTime, [Vec<f64>; 2])> {
         let baseline = &self.baselines[&kernel.content_hash];
         let counts = [
             self.workgroups(&baseline.program, shape)?,
@@ -900,24 +1093,16 @@ impl Runner {
             self.trial_contents(kernel, shape, seeds[1])?,
         ];
         let min_bytes = self.bound_traffic(kernel, shape, &seeds, &contents)?;
+        let sets = self.timing_sets(kernel, shape, n_sets, &contents)?;
         let baseline = &self.baselines[&kernel.content_hash];
         let programs = [baseline, candidate];
-        let mut sets: Vec<Vec<Bound>> = Vec::new();
-        for _program in 0..2 {
-            let mut program_sets = Vec::with_capacity(n_sets);
-            for i in 0..n_sets {
-                program_sets.push(self.bind(kernel, shape, &contents[i % 2])?);
-            }
-            sets.push(program_sets);
-        }
         let stamps = self
             .gpu
             .timestamps
             .then(|| Timestamps::new(&self.gpu.device));
         let period = f64::from(self.gpu.queue.get_timestamp_period());
         let mut rng = StdRng::seed_from_u64(plan.order_seed);
-        let mut samples: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-        let sustain = sustain_duration(self.gpu.is_cpu());
+        let mut samples: [Vec<f64>; 2] = prior.clone();
         let started = Instant::now();
         // Both programs keep the GPU busy before their timing (see `sustain_load`).
         let t = Instant::now();
@@ -966,6 +1151,8 @@ impl Runner {
             }
         }
         self.phases.add(Phase::Timing, t);
+        self.last_load = Some(Instant::now());
+        self.keep_timing_sets(kernel, shape, sets, set_bytes);
         let ratios: Vec<f64> = samples[0]
             .iter()
             .zip(&samples[1])
@@ -990,7 +1177,7 @@ impl Runner {
             .flops
             .as_ref()
             .and_then(|f| f.eval(|n| shape.get(n).copied()).ok());
-        Ok(ShapeTime {
+        let time = ShapeTime {
             shape: shape.clone(),
             baseline_ns,
             candidate_ns,
@@ -998,7 +1185,7 @@ impl Runner {
             spread,
             baseline_spread,
             candidate_spread,
-            samples: plan.samples.max(1),
+            samples: samples[1].len() as u32,
             method: if stamps.is_some() {
                 "timestamp-query"
             } else {
@@ -1010,11 +1197,82 @@ impl Runner {
             min_bytes,
             min_gbps: min_bytes as f64 / candidate_ns.max(1.0),
             achieved_gflops: flops.map(|f| f as f64 / candidate_ns.max(1.0)),
-        })
+        };
+        Ok((time, samples))
     }
 }
 
 impl Runner {
+    /// The timing's buffer sets on `shape`, `n_sets` for each program (baseline first), set `i`
+    /// holding `contents[i % 2]`: those of the kernel's previous timing on this shape, with
+    /// every resource a run can write restored to its initial contents (poisoned outputs,
+    /// inputs of read-write bindings), so a timing starts from the state fresh sets would have
+    /// without creating them again; fresh ones the first time.
+    fn timing_sets(
+        &mut self,
+        kernel: &ResolvedKernel,
+        shape: &Shape,
+        n_sets: usize,
+        contents: &[Contents; 2],
+    ) -> Step<Vec<Vec<Bound>>> {
+        let key = (kernel.content_hash.clone(), shape_text(shape));
+        if let Some((_, sets)) = self.resident.remove(&key)
+            && sets.iter().all(|s| s.len() == n_sets)
+        {
+            let t = Instant::now();
+            let mut encoder = self
+                .gpu
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+            for program_sets in &sets {
+                for (i, bound) in program_sets.iter().enumerate() {
+                    for ((plan, resource), data) in kernel
+                        .buffers
+                        .iter()
+                        .zip(&bound.resources)
+                        .zip(&contents[i % 2])
+                    {
+                        resource.refill(&self.gpu, plan, data, &self.masters, &mut encoder);
+                    }
+                }
+            }
+            self.gpu.queue.submit([encoder.finish()]);
+            self.phases.add(Phase::Upload, t);
+            return Ok(sets);
+        }
+        let mut sets = Vec::with_capacity(2);
+        for _program in 0..2 {
+            let mut program_sets = Vec::with_capacity(n_sets);
+            for i in 0..n_sets {
+                program_sets.push(self.bind(kernel, shape, &contents[i % 2])?);
+            }
+            sets.push(program_sets);
+        }
+        Ok(sets)
+    }
+
+    /// Keeps a timing's buffer sets for the kernel's next timing on `shape` (see
+    /// [`Self::timing_sets`]), within [`RESIDENT_BYTES`]: the sets of other kernels and shapes
+    /// are dropped when these would not fit beside them.
+    fn keep_timing_sets(
+        &mut self,
+        kernel: &ResolvedKernel,
+        shape: &Shape,
+        sets: Vec<Vec<Bound>>,
+        set_bytes: u64,
+    ) {
+        let bytes = set_bytes * sets.iter().map(|s| s.len() as u64).sum::<u64>();
+        if bytes > RESIDENT_BYTES {
+            return;
+        }
+        let held: u64 = self.resident.values().map(|(b, _)| b).sum();
+        if held + bytes > RESIDENT_BYTES {
+            self.resident.clear();
+        }
+        let key = (kernel.content_hash.clone(), shape_text(shape));
+        self.resident.insert(key, (bytes, sets));
+    }
+
     /// The traffic every correct kernel must move on `shape` with each of the timing input sets
     /// (the smaller of the two): output scalars the baseline changes (see `traffic`).
     fn bound_traffic(
@@ -1189,6 +1447,18 @@ impl Diagnostics {
         }
     }
 
+    /// Appends that a timing which skipped the ramp was taken again (see [`CLOCK_FELL`]).
+    fn clock_fell(&self, idle: Duration, baseline_ns: f64, best_ns: f64) {
+        if let Some(mut f) = self.file.as_ref() {
+            use std::io::Write;
+            let _ = writeln!(
+                f,
+                "{{\"clock_fell\":{{\"idle_ms\":{:.3},\"baseline_ns\":{baseline_ns},\"best_ns\":{best_ns}}}}}",
+                idle.as_secs_f64() * 1e3
+            );
+        }
+    }
+
     fn sample(
         &self,
         which: usize,
@@ -1292,6 +1562,52 @@ mod tests {
                 .iter()
                 .all(|(n, ms)| *ms == 0.0 || *n == "other")
         );
+    }
+
+    #[test]
+    fn the_ramp_is_paid_only_after_the_gpu_idled() {
+        let full = Duration::from_millis(400);
+        let idle = Duration::from_millis(250);
+        // Never loaded in this worker, or idle longer than the threshold: the full ramp.
+        assert_eq!(sustain_before(full, None, idle), full);
+        assert_eq!(
+            sustain_before(full, Some(idle + Duration::from_millis(1)), idle),
+            full
+        );
+        assert_eq!(
+            sustain_before(full, Some(Duration::from_secs(60)), idle),
+            full
+        );
+        // Right after a timing or a ramp, up to the threshold: only the top-up.
+        assert_eq!(sustain_before(full, Some(Duration::ZERO), idle), TOP_UP);
+        assert_eq!(sustain_before(full, Some(idle), idle), TOP_UP);
+        // The top-up never exceeds the full ramp; a CPU adapter (no ramp) gets neither.
+        let short = Duration::from_millis(5);
+        assert_eq!(sustain_before(short, Some(Duration::ZERO), idle), short);
+        assert_eq!(
+            sustain_before(Duration::ZERO, Some(Duration::ZERO), idle),
+            Duration::ZERO
+        );
+        assert_eq!(sustain_before(Duration::ZERO, None, idle), Duration::ZERO);
+    }
+
+    #[test]
+    fn screening_drops_only_candidates_clearly_slower_than_the_bar() {
+        // Far below the bar, with little noise: dropped.
+        assert!(screened_out(&[0.5], 0.01, 1.0));
+        assert!(screened_out(&[0.6, 0.7], 0.02, 1.2));
+        // Within the margin of the bar, or with noise that could reach it: kept for the full
+        // timing.
+        assert!(!screened_out(&[0.95], 0.0, 1.0));
+        assert!(!screened_out(&[0.8], 0.1, 1.0));
+        assert!(!screened_out(&[1.1], 0.0, 1.0));
+        // The geometric mean over shapes decides: one fast shape can carry the candidate.
+        assert!(!screened_out(&[0.5, 2.5], 0.0, 1.0));
+        // Nothing to judge by: never dropped.
+        assert!(!screened_out(&[], 0.0, 1.0));
+        assert!(!screened_out(&[f64::NAN], 0.0, 1.0));
+        assert!(!screened_out(&[0.5], f64::INFINITY, 1.0));
+        assert!(!screened_out(&[0.5], 0.0, f64::NAN));
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub mod space;
 pub mod strategy;
 
 pub use accept::{Decision, MIN_MARGIN, NearMiss, Verdict};
-pub use plan::{final_plan, search_plan, verification_seeds};
+pub use plan::{final_plan, screened_plan, search_plan, verification_seeds};
 pub use space::{Point, Space, candidate, space};
 pub use strategy::{Exhaustive, Proposal, Strategy, SuccessiveHalving};
 
@@ -301,7 +301,12 @@ pub fn run(
                 accept::request(
                     job,
                     p.candidate.clone(),
-                    search_plan(kernel, p.samples, config.seed + evaluations + i as u64),
+                    screened_plan(
+                        kernel,
+                        p.samples,
+                        config.seed + evaluations + i as u64,
+                        p.screen_below,
+                    ),
                     Some(deadline),
                 )
             })

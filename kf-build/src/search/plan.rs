@@ -5,7 +5,7 @@
 //! re-verifies after timing. Keeping the seeds of the two apart is what makes "the search never
 //! saw these inputs" true.
 
-use crate::evaluate::{EvalPlan, Trial};
+use crate::evaluate::{EvalPlan, Screen, Trial};
 use kf_runtime::resolve::ResolvedKernel;
 
 /// Seeds used while searching; verification uses others.
@@ -16,6 +16,9 @@ const FINAL_SEEDS: [u64; 3] = [1001, 1002, 1003];
 const VERIFY_SEEDS: [u64; 2] = [2001, 2002];
 /// Seed of the re-verification after timing.
 const REVERIFY_SEED: u64 = 3001;
+/// Timed samples of a screened candidate's cheap first timing (see [`Screen`]); the plan's own
+/// samples (10 by default) go only to candidates that could matter.
+pub const SCREEN_SAMPLES: u32 = 4;
 
 /// Every seed the final verification uses, for the record.
 pub fn verification_seeds() -> Vec<u64> {
@@ -43,6 +46,23 @@ pub fn search_plan(kernel: &ResolvedKernel, samples: u32, seed: u64) -> EvalPlan
         samples,
         reverify: None,
         order_seed: seed,
+        screen: None,
+    }
+}
+
+/// [`search_plan`], screened against `below` (see [`Screen`]) when the strategy gives a bar.
+pub fn screened_plan(
+    kernel: &ResolvedKernel,
+    samples: u32,
+    seed: u64,
+    below: Option<f64>,
+) -> EvalPlan {
+    EvalPlan {
+        screen: below.map(|below| Screen {
+            samples: SCREEN_SAMPLES,
+            below,
+        }),
+        ..search_plan(kernel, samples, seed)
     }
 }
 
@@ -75,5 +95,6 @@ pub fn final_plan(kernel: &ResolvedKernel, samples: u32, seed: u64) -> EvalPlan 
             seed: REVERIFY_SEED,
         }),
         order_seed: seed,
+        screen: None,
     }
 }

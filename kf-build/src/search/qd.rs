@@ -274,6 +274,7 @@ impl Evolution {
                 candidate,
                 samples: self.samples,
                 judged,
+                screen_below: None,
             },
         ))
     }
@@ -440,6 +441,12 @@ impl Evolution {
         let mut origin = parent.origin.clone();
         origin.push(rewrite.step.clone());
         let candidate = Candidate::new(rewrite.program, origin.join(" → "));
+        // A child lands in its descriptor's cell on its island: it matters only if it beats that
+        // cell's elite (the best is at least as fast), so it is screened against it.
+        let screen_below = describe_program(&candidate.program)
+            .ok()
+            .and_then(|cell| self.archive.elite(island, cell))
+            .and_then(|elite| elite.fitness.speedup);
         let mut params = parent.payload.params.clone();
         params.extend(rewrite.params);
         let fixed_workgroup =
@@ -464,6 +471,7 @@ impl Evolution {
             candidate,
             samples: self.samples,
             judged: None,
+            screen_below,
         })
     }
 }

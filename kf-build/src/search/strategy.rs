@@ -25,6 +25,10 @@ pub struct Proposal {
     /// A verdict reached without running the candidate (e.g. an LLM answer with no code in it):
     /// the search records this report instead of asking the evaluator.
     pub judged: Option<EvalReport>,
+    /// The speedup the candidate must be able to reach to matter to the strategy (to enter the
+    /// archive, hence to beat the best): it is screened first (see [`crate::evaluate::Screen`]).
+    /// `None`: the full timing straight away.
+    pub screen_below: Option<f64>,
 }
 
 /// A search strategy.
@@ -106,6 +110,7 @@ impl Strategy for Exhaustive {
                 candidate,
                 samples: self.samples,
                 judged: None,
+                screen_below: None,
             })
             .collect()
     }
@@ -194,6 +199,7 @@ impl Strategy for SuccessiveHalving {
                 candidate: c.clone(),
                 samples: self.samples,
                 judged: None,
+                screen_below: None,
             })
             .collect()
     }
