@@ -941,3 +941,23 @@ fn the_baselines_own_constants_and_texture_specs_are_in_the_content_hash() {
     assert_ne!(blur("texture(h, w)"), a);
     assert_eq!(blur("texture(w, h)"), a);
 }
+
+/// Kernels of one launch hash exactly as they did before launch sequences existed, so the
+/// entries committed for them keep matching: the figures were computed before `stages` was added.
+#[test]
+fn a_kernel_of_one_launch_hashes_as_before_sequences_existed() {
+    let saxpy = resolve_attr(
+        r#"source = "", sizes(n = 1000), bind(x = input(n), y = inout(n), p = uniform(n, 2.0))"#,
+        SAXPY,
+    )
+    .unwrap();
+    let rows = resolve_attr(
+        r#"source = "", sizes(n = 1000), bind(x = input(n), y = inout(n), p = uniform(n, 2.0)), workgroups = (cdiv(n, 64)), tolerance = 1e-3"#,
+        SAXPY,
+    )
+    .unwrap();
+    assert_eq!(
+        [saxpy.content_hash.as_str(), rows.content_hash.as_str()],
+        ["802e4a3bdda4b056", "6db38a5a058390e9"]
+    );
+}
