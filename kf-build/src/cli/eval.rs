@@ -238,6 +238,7 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
             workgroup_size: kernel.baseline.workgroup_size,
             workgroup_storage_bytes: 0,
             dispatch,
+            then: kernel.baseline.then.clone(),
         },
         format!("file {}", args.candidate.display()),
     );

@@ -142,7 +142,7 @@ impl Candidate {
     pub fn new(program: Program, origin: impl Into<String>) -> Self {
         let constants = program.constants_pairs();
         let id =
-            kf_runtime::hash::variant_id(&program.wgsl, &constants, &program.dispatch.to_string());
+            kf_runtime::hash::variant_id(&program.wgsl, &constants, &program.launch_rule());
         Candidate {
             id,
             origin: origin.into(),

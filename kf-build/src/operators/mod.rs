@@ -183,6 +183,7 @@ pub fn finish(
             workgroup_size,
             workgroup_storage_bytes: iface.workgroup_storage_bytes.unwrap_or(0),
             dispatch: subject.program.dispatch.clone(),
+            then: subject.program.then.clone(),
         },
         step,
         params,
@@ -223,6 +224,29 @@ pub trait Operator: Send + Sync {
     fn fixes_workgroup(&self) -> bool {
         false
     }
+    /// Whether it can rewrite a launch sequence (a program with later stages). The structural
+    /// rewrites prove a pattern in one entry point and replace that entry point's text and launch
+    /// rule, which says nothing of what the other stages read from it; only moving module-wide
+    /// overrides keeps a sequence's stages consistent.
+    fn handles_sequences(&self) -> bool {
+        false
+    }
+}
+
+/// The skip of an operator that rewrites one entry point, for a launch sequence.
+pub fn sequence_skip(op: &dyn Operator, program: &Program) -> Result<(), Skip> {
+    if program.is_sequence() && !op.handles_sequences() {
+        return Err(Skip(format!(
+            "the program is a launch sequence of {} entry points ({}); `{}` rewrites one entry point and its launch rule, which the other stages depend on",
+            1 + program.then.len(),
+            std::iter::once(program.entry.as_ref())
+                .chain(program.then.iter().map(|s| s.entry.as_ref()))
+                .collect::<Vec<_>>()
+                .join(" → "),
+            op.name()
+        )));
+    }
+    Ok(())
 }
 
 /// `op` applied to `canon`, the canonical form of `subject`'s program from
@@ -233,6 +257,7 @@ pub fn apply_canonical(
     subject: &Subject<'_>,
     canon: Option<&Rewrite>,
 ) -> Result<Vec<Rewrite>, Skip> {
+    sequence_skip(op, subject.program)?;
     let Some(canon) = canon else {
         return op.apply(subject);
     };
