@@ -414,7 +414,46 @@ mod tests {
             json["dispatch"],
             serde_json::json!({"mode": "grid", "size": ["n", "1", "1"]})
         );
+        // A program of one launch writes no `then`: entries read the same as before sequences.
+        assert!(json.get("then").is_none(), "{json}");
         let back: Program = serde_json::from_value(json).unwrap();
         assert_eq!(back, p);
+    }
+
+    #[test]
+    fn a_sequence_launches_each_stage_with_its_own_size_and_rule() {
+        let p = Program {
+            wgsl: "x".into(),
+            entry: "partial".into(),
+            constants: vec![(Cow::Borrowed("WG"), 64.0)].into(),
+            workgroup_size: [64, 1, 1],
+            workgroup_storage_bytes: 256,
+            dispatch: grid("n"),
+            then: vec![Stage {
+                entry: "combine".into(),
+                workgroup_size: [1, 1, 1],
+                workgroup_storage_bytes: 0,
+                dispatch: Dispatch {
+                    mode: DispatchMode::Workgroups,
+                    size: [
+                        SizeExpr::parse("cdiv(n, WG * 1000)").unwrap(),
+                        SizeExpr::lit(1),
+                        SizeExpr::lit(1),
+                    ],
+                },
+            }]
+            .into(),
+        };
+        assert!(p.is_sequence());
+        let launches = p.launches();
+        assert_eq!(launches.len(), 2);
+        assert!(launches.iter().all(|l| !l.is_sequence() && l.constants == p.constants));
+        assert_eq!(launches[1].entry, "combine");
+        assert_eq!(launches[1].workgroup_size, [1, 1, 1]);
+        let sizes = |n: &str| (n == "n").then_some(100_000);
+        assert_eq!(p.launch_workgroups(sizes, 65535), Ok(vec![[1563, 1, 1], [2, 1, 1]]));
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["then"][0]["entry"], "combine");
+        assert_eq!(serde_json::from_value::<Program>(json).unwrap(), p);
     }
 }

@@ -1384,6 +1384,47 @@ mod tests {
     }
 
     #[test]
+    fn stages_give_each_launch_an_entry_point_and_a_launch_rule() {
+        let (spec, spans) = parse_spec(ts(
+            r#"source = "", sizes(n = 8),
+               stages = [(entry = "partial", workgroups = (cdiv(n, 256))), (entry = "combine", grid = (1, 2))]"#,
+        ))
+        .unwrap();
+        assert_eq!(spec.entry, None);
+        assert_eq!(spec.dispatch, None);
+        assert_eq!(spec.stages.len(), 2);
+        assert_eq!(spec.stages[0].entry, "partial");
+        assert_eq!(spec.stages[0].dispatch.mode, DispatchMode::Workgroups);
+        assert_eq!(spec.stages[0].dispatch.size[0].to_string(), "cdiv(n, 256)");
+        assert_eq!(spec.stages[1].entry, "combine");
+        assert_eq!(spec.stages[1].dispatch.mode, DispatchMode::Grid);
+        assert_eq!(spec.stages[1].dispatch.size.len(), 2);
+        assert!(spans.name_span(Loc::StageDispatch(0), "n").is_some());
+
+        check_err(
+            r#"source = "", stages = [(entry = "a")]"#,
+            "stage 1 (`a`) needs its launch rule",
+        );
+        check_err(
+            r#"source = "", stages = [(workgroups = (1))]"#,
+            "stage 1 needs its entry point",
+        );
+        check_err(
+            r#"source = "", stages = [(entry = "a", workgroups = (1), threads = 4)]"#,
+            "unknown key `threads` in a stage",
+        );
+        check_err(r#"source = "", stages = []"#, "`stages` needs at least one launch");
+        check_err(
+            r#"source = "", entry = "a", stages = [(entry = "a", workgroups = (1))]"#,
+            "`entry` and `stages` both say what to launch",
+        );
+        check_err(
+            r#"source = "", stages = [(entry = "a", workgroups = (1))], grid = (n)"#,
+            "`grid` and `stages` both say what to launch",
+        );
+    }
+
+    #[test]
     fn a_reference_has_its_own_source_entry_and_launch_rule() {
         let (spec, spans) = parse_spec(ts(r#"
             path = "k.wgsl",

@@ -93,7 +93,7 @@ pub(crate) fn summary(k: &ResolvedKernel) -> String {
     format!(
         "entry {}, workgroup {x}x{y}x{z}, {}, bind({}), tune on {}, verify on {}",
         k.interface.entry,
-        k.baseline.dispatch,
+        k.baseline.launch_rule(),
         bindings.join(", "),
         k.tune_shapes
             .iter()
