@@ -14,7 +14,7 @@
 //!      img = texture(w, h, format = rgba8unorm),      a sampled texture of random texels
 //!      out = storage_texture(w, h))                   a storage texture (format from the WGSL)
 //! grid = (cols, rows) | workgroups = (cdiv(n, 256)) the baseline's launch rule (min, max, cdiv)
-//! stages = [(entry = "partial", workgroups = (cdiv(n, 256))), (entry = "final", workgroups = (1))]
+//! stages = [(entry = "partial", workgroups = (cdiv(n, 256))), (entry = "combine", workgroups = (1))]
 //!                                                    a launch sequence instead of `entry` and one
 //!                                                    rule: entry points of the module, in order
 //! params(TILE = [8, 16, 32], X = [8, 16], Y = [1, 2], THREADS = X * Y)
@@ -48,7 +48,7 @@ use syn::{Expr, Ident, LitFloat, LitInt, LitStr, Token, bracketed, parenthesized
 pub const KEYS: &str = "path, source, entry, sizes, tune_shapes, verify_shapes, bind, grid, workgroups, stages, params, constraints, tolerance, flops, reference";
 
 /// How to write a launch sequence, for error hints.
-const STAGES_HELP: &str = "  = help: write `stages = [(entry = \"partial\", workgroups = (cdiv(n, 256))), (entry = \"final\", workgroups = (1))]`: each launch's entry point and launch rule, in order";
+const STAGES_HELP: &str = "  = help: write `stages = [(entry = \"partial\", workgroups = (cdiv(n, 256))), (entry = \"combine\", workgroups = (1))]`: each launch's entry point and launch rule, in order";
 
 /// Spans of the parts of a parsed spec.
 #[derive(Clone, Debug, Default)]
