@@ -100,8 +100,7 @@ pub use load::LoadMode;
 #[cfg(feature = "wgpu")]
 pub use load::{
     LoadError, LoadedKernel, TUNED_FEATURES, bind_group_layouts, build_pipeline, build_pipelines,
-    check_limits,
-    features, layout_entry, texture_format, view_dimension,
+    check_limits, features, layout_entry, texture_format, view_dimension,
 };
 #[cfg(feature = "measure")]
 pub use measure::{Measure, Measurement};

@@ -155,7 +155,13 @@ pub(crate) fn choose(
     if candidates.is_empty() {
         return None;
     }
-    if kernel.baseline.is_sequence() || candidates.iter().any(|v| v.program.as_ref().is_some_and(crate::program::Program::is_sequence)) {
+    if kernel.baseline.is_sequence()
+        || candidates.iter().any(|v| {
+            v.program
+                .as_ref()
+                .is_some_and(crate::program::Program::is_sequence)
+        })
+    {
         // The bench times and checks one launch per program; a sequence would be judged by its
         // first launch alone.
         log::info!(

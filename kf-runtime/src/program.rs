@@ -206,10 +206,15 @@ impl Program {
         sizes: impl Fn(&str) -> Option<u64>,
         max_per_dimension: u32,
     ) -> Result<Vec<[u32; 3]>, DispatchError> {
-        self.launches()
-            .iter()
-            .map(|p| p.workgroups(&sizes, max_per_dimension))
-            .collect()
+        let mut out = vec![self.workgroups(&sizes, max_per_dimension)?];
+        for stage in self.then.iter() {
+            out.push(stage.dispatch.workgroups(
+                stage.workgroup_size,
+                |n| self.launch_value(n, &sizes),
+                max_per_dimension,
+            )?);
+        }
+        Ok(out)
     }
 
     /// Invocations per workgroup.
@@ -447,11 +452,18 @@ mod tests {
         assert!(p.is_sequence());
         let launches = p.launches();
         assert_eq!(launches.len(), 2);
-        assert!(launches.iter().all(|l| !l.is_sequence() && l.constants == p.constants));
+        assert!(
+            launches
+                .iter()
+                .all(|l| !l.is_sequence() && l.constants == p.constants)
+        );
         assert_eq!(launches[1].entry, "combine");
         assert_eq!(launches[1].workgroup_size, [1, 1, 1]);
         let sizes = |n: &str| (n == "n").then_some(100_000);
-        assert_eq!(p.launch_workgroups(sizes, 65535), Ok(vec![[1563, 1, 1], [2, 1, 1]]));
+        assert_eq!(
+            p.launch_workgroups(sizes, 65535),
+            Ok(vec![[1563, 1, 1], [2, 1, 1]])
+        );
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["then"][0]["entry"], "combine");
         assert_eq!(serde_json::from_value::<Program>(json).unwrap(), p);

@@ -1047,7 +1047,10 @@ pub fn resolve(
     }
 
     // Dispatch (of the first stage, for a sequence).
-    let first_dispatch = spec.dispatch.as_ref().or(spec.stages.first().map(|s| &s.dispatch));
+    let first_dispatch = spec
+        .dispatch
+        .as_ref()
+        .or(spec.stages.first().map(|s| &s.dispatch));
     for (i, stage) in spec.stages.iter().enumerate() {
         for n in stage.dispatch.size.iter().flat_map(SizeExpr::names) {
             if let Some(mut e) = check_launch_name(&interface, &declared, &param_names, n) {
@@ -1522,8 +1525,8 @@ pub fn derive_verify_shape(shape: &Shape) -> Shape {
 }
 
 pub mod naga_panics;
-mod stages;
 mod params;
+mod stages;
 #[cfg(test)]
 mod tests;
 mod textures;

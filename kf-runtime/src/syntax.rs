@@ -619,7 +619,10 @@ fn parse_stage(
     let Some(entry) = entry else {
         return Err(syn::Error::new(
             whole,
-            format!("stage {} needs its entry point: `entry = \"..\"`\n{STAGES_HELP}", i + 1),
+            format!(
+                "stage {} needs its entry point: `entry = \"..\"`\n{STAGES_HELP}",
+                i + 1
+            ),
         ));
     };
     let Some(dispatch) = dispatch else {
@@ -1413,7 +1416,10 @@ mod tests {
             r#"source = "", stages = [(entry = "a", workgroups = (1), threads = 4)]"#,
             "unknown key `threads` in a stage",
         );
-        check_err(r#"source = "", stages = []"#, "`stages` needs at least one launch");
+        check_err(
+            r#"source = "", stages = []"#,
+            "`stages` needs at least one launch",
+        );
         check_err(
             r#"source = "", entry = "a", stages = [(entry = "a", workgroups = (1))]"#,
             "`entry` and `stages` both say what to launch",

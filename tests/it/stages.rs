@@ -131,7 +131,11 @@ fn user_declared_sequences_tune_cache_embed_and_dispatch_every_stage() {
     }
     // The baseline, forced, runs its own sequence and is right too.
     for (name, variant, _, wg, _, ok) in run_app(Some("baseline")) {
-        assert_eq!((variant.as_str(), wg.as_str(), ok), ("baseline", "1", true), "{name}");
+        assert_eq!(
+            (variant.as_str(), wg.as_str(), ok),
+            ("baseline", "1", true),
+            "{name}"
+        );
     }
 }
 
@@ -141,11 +145,13 @@ fn a_scan_with_a_wrong_carry_stage_is_caught() {
     let manifest = fixture.path().join("Cargo.toml");
     let own = fixture.path().join("src/shaders/scan.wgsl");
     let eval = |candidate: &std::path::Path| {
-        run(kf(&["eval", "--json", "--samples", "3", "--kernel", "SCAN"])
-            .arg("--manifest-path")
-            .arg(&manifest)
-            .arg("--candidate")
-            .arg(candidate))
+        run(
+            kf(&["eval", "--json", "--samples", "3", "--kernel", "SCAN"])
+                .arg("--manifest-path")
+                .arg(&manifest)
+                .arg("--candidate")
+                .arg(candidate),
+        )
     };
     // The kernel's own sequence is right.
     let r = eval(&own);

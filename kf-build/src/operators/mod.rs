@@ -386,12 +386,17 @@ fn combine() {
                 for r in rewrites {
                     // Every stage survives a parameter move, and the constants stay module-wide.
                     assert_eq!(r.program.then, k.baseline.then, "{}", r.step);
-                    assert!(r.program.constant("WG").is_some_and(|v| v != 64), "{}", r.step);
+                    assert!(
+                        r.program.constant("WG").is_some_and(|v| v != 64),
+                        "{}",
+                        r.step
+                    );
                 }
             } else {
                 let skip = result.expect_err(op.name());
                 assert!(
-                    skip.0.contains("launch sequence of 2 entry points (partial → combine)"),
+                    skip.0
+                        .contains("launch sequence of 2 entry points (partial → combine)"),
                     "{}: {skip}",
                     op.name()
                 );
