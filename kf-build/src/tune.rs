@@ -592,6 +592,13 @@ pub fn entry(
                 program.workgroup_size = wg;
             }
             program.workgroup_storage_bytes = report.workgroup_storage_bytes.unwrap_or(0);
+            // The later stages of a sequence record the sizes the constants give them too: the
+            // same check the worker passed, so it cannot fail here.
+            if program.is_sequence()
+                && let Ok(checked) = kf_runtime::variant::check(kernel, &program)
+            {
+                checked.apply_to(&mut program);
+            }
             (
                 report,
                 Some(VariantRecord {

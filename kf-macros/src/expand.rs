@@ -317,11 +317,22 @@ fn program_tokens(p: &Program, wgsl: TokenStream) -> TokenStream {
     });
     let [x, y, z] = p.workgroup_size;
     let bytes = p.workgroup_storage_bytes;
-    let mode = match p.dispatch.mode {
-        DispatchMode::Grid => quote!(Grid),
-        DispatchMode::Workgroups => quote!(Workgroups),
-    };
-    let size = p.dispatch.size.iter().map(expr_tokens);
+    let dispatch = dispatch_tokens(&p.dispatch);
+    // The later launches of a sequence, each an entry point of the same module.
+    let then = p.then.iter().map(|s| {
+        let entry = s.entry.as_ref();
+        let [x, y, z] = s.workgroup_size;
+        let bytes = s.workgroup_storage_bytes;
+        let dispatch = dispatch_tokens(&s.dispatch);
+        quote! {
+            ::kf_runtime::Stage {
+                entry: ::kf_runtime::__private::Cow::Borrowed(#entry),
+                workgroup_size: [#x, #y, #z],
+                workgroup_storage_bytes: #bytes,
+                dispatch: #dispatch,
+            }
+        }
+    });
     quote! {
         ::kf_runtime::Program {
             wgsl: #wgsl,
@@ -329,10 +340,22 @@ fn program_tokens(p: &Program, wgsl: TokenStream) -> TokenStream {
             constants: ::kf_runtime::__private::Cow::Borrowed(&[#(#constants),*]),
             workgroup_size: [#x, #y, #z],
             workgroup_storage_bytes: #bytes,
-            dispatch: ::kf_runtime::Dispatch {
-                mode: ::kf_runtime::DispatchMode::#mode,
-                size: [#(#size),*],
-            },
+            dispatch: #dispatch,
+            then: ::kf_runtime::__private::Cow::Borrowed(&[#(#then),*]),
+        }
+    }
+}
+
+fn dispatch_tokens(d: &kf_runtime::Dispatch) -> TokenStream {
+    let mode = match d.mode {
+        DispatchMode::Grid => quote!(Grid),
+        DispatchMode::Workgroups => quote!(Workgroups),
+    };
+    let size = d.size.iter().map(expr_tokens);
+    quote! {
+        ::kf_runtime::Dispatch {
+            mode: ::kf_runtime::DispatchMode::#mode,
+            size: [#(#size),*],
         }
     }
 }

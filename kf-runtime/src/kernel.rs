@@ -153,6 +153,7 @@ impl Kernel {
                         crate::expr::SizeExpr::from_static(ONE),
                     ],
                 },
+                then: std::borrow::Cow::Borrowed(&[]),
             },
             bindings: &[],
             variants: &[],
@@ -298,6 +299,7 @@ pub(crate) mod tests {
                     SizeExpr::from_static(&[crate::expr::Op::Lit(1)]),
                 ],
             },
+            then: Cow::Borrowed(&[]),
         }
     }
 

@@ -99,12 +99,12 @@ pub use kernel::{Binding, EmbeddedVariant, Kernel, MatchKind, Selection, VARIANT
 pub use load::LoadMode;
 #[cfg(feature = "wgpu")]
 pub use load::{
-    LoadError, LoadedKernel, TUNED_FEATURES, bind_group_layouts, build_pipeline, check_limits,
-    features, layout_entry, texture_format, view_dimension,
+    LoadError, LoadedKernel, TUNED_FEATURES, bind_group_layouts, build_pipeline, build_pipelines,
+    check_limits, features, layout_entry, texture_format, view_dimension,
 };
 #[cfg(feature = "measure")]
 pub use measure::{Measure, Measurement};
-pub use program::{Dispatch, DispatchError, DispatchMode, Program};
+pub use program::{Dispatch, DispatchError, DispatchMode, Program, Stage};
 
 #[doc(hidden)]
 pub mod __private {

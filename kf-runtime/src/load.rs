@@ -59,7 +59,10 @@ pub struct LoadedKernel {
     label: &'static str,
     matched: MatchKind,
     reason: String,
-    pipeline: wgpu::ComputePipeline,
+    /// One pipeline per launch of `program` (one for a kernel of one launch).
+    pipelines: Vec<wgpu::ComputePipeline>,
+    /// `program`'s launches (see [`Program::launches`]), whose rules count the workgroups.
+    launches: Vec<Program>,
     layouts: Vec<wgpu::BindGroupLayout>,
     max_workgroups_per_dimension: u32,
     #[cfg(feature = "measure")]
@@ -128,13 +131,14 @@ impl Kernel {
             bind_group_layouts: &layout_refs,
             immediate_size: 0,
         });
-        let loaded = |program: &'static Program, pipeline, label, matched, reason| LoadedKernel {
+        let loaded = |program: &'static Program, pipelines, label, matched, reason| LoadedKernel {
             kernel: self,
             program,
             label,
             matched,
             reason,
-            pipeline,
+            pipelines,
+            launches: program.launches(),
             layouts: layouts.clone(),
             max_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
             #[cfg(feature = "measure")]
@@ -161,7 +165,7 @@ impl Kernel {
                         .program
                         .as_ref()
                         .expect("measurement chooses variants with a program"),
-                    Some(pipeline),
+                    Some(vec![pipeline]),
                     variant.id,
                     matched,
                     reason,
@@ -174,7 +178,7 @@ impl Kernel {
                     measurement,
                 } => (
                     &self.baseline,
-                    pipeline,
+                    pipeline.map(|p| vec![p]),
                     "baseline",
                     matched,
                     reason,
@@ -183,7 +187,7 @@ impl Kernel {
             };
             let pipeline = match pipeline {
                 Some(p) => p,
-                None => build_pipeline(device, &pipeline_layout, program, self.name).map_err(
+                None => build_pipelines(device, &pipeline_layout, program, self.name).map_err(
                     |message| LoadError::Baseline {
                         kernel: self.name,
                         message,
@@ -205,7 +209,7 @@ impl Kernel {
                 .as_ref()
                 .expect("selection only returns variants with a program");
             let attempt = check_limits(program, &limits)
-                .and_then(|()| build_pipeline(device, &pipeline_layout, program, self.name));
+                .and_then(|()| build_pipelines(device, &pipeline_layout, program, self.name));
             match attempt {
                 Ok(pipeline) => {
                     log::info!(
@@ -232,7 +236,7 @@ impl Kernel {
                     );
                     log::warn!("kernel {}: {reason}", self.name);
                     let pipeline =
-                        build_pipeline(device, &pipeline_layout, &self.baseline, self.name)
+                        build_pipelines(device, &pipeline_layout, &self.baseline, self.name)
                             .map_err(|message| LoadError::Baseline {
                                 kernel: self.name,
                                 message,
@@ -253,7 +257,7 @@ impl Kernel {
             selection.matched,
             selection.reason
         );
-        let pipeline = build_pipeline(device, &pipeline_layout, &self.baseline, self.name)
+        let pipeline = build_pipelines(device, &pipeline_layout, &self.baseline, self.name)
             .map_err(|message| LoadError::Baseline {
                 kernel: self.name,
                 message,
@@ -439,8 +443,20 @@ pub fn texture_format(format: TexelFormat) -> wgpu::TextureFormat {
     }
 }
 
-/// Checks what wgpu does not: override-driven workgroup sizes and workgroup memory.
+/// Checks what wgpu does not: override-driven workgroup sizes and workgroup memory, of every
+/// launch of a sequence.
 pub fn check_limits(program: &Program, limits: &wgpu::Limits) -> Result<(), String> {
+    if !program.is_sequence() {
+        return check_launch_limits(program, limits);
+    }
+    for launch in program.launches() {
+        check_launch_limits(&launch, limits)
+            .map_err(|e| format!("stage `{}`: {e}", launch.entry))?;
+    }
+    Ok(())
+}
+
+fn check_launch_limits(program: &Program, limits: &wgpu::Limits) -> Result<(), String> {
     let [x, y, z] = program.workgroup_size;
     let max = [
         limits.max_compute_workgroup_size_x,
@@ -469,8 +485,29 @@ pub fn check_limits(program: &Program, limits: &wgpu::Limits) -> Result<(), Stri
     Ok(())
 }
 
-/// Builds `program` under validation, out-of-memory and internal error scopes; the error is wgpu's
-/// message, shortened to its first lines.
+/// Builds one pipeline per launch of `program` (see [`Program::launches`]) with
+/// [`build_pipeline`]; the first failure is the error, naming the stage of a sequence.
+pub fn build_pipelines(
+    device: &wgpu::Device,
+    layout: &wgpu::PipelineLayout,
+    program: &Program,
+    label: &str,
+) -> Result<Vec<wgpu::ComputePipeline>, String> {
+    if !program.is_sequence() {
+        return build_pipeline(device, layout, program, label).map(|p| vec![p]);
+    }
+    program
+        .launches()
+        .iter()
+        .map(|launch| {
+            build_pipeline(device, layout, launch, label)
+                .map_err(|e| format!("stage `{}`: {e}", launch.entry))
+        })
+        .collect()
+}
+
+/// Builds `program`'s first launch under validation, out-of-memory and internal error scopes; the
+/// error is wgpu's message, shortened to its first lines.
 pub fn build_pipeline(
     device: &wgpu::Device,
     layout: &wgpu::PipelineLayout,
@@ -558,9 +595,14 @@ impl LoadedKernel {
         self.program
     }
 
-    /// The compute pipeline.
+    /// The compute pipeline (of the first launch, for a launch sequence).
     pub fn pipeline(&self) -> &wgpu::ComputePipeline {
-        &self.pipeline
+        &self.pipelines[0]
+    }
+
+    /// One compute pipeline per launch, in order (one for a kernel of one launch).
+    pub fn pipelines(&self) -> &[wgpu::ComputePipeline] {
+        &self.pipelines
     }
 
     /// The layout for bind group `group` (build your bind groups with it).
@@ -572,7 +614,8 @@ impl LoadedKernel {
     }
 
     /// Workgroup counts for the selected program at the given named sizes; parameters its launch
-    /// rule names take the selected program's own values.
+    /// rule names take the selected program's own values. For a launch sequence, the first
+    /// launch's counts ([`LoadedKernel::launch_workgroups`] gives every launch's).
     pub fn workgroups(&self, sizes: &[(&str, u64)]) -> Result<[u32; 3], DispatchError> {
         self.program.workgroups(
             |name| sizes.iter().find(|(n, _)| *n == name).map(|(_, v)| *v),
@@ -580,21 +623,38 @@ impl LoadedKernel {
         )
     }
 
+    /// Workgroup counts of every launch of the selected program, in order.
+    pub fn launch_workgroups(&self, sizes: &[(&str, u64)]) -> Result<Vec<[u32; 3]>, DispatchError> {
+        self.launches
+            .iter()
+            .map(|launch| {
+                launch.workgroups(
+                    |name| sizes.iter().find(|(n, _)| *n == name).map(|(_, v)| *v),
+                    self.max_workgroups_per_dimension,
+                )
+            })
+            .collect()
+    }
+
     /// Sets the pipeline and bind groups (group `i` = `bind_groups[i]`) and dispatches the workgroup
-    /// counts the selected program needs for `sizes`. Returns the counts.
+    /// counts the selected program needs for `sizes`: every launch of a sequence, in order, in
+    /// `pass` (wgpu orders the launches' reads after the writes before them). Returns the first
+    /// launch's counts. Nothing is recorded when a launch's counts cannot be computed.
     pub fn dispatch(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         bind_groups: &[&wgpu::BindGroup],
         sizes: &[(&str, u64)],
     ) -> Result<[u32; 3], DispatchError> {
-        let counts = self.workgroups(sizes)?;
-        pass.set_pipeline(&self.pipeline);
-        for (i, group) in bind_groups.iter().enumerate() {
-            pass.set_bind_group(i as u32, Some(*group), &[]);
+        let counts = self.launch_workgroups(sizes)?;
+        for (pipeline, counts) in self.pipelines.iter().zip(&counts) {
+            pass.set_pipeline(pipeline);
+            for (i, group) in bind_groups.iter().enumerate() {
+                pass.set_bind_group(i as u32, Some(*group), &[]);
+            }
+            pass.dispatch_workgroups(counts[0], counts[1], counts[2]);
         }
-        pass.dispatch_workgroups(counts[0], counts[1], counts[2]);
-        Ok(counts)
+        Ok(counts[0])
     }
 }
 

@@ -155,6 +155,21 @@ pub(crate) fn choose(
     if candidates.is_empty() {
         return None;
     }
+    if kernel.baseline.is_sequence()
+        || candidates.iter().any(|v| {
+            v.program
+                .as_ref()
+                .is_some_and(crate::program::Program::is_sequence)
+        })
+    {
+        // The bench times and checks one launch per program; a sequence would be judged by its
+        // first launch alone.
+        log::info!(
+            "kernel {}: selection by measurement does not handle launch sequences; choosing among the embedded entries as `Kernel::load` does",
+            kernel.name
+        );
+        return None;
+    }
     let mut ids: Vec<String> = candidates.iter().map(|v| v.id.to_owned()).collect();
     ids.sort();
     let budget_ms = options.budget.as_secs_f64() * 1e3;

@@ -10,6 +10,13 @@
 //! The same types are embedded in a user's binary (borrowed `'static` data built by the macro) and
 //! stored in cache files (owned data read by serde), so everything is `Cow<'static, _>`.
 //!
+//! A program may be a *launch sequence*: several entry points of one module launched in order
+//! over the same bindings (a two-pass reduction, a scan and its carry stage). The program's own
+//! entry point and launch rule are the first launch; [`Program::then`] lists the later ones,
+//! each with its own entry point, workgroup size and launch rule, and the override constants are
+//! the module's, shared by every launch. A program of one launch has an empty `then`, which is
+//! left out of its JSON, so cache entries written before sequences existed read the same.
+//!
 //! Invariant: a variant's dispatch rule is evaluated with the variant's workgroup size and
 //! constants, never the baseline's; that is what lets a variant change its workgroup size or a
 //! parameter of its launch rule safely.
@@ -111,6 +118,21 @@ impl fmt::Display for Dispatch {
     }
 }
 
+/// A launch after the first one of a sequence: an entry point of the program's module and its
+/// launch rule, run after the launches before it, over the same bindings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    /// Entry point name.
+    pub entry: Cow<'static, str>,
+    /// The entry point's workgroup size after the program's constants are applied.
+    pub workgroup_size: [u32; 3],
+    /// Bytes of `var<workgroup>` memory this entry point uses after the constants are applied.
+    #[serde(default)]
+    pub workgroup_storage_bytes: u32,
+    /// The launch rule.
+    pub dispatch: Dispatch,
+}
+
 /// A pipeline-overridable constant's value, by name.
 pub type Constant = (Cow<'static, str>, f64);
 
@@ -131,9 +153,70 @@ pub struct Program {
     pub workgroup_storage_bytes: u32,
     /// The launch rule.
     pub dispatch: Dispatch,
+    /// The launches after the first, in order (empty for a program of one launch).
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub then: Cow<'static, [Stage]>,
 }
 
 impl Program {
+    /// Whether this program is a sequence of several launches.
+    pub fn is_sequence(&self) -> bool {
+        !self.then.is_empty()
+    }
+
+    /// Every launch as a program of one launch, in order: the first is this program without
+    /// `then`, each later one the same module and constants with the stage's entry point,
+    /// workgroup size and launch rule. Pipelines are built, limits checked and workgroups counted
+    /// per launch on these.
+    pub fn launches(&self) -> Vec<Program> {
+        let first = Program {
+            then: Cow::Borrowed(&[]),
+            ..self.clone()
+        };
+        let mut out = Vec::with_capacity(1 + self.then.len());
+        for stage in self.then.iter() {
+            out.push(Program {
+                entry: stage.entry.clone(),
+                workgroup_size: stage.workgroup_size,
+                workgroup_storage_bytes: stage.workgroup_storage_bytes,
+                dispatch: stage.dispatch.clone(),
+                ..first.clone()
+            });
+        }
+        out.insert(0, first);
+        out
+    }
+
+    /// The launch rule as text: the dispatch rule for a program of one launch (what hashes and
+    /// variant ids have always covered), each launch's entry point and rule for a sequence.
+    pub fn launch_rule(&self) -> String {
+        if self.then.is_empty() {
+            return self.dispatch.to_string();
+        }
+        let mut out = format!("{}: {}", self.entry, self.dispatch);
+        for stage in self.then.iter() {
+            out.push_str(&format!("; {}: {}", stage.entry, stage.dispatch));
+        }
+        out
+    }
+
+    /// Workgroup counts of every launch, in order (see [`Program::workgroups`]).
+    pub fn launch_workgroups(
+        &self,
+        sizes: impl Fn(&str) -> Option<u64>,
+        max_per_dimension: u32,
+    ) -> Result<Vec<[u32; 3]>, DispatchError> {
+        let mut out = vec![self.workgroups(&sizes, max_per_dimension)?];
+        for stage in self.then.iter() {
+            out.push(stage.dispatch.workgroups(
+                stage.workgroup_size,
+                |n| self.launch_value(n, &sizes),
+                max_per_dimension,
+            )?);
+        }
+        Ok(out)
+    }
+
     /// Invocations per workgroup.
     pub fn invocations_per_workgroup(&self) -> u64 {
         self.workgroup_size.iter().map(|&d| u64::from(d)).product()
@@ -289,6 +372,7 @@ mod tests {
                     SizeExpr::lit(1),
                 ],
             },
+            then: Cow::Borrowed(&[]),
         };
         let sizes = |n: &str| (n == "m").then_some(1001);
         assert_eq!(p.workgroups(sizes, 65535), Ok([251, 1, 1]));
@@ -327,6 +411,7 @@ mod tests {
             workgroup_size: [256, 1, 1],
             workgroup_storage_bytes: 0,
             dispatch: grid("n"),
+            then: Cow::Borrowed(&[]),
         };
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["constants"], serde_json::json!({"WG": 256.0}));
@@ -334,7 +419,53 @@ mod tests {
             json["dispatch"],
             serde_json::json!({"mode": "grid", "size": ["n", "1", "1"]})
         );
+        // A program of one launch writes no `then`: entries read the same as before sequences.
+        assert!(json.get("then").is_none(), "{json}");
         let back: Program = serde_json::from_value(json).unwrap();
         assert_eq!(back, p);
+    }
+
+    #[test]
+    fn a_sequence_launches_each_stage_with_its_own_size_and_rule() {
+        let p = Program {
+            wgsl: "x".into(),
+            entry: "partial".into(),
+            constants: vec![(Cow::Borrowed("WG"), 64.0)].into(),
+            workgroup_size: [64, 1, 1],
+            workgroup_storage_bytes: 256,
+            dispatch: grid("n"),
+            then: vec![Stage {
+                entry: "combine".into(),
+                workgroup_size: [1, 1, 1],
+                workgroup_storage_bytes: 0,
+                dispatch: Dispatch {
+                    mode: DispatchMode::Workgroups,
+                    size: [
+                        SizeExpr::parse("cdiv(n, WG * 1000)").unwrap(),
+                        SizeExpr::lit(1),
+                        SizeExpr::lit(1),
+                    ],
+                },
+            }]
+            .into(),
+        };
+        assert!(p.is_sequence());
+        let launches = p.launches();
+        assert_eq!(launches.len(), 2);
+        assert!(
+            launches
+                .iter()
+                .all(|l| !l.is_sequence() && l.constants == p.constants)
+        );
+        assert_eq!(launches[1].entry, "combine");
+        assert_eq!(launches[1].workgroup_size, [1, 1, 1]);
+        let sizes = |n: &str| (n == "n").then_some(100_000);
+        assert_eq!(
+            p.launch_workgroups(sizes, 65535),
+            Ok(vec![[1563, 1, 1], [2, 1, 1]])
+        );
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["then"][0]["entry"], "combine");
+        assert_eq!(serde_json::from_value::<Program>(json).unwrap(), p);
     }
 }

@@ -614,7 +614,16 @@ pub fn resolve(
     wgsl: &str,
     source_label: &str,
 ) -> Result<ResolvedKernel, ResolveError> {
-    let reflected = reflect(wgsl, spec.entry.as_deref(), source_label).map_err(|e| match e {
+    // A launch sequence's first stage is the entry point the interface is reflected for.
+    let first_entry = spec
+        .entry
+        .as_deref()
+        .or(spec.stages.first().map(|s| s.entry.as_str()));
+    let reflected = reflect(wgsl, first_entry, source_label).map_err(|e| match e {
+        ReflectError::Entry(m) if !spec.stages.is_empty() => ResolveError::Spec(vec![
+            SpecError::new(Loc::Stage(0), m)
+                .hint("each stage's `entry` must name a `@compute` function of the WGSL"),
+        ]),
         ReflectError::Entry(m) if spec.entry.is_some() => ResolveError::Spec(vec![
             SpecError::new(Loc::Entry, m)
                 .hint("`entry` must name a `@compute` function of the WGSL"),
@@ -938,6 +947,29 @@ pub fn resolve(
         if described[idx] || suggested[idx] {
             continue;
         }
+        if !spec.stages.is_empty() && !matches!(r.kind, BindingKind::Sampler { .. }) {
+            // In a sequence no default role is safe: what a stage writes may be an
+            // intermediate (`scratch`, never compared) or a result (`output`).
+            if let Some(i) = stages::first_user(&reflected.module, &reflected.info, spec, r) {
+                errors.push(
+                    SpecError::new(
+                        Loc::Stage(i),
+                        format!(
+                            "stage {} (`{}`) uses binding `{}` (`{}`), which `bind(..)` does not describe",
+                            i + 1,
+                            spec.stages[i].entry,
+                            r.name,
+                            r.ty
+                        ),
+                    )
+                    .hint(format!(
+                        "describe every binding of a launch sequence, e.g. `bind({} = scratch(len))` for an intermediate only the stages see, or `output(len)` for a result",
+                        r.name
+                    )),
+                );
+                continue;
+            }
+        }
         let role = match r.kind {
             BindingKind::Uniform => Role::Uniform,
             BindingKind::StorageRead => Role::Input,
@@ -1014,8 +1046,21 @@ pub fn resolve(
         );
     }
 
-    // Dispatch.
-    let dispatch = match &spec.dispatch {
+    // Dispatch (of the first stage, for a sequence).
+    let first_dispatch = spec
+        .dispatch
+        .as_ref()
+        .or(spec.stages.first().map(|s| &s.dispatch));
+    for (i, stage) in spec.stages.iter().enumerate() {
+        for n in stage.dispatch.size.iter().flat_map(SizeExpr::names) {
+            if let Some(mut e) = check_launch_name(&interface, &declared, &param_names, n) {
+                e.loc = Loc::StageDispatch(i);
+                errors.push(e);
+            }
+        }
+    }
+    let dispatch = match first_dispatch {
+        Some(d) if !spec.stages.is_empty() => Some(stages::dispatch(d)),
         Some(d) => {
             for n in d.size.iter().flat_map(SizeExpr::names) {
                 if let Some(e) = check_launch_name(&interface, &declared, &param_names, n) {
@@ -1062,6 +1107,11 @@ pub fn resolve(
     let launch_params: Vec<&str> = dispatch
         .iter()
         .flat_map(|d| d.size.iter().flat_map(SizeExpr::names))
+        .chain(
+            spec.stages
+                .iter()
+                .flat_map(|s| s.dispatch.size.iter().flat_map(SizeExpr::names)),
+        )
         .filter(|n| !declared.contains(n) && param_names.contains(n))
         .collect();
     let params = params::resolve_params(spec, &interface, &shapes, &launch_params, &mut errors);
@@ -1082,6 +1132,13 @@ pub fn resolve(
             mode: DispatchMode::Grid,
             size: [SizeExpr::lit(1), SizeExpr::lit(1), SizeExpr::lit(1)],
         }),
+        then: Cow::Owned(stages::later(
+            &reflected.module,
+            &reflected.info,
+            spec,
+            &params.constants,
+            &mut errors,
+        )),
     };
 
     if let Some(f) = &spec.flops {
@@ -1138,11 +1195,17 @@ pub fn resolve(
                     );
                 }
             }
-            if let Err(e) = baseline.workgroups(|n| shape.get(n).copied(), u32::MAX) {
-                errors.push(SpecError::new(
-                    Loc::Dispatch,
-                    format!("{e} on shape {}", shape_text(shape)),
-                ));
+            for (i, launch) in baseline.launches().iter().enumerate() {
+                if let Err(e) = launch.workgroups(|n| shape.get(n).copied(), u32::MAX) {
+                    errors.push(SpecError::new(
+                        if spec.stages.is_empty() {
+                            Loc::Dispatch
+                        } else {
+                            Loc::StageDispatch(i)
+                        },
+                        format!("{e} on shape {}", shape_text(shape)),
+                    ));
+                }
             }
         }
     }
@@ -1155,7 +1218,7 @@ pub fn resolve(
     let hash = content_hash(
         wgsl,
         &interface.entry,
-        &baseline.dispatch.to_string(),
+        &baseline.launch_rule(),
         &contract(&buffers, &params.constants, tolerance, given_verify_shapes),
     );
     Ok(ResolvedKernel {
@@ -1263,6 +1326,7 @@ pub fn resolve_reference(
         workgroup_size: interface.workgroup_size,
         workgroup_storage_bytes: interface.workgroup_storage_bytes.unwrap_or(0),
         dispatch,
+        then: Cow::Borrowed(&[]),
     })
 }
 
@@ -1462,6 +1526,7 @@ pub fn derive_verify_shape(shape: &Shape) -> Shape {
 
 pub mod naga_panics;
 mod params;
+mod stages;
 #[cfg(test)]
 mod tests;
 mod textures;

@@ -190,6 +190,17 @@ pub struct DispatchSpec {
     pub size: Vec<SizeExpr>,
 }
 
+/// One launch of `stages = [(entry = "partial", workgroups = (cdiv(n, 256))), ..]`: an entry
+/// point of the kernel's module and its launch rule. The stages run in order over the kernel's
+/// bindings; what one stage leaves for the next lives in `scratch(..)` bindings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StageSpec {
+    /// The entry point.
+    pub entry: String,
+    /// Its launch rule.
+    pub dispatch: DispatchSpec,
+}
+
 /// `reference(path = "..", workgroups = (..))`: a hand-written version of the kernel that reports
 /// show beside the tuned result. It is checked against the kernel's interface but never tuned,
 /// never embedded and not part of the content hash: it is a yardstick, not a variant.
@@ -220,6 +231,10 @@ pub struct Spec {
     pub bindings: Vec<BindingSpec>,
     /// Launch rule of the baseline; optional when there is exactly one output and a 1-D workgroup.
     pub dispatch: Option<DispatchSpec>,
+    /// A launch sequence (`stages = [..]`) instead of `entry` and one launch rule; empty for a
+    /// kernel of one launch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageSpec>,
     /// Candidate values for `override` constants.
     pub params: Vec<(String, Vec<f64>)>,
     /// `override`s whose value follows from others (`params(THREADS = X * Y)`), in order.
@@ -261,6 +276,10 @@ pub enum Loc {
     BindingRole(usize),
     /// `grid = ..` / `workgroups = ..`.
     Dispatch,
+    /// The `i`-th entry of `stages = [..]` (its entry point).
+    Stage(usize),
+    /// The launch rule of the `i`-th stage.
+    StageDispatch(usize),
     /// The `i`-th `params(..)` entry with candidate values.
     Param(usize),
     /// The `i`-th derived `params(..)` entry (`NAME = expression`).

@@ -14,6 +14,9 @@
 //!      img = texture(w, h, format = rgba8unorm),      a sampled texture of random texels
 //!      out = storage_texture(w, h))                   a storage texture (format from the WGSL)
 //! grid = (cols, rows) | workgroups = (cdiv(n, 256)) the baseline's launch rule (min, max, cdiv)
+//! stages = [(entry = "partial", workgroups = (cdiv(n, 256))), (entry = "combine", workgroups = (1))]
+//!                                                    a launch sequence instead of `entry` and one
+//!                                                    rule: entry points of the module, in order
 //! params(TILE = [8, 16, 32], X = [8, 16], Y = [1, 2], THREADS = X * Y)
 //!                                                    candidate values for `override`s, or a
 //!                                                    value derived from others
@@ -42,7 +45,10 @@ use syn::spanned::Spanned;
 use syn::{Expr, Ident, LitFloat, LitInt, LitStr, Token, bracketed, parenthesized};
 
 /// The keys the attribute accepts, for error hints.
-pub const KEYS: &str = "path, source, entry, sizes, tune_shapes, verify_shapes, bind, grid, workgroups, params, constraints, tolerance, flops, reference";
+pub const KEYS: &str = "path, source, entry, sizes, tune_shapes, verify_shapes, bind, grid, workgroups, stages, params, constraints, tolerance, flops, reference";
+
+/// How to write a launch sequence, for error hints.
+const STAGES_HELP: &str = "  = help: write `stages = [(entry = \"partial\", workgroups = (cdiv(n, 256))), (entry = \"combine\", workgroups = (1))]`: each launch's entry point and launch rule, in order";
 
 /// Spans of the parts of a parsed spec.
 #[derive(Clone, Debug, Default)]
@@ -132,6 +138,7 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
         verify_shapes: Vec::new(),
         bindings: Vec::new(),
         dispatch: None,
+        stages: Vec::new(),
         params: Vec::new(),
         derived: Vec::new(),
         constraints: Vec::new(),
@@ -140,6 +147,9 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
         reference: None,
     };
     let mut seen: Vec<String> = Vec::new();
+    // `entry`, `grid`/`workgroups` and `stages` as given, to refuse a mix of the two forms.
+    let mut single: Option<(String, Span)> = None;
+    let mut stages_key: Option<Span> = None;
     while !input.is_empty() {
         let key: Ident = input.parse()?;
         let name = key.to_string();
@@ -150,6 +160,9 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
             ));
         }
         seen.push(name.clone());
+        if matches!(name.as_str(), "entry" | "grid" | "workgroups") && single.is_none() {
+            single = Some((name.clone(), key.span()));
+        }
         match name.as_str() {
             "path" | "source" => {
                 input.parse::<Token![=]>()?;
@@ -365,6 +378,29 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
                 parenthesized!(content in input);
                 spec.reference = Some(parse_reference(&content, key.span(), &mut spans)?);
             }
+            "stages" => {
+                input.parse::<Token![=]>()?;
+                let content;
+                bracketed!(content in input);
+                while !content.is_empty() {
+                    let inner;
+                    let paren = parenthesized!(inner in content);
+                    let i = spec.stages.len();
+                    spec.stages
+                        .push(parse_stage(&inner, i, paren.span.join(), &mut spans)?);
+                    if content.is_empty() {
+                        break;
+                    }
+                    content.parse::<Token![,]>()?;
+                }
+                if spec.stages.is_empty() {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        format!("`stages` needs at least one launch\n{STAGES_HELP}"),
+                    ));
+                }
+                stages_key = Some(key.span());
+            }
             other => {
                 return Err(syn::Error::new(
                     key.span(),
@@ -376,6 +412,16 @@ fn parse_items(input: ParseStream) -> syn::Result<(Spec, SpecSpans)> {
             break;
         }
         input.parse::<Token![,]>()?;
+    }
+    if let (Some(stages), Some((other, span))) = (stages_key, &single) {
+        let mut err = syn::Error::new(
+            *span,
+            format!(
+                "`{other}` and `stages` both say what to launch: a launch sequence gives each stage its own entry point and launch rule\n  = help: remove `{other}`, or remove `stages` for a kernel of one launch"
+            ),
+        );
+        err.combine(syn::Error::new(stages, "`stages` given here"));
+        return Err(err);
     }
     match source {
         Some((s, _)) => spec.source = s,
@@ -494,6 +540,101 @@ fn parse_reference(
         entry,
         dispatch,
     })
+}
+
+/// The inside of one `(entry = "..", grid | workgroups = (..))` of `stages = [..]`.
+fn parse_stage(
+    input: ParseStream,
+    i: usize,
+    whole: Span,
+    spans: &mut SpecSpans,
+) -> syn::Result<crate::spec::StageSpec> {
+    let mut entry = None;
+    let mut dispatch = None;
+    while !input.is_empty() {
+        let k: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        match k.to_string().as_str() {
+            "entry" if entry.is_none() => {
+                let lit: LitStr = input.parse()?;
+                spans.set(Loc::Stage(i), lit.span());
+                entry = Some(lit.value());
+            }
+            "grid" | "workgroups" if dispatch.is_none() => {
+                let exprs: Vec<Expr> = if input.peek(syn::token::Paren) {
+                    let inner;
+                    parenthesized!(inner in input);
+                    Punctuated::<Expr, Token![,]>::parse_terminated(&inner)?
+                        .into_iter()
+                        .collect()
+                } else {
+                    vec![input.parse()?]
+                };
+                if exprs.is_empty() || exprs.len() > 3 {
+                    return Err(syn::Error::new(
+                        k.span(),
+                        format!("`{k}` takes one to three dimensions, e.g. `{k} = (cols, rows)`"),
+                    ));
+                }
+                let span = exprs
+                    .iter()
+                    .map(|e| e.span())
+                    .reduce(|a, b| a.join(b).unwrap_or(a))
+                    .unwrap_or_else(|| k.span());
+                spans.set(Loc::StageDispatch(i), span);
+                for e in &exprs {
+                    spans.names_in(Loc::StageDispatch(i), e);
+                }
+                dispatch = Some(DispatchSpec {
+                    mode: if k == "grid" {
+                        DispatchMode::Grid
+                    } else {
+                        DispatchMode::Workgroups
+                    },
+                    size: exprs.iter().map(size_expr).collect::<syn::Result<_>>()?,
+                });
+            }
+            "entry" | "grid" | "workgroups" => {
+                return Err(syn::Error::new(
+                    k.span(),
+                    format!(
+                        "a stage takes one `entry` and one launch rule (`grid` or `workgroups`)\n{STAGES_HELP}"
+                    ),
+                ));
+            }
+            other => {
+                return Err(syn::Error::new(
+                    k.span(),
+                    format!(
+                        "unknown key `{other}` in a stage: expected entry, grid or workgroups\n{STAGES_HELP}"
+                    ),
+                ));
+            }
+        }
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    let Some(entry) = entry else {
+        return Err(syn::Error::new(
+            whole,
+            format!(
+                "stage {} needs its entry point: `entry = \"..\"`\n{STAGES_HELP}",
+                i + 1
+            ),
+        ));
+    };
+    let Some(dispatch) = dispatch else {
+        return Err(syn::Error::new(
+            whole,
+            format!(
+                "stage {} (`{entry}`) needs its launch rule: `grid = (..)` (invocations) or `workgroups = (..)` (workgroup counts)\n{STAGES_HELP}",
+                i + 1
+            ),
+        ));
+    };
+    Ok(crate::spec::StageSpec { entry, dispatch })
 }
 
 fn parse_assignments(input: ParseStream) -> syn::Result<Vec<(String, u64, Span)>> {
@@ -1242,6 +1383,50 @@ mod tests {
         check_err(
             r#"path = "a", bind(x = input(values()))"#,
             "expected an input distribution",
+        );
+    }
+
+    #[test]
+    fn stages_give_each_launch_an_entry_point_and_a_launch_rule() {
+        let (spec, spans) = parse_spec(ts(
+            r#"source = "", sizes(n = 8),
+               stages = [(entry = "partial", workgroups = (cdiv(n, 256))), (entry = "combine", grid = (1, 2))]"#,
+        ))
+        .unwrap();
+        assert_eq!(spec.entry, None);
+        assert_eq!(spec.dispatch, None);
+        assert_eq!(spec.stages.len(), 2);
+        assert_eq!(spec.stages[0].entry, "partial");
+        assert_eq!(spec.stages[0].dispatch.mode, DispatchMode::Workgroups);
+        assert_eq!(spec.stages[0].dispatch.size[0].to_string(), "cdiv(n, 256)");
+        assert_eq!(spec.stages[1].entry, "combine");
+        assert_eq!(spec.stages[1].dispatch.mode, DispatchMode::Grid);
+        assert_eq!(spec.stages[1].dispatch.size.len(), 2);
+        assert!(spans.name_span(Loc::StageDispatch(0), "n").is_some());
+
+        check_err(
+            r#"source = "", stages = [(entry = "a")]"#,
+            "stage 1 (`a`) needs its launch rule",
+        );
+        check_err(
+            r#"source = "", stages = [(workgroups = (1))]"#,
+            "stage 1 needs its entry point",
+        );
+        check_err(
+            r#"source = "", stages = [(entry = "a", workgroups = (1), threads = 4)]"#,
+            "unknown key `threads` in a stage",
+        );
+        check_err(
+            r#"source = "", stages = []"#,
+            "`stages` needs at least one launch",
+        );
+        check_err(
+            r#"source = "", entry = "a", stages = [(entry = "a", workgroups = (1))]"#,
+            "`entry` and `stages` both say what to launch",
+        );
+        check_err(
+            r#"source = "", stages = [(entry = "a", workgroups = (1))], grid = (n)"#,
+            "`grid` and `stages` both say what to launch",
         );
     }
 

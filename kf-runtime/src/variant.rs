@@ -43,12 +43,28 @@ pub enum VariantError {
 }
 
 /// What applying the constants showed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Checked {
     /// The workgroup size with the constants applied.
     pub workgroup_size: [u32; 3],
     /// Bytes of `var<workgroup>` memory with the constants applied.
     pub workgroup_storage_bytes: u32,
+    /// The same for each later stage of a launch sequence, in order (empty for one launch).
+    pub stages: Vec<Checked>,
+}
+
+impl Checked {
+    /// Writes what was learned into `program`: the workgroup size and memory of every launch.
+    pub fn apply_to(&self, program: &mut Program) {
+        program.workgroup_size = self.workgroup_size;
+        program.workgroup_storage_bytes = self.workgroup_storage_bytes;
+        let mut then = program.then.to_vec();
+        for (stage, checked) in then.iter_mut().zip(&self.stages) {
+            stage.workgroup_size = checked.workgroup_size;
+            stage.workgroup_storage_bytes = checked.workgroup_storage_bytes;
+        }
+        program.then = then.into();
+    }
 }
 
 /// Checks that `program` fits `kernel` (see the module docs).
@@ -82,21 +98,67 @@ pub fn check(kernel: &ResolvedKernel, program: &Program) -> Result<Checked, Vari
             return Err(VariantError::UndeclaredSize(n.to_owned()));
         }
     }
-    let (module, _info) = naga::back::pipeline_constants::process_overrides(
+    for stage in program.then.iter() {
+        for expr in &stage.dispatch.size {
+            if let Some(n) = expr
+                .names()
+                .find(|n| !declared.contains(n) && program.constant(n).is_none())
+            {
+                return Err(VariantError::UndeclaredSize(n.to_owned()));
+            }
+        }
+    }
+    let first = apply_constants(
         &reflected.module,
         &reflected.info,
-        Some((naga::ShaderStage::Compute, &program.entry)),
+        &program.entry,
         &constants,
+    )?;
+    let mut stages = Vec::with_capacity(program.then.len());
+    for stage in program.then.iter() {
+        if !reflected
+            .module
+            .entry_points
+            .iter()
+            .any(|e| e.name == stage.entry && e.stage == naga::ShaderStage::Compute)
+        {
+            return Err(VariantError::Wgsl(ReflectError::Entry(format!(
+                "the entry point `{}` of a later stage is not a compute entry point of the variant",
+                stage.entry
+            ))));
+        }
+        stages.push(apply_constants(
+            &reflected.module,
+            &reflected.info,
+            &stage.entry,
+            &constants,
+        )?);
+    }
+    Ok(Checked { stages, ..first })
+}
+
+/// The workgroup size and workgroup memory of `entry` once `constants` are applied (naga's
+/// override processing, the pass wgpu runs when it builds the pipeline).
+pub(crate) fn apply_constants(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    entry: &str,
+    constants: &naga::back::PipelineConstants,
+) -> Result<Checked, VariantError> {
+    let (module, _info) = naga::back::pipeline_constants::process_overrides(
+        module,
+        info,
+        Some((naga::ShaderStage::Compute, entry)),
+        constants,
     )
     .map_err(|e| VariantError::Constants(e.to_string()))?;
     let ep = module
         .entry_points
         .iter()
-        .find(|e| e.name == program.entry)
+        .find(|e| e.name == entry)
         .ok_or_else(|| {
             VariantError::Constants(format!(
-                "entry point `{}` disappeared after applying the constants",
-                program.entry
+                "entry point `{entry}` disappeared after applying the constants"
             ))
         })?;
     let mut layouter = naga::proc::Layouter::default();
@@ -112,6 +174,7 @@ pub fn check(kernel: &ResolvedKernel, program: &Program) -> Result<Checked, Vari
     Ok(Checked {
         workgroup_size: ep.workgroup_size,
         workgroup_storage_bytes,
+        stages: Vec::new(),
     })
 }
 
@@ -152,6 +215,14 @@ pub fn check_entry(kernel: &ResolvedKernel, entry: &CacheEntry) -> Result<(), St
             "its recorded workgroup size {:?} does not match its WGSL and constants ({:?})",
             program.workgroup_size, checked.workgroup_size
         ));
+    }
+    for (stage, checked) in program.then.iter().zip(&checked.stages) {
+        if checked.workgroup_size != stage.workgroup_size {
+            return Err(format!(
+                "its recorded workgroup size {:?} of stage `{}` does not match its WGSL and constants ({:?})",
+                stage.workgroup_size, stage.entry, checked.workgroup_size
+            ));
+        }
     }
     Ok(())
 }

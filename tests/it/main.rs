@@ -20,6 +20,7 @@ mod report;
 mod respell;
 mod rewrites;
 mod roofline;
+mod stages;
 mod tidy;
 mod tiling;
 mod tune_shapes;

@@ -97,6 +97,7 @@ impl Gpu {
                 mode: DispatchMode::Workgroups,
                 size: [dim(0), dim(1), dim(2)],
             },
+            then: Cow::Borrowed(&[]),
         };
         let pipeline =
             kf_runtime::build_pipeline(&self.device, &pipeline_layout, &program, reference.label)

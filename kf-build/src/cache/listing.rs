@@ -85,7 +85,7 @@ pub fn summary(k: &ResolvedKernel) -> String {
     format!(
         "entry {}, workgroup {x}x{y}x{z}, {}, bind({}), tune on {}, verify on {}",
         k.interface.entry,
-        k.baseline.dispatch,
+        k.baseline.launch_rule(),
         bindings.join(", "),
         k.tune_shapes
             .iter()

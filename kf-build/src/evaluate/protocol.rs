@@ -141,8 +141,7 @@ impl Candidate {
     /// launch rule), so equal programs get equal ids whatever produced them.
     pub fn new(program: Program, origin: impl Into<String>) -> Self {
         let constants = program.constants_pairs();
-        let id =
-            kf_runtime::hash::variant_id(&program.wgsl, &constants, &program.dispatch.to_string());
+        let id = kf_runtime::hash::variant_id(&program.wgsl, &constants, &program.launch_rule());
         Candidate {
             id,
             origin: origin.into(),

@@ -29,7 +29,7 @@ use crate::gpu::Gpu;
 use kf_runtime::resolve::{ReflectError, ResolvedKernel, shape_text};
 use kf_runtime::spec::{Role, Shape};
 use kf_runtime::variant::{self, VariantError};
-use kf_runtime::{Program, bind_group_layouts, build_pipeline, check_limits};
+use kf_runtime::{Program, bind_group_layouts, build_pipelines, check_limits};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -44,8 +44,27 @@ type TimingSets = Vec<Vec<Bound>>;
 
 /// A compiled program with the bind group layouts of the baseline's interface.
 struct Compiled {
-    pipeline: wgpu::ComputePipeline,
+    /// One pipeline per launch of `program`: a launch sequence is run, verified and timed whole.
+    pipelines: Vec<wgpu::ComputePipeline>,
     program: Program,
+}
+
+impl Compiled {
+    /// Records every launch in `pass`, in order, with the counts of [`Runner::workgroups`].
+    fn record(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        bind_groups: &[wgpu::BindGroup],
+        counts: &[[u32; 3]],
+    ) {
+        for (pipeline, counts) in self.pipelines.iter().zip(counts) {
+            pass.set_pipeline(pipeline);
+            for (i, bg) in bind_groups.iter().enumerate() {
+                pass.set_bind_group(i as u32, bg, &[]);
+            }
+            pass.dispatch_workgroups(counts[0], counts[1], counts[2]);
+        }
+    }
 }
 
 /// Buffers, textures, samplers and bind groups for one run.
@@ -566,14 +585,13 @@ impl Runner {
             (reason, e.to_string())
         })?;
         let mut program = candidate.program.clone();
-        program.workgroup_size = checked.workgroup_size;
-        program.workgroup_storage_bytes = checked.workgroup_storage_bytes;
+        checked.apply_to(&mut program);
         let limits = self.gpu.limits();
         check_limits(&program, &limits).map_err(|m| (Reason::LimitsExceeded, m))?;
         let layout = self.pipeline_layout(kernel);
-        let pipeline = build_pipeline(&self.gpu.device, &layout, &program, &candidate.id)
+        let pipelines = build_pipelines(&self.gpu.device, &layout, &program, &candidate.id)
             .map_err(|m| (Reason::Pipeline, m))?;
-        Ok(Compiled { pipeline, program })
+        Ok(Compiled { pipelines, program })
     }
 
     fn pipeline_layout(&mut self, kernel: &ResolvedKernel) -> wgpu::PipelineLayout {
@@ -605,7 +623,7 @@ impl Runner {
             return Ok(());
         }
         let layout = self.pipeline_layout(kernel);
-        let pipeline = build_pipeline(&self.gpu.device, &layout, &kernel.baseline, "baseline")
+        let pipelines = build_pipelines(&self.gpu.device, &layout, &kernel.baseline, "baseline")
             .map_err(|m| {
                 (
                     Reason::Pipeline,
@@ -615,16 +633,16 @@ impl Runner {
         self.baselines.insert(
             kernel.content_hash.clone(),
             Compiled {
-                pipeline,
+                pipelines,
                 program: kernel.baseline.clone(),
             },
         );
         Ok(())
     }
 
-    fn workgroups(&self, program: &Program, shape: &Shape) -> Step<[u32; 3]> {
+    fn workgroups(&self, program: &Program, shape: &Shape) -> Step<Vec<[u32; 3]>> {
         program
-            .workgroups(
+            .launch_workgroups(
                 |n| shape.get(n).copied(),
                 self.gpu.limits().max_compute_workgroups_per_dimension,
             )
@@ -715,7 +733,7 @@ impl Runner {
         &self,
         compiled: &Compiled,
         bound: &Bound,
-        counts: [u32; 3],
+        counts: &[[u32; 3]],
         timestamps: Option<&Timestamps>,
         read_back: &[(usize, &wgpu::Buffer)],
     ) {
@@ -727,11 +745,7 @@ impl Runner {
                 label: None,
                 timestamp_writes: timestamps.map(Timestamps::pass_writes),
             });
-            pass.set_pipeline(&compiled.pipeline);
-            for (i, bg) in bound.bind_groups.iter().enumerate() {
-                pass.set_bind_group(i as u32, bg, &[]);
-            }
-            pass.dispatch_workgroups(counts[0], counts[1], counts[2]);
+            compiled.record(&mut pass, &bound.bind_groups, counts);
         }
         if let Some(t) = timestamps {
             t.resolve(&mut encoder);
@@ -799,7 +813,7 @@ impl Runner {
             .collect();
         let refs: Vec<(usize, &wgpu::Buffer)> = staging.iter().map(|(i, b)| (*i, b)).collect();
         let t = Instant::now();
-        self.submit(compiled, bound, counts, None, &refs);
+        self.submit(compiled, bound, &counts, None, &refs);
         for (_, b) in &staging {
             b.slice(..).map_async(wgpu::MapMode::Read, |_| {});
         }
@@ -978,7 +992,7 @@ impl Runner {
         // leaves behind matters, so nothing is read back.
         let counts = self.workgroups(&candidate.program, &first.shape)?;
         let t = Instant::now();
-        self.submit(candidate, &bound, counts, None, &[]);
+        self.submit(candidate, &bound, &counts, None, &[]);
         self.wait()?;
         self.phases.add(Phase::Gpu, t);
         for ((plan, resource), data) in kernel.buffers.iter().zip(&bound.resources).zip(&b) {
@@ -1112,12 +1126,8 @@ impl Runner {
                     label: None,
                     timestamp_writes: None,
                 });
-                pass.set_pipeline(&programs[which].pipeline);
-                for (i, bg) in sets[which][0].bind_groups.iter().enumerate() {
-                    pass.set_bind_group(i as u32, bg, &[]);
-                }
                 for _ in 0..reps {
-                    pass.dispatch_workgroups(counts[which][0], counts[which][1], counts[which][2]);
+                    programs[which].record(&mut pass, &sets[which][0].bind_groups, &counts[which]);
                 }
             }
         })
@@ -1130,7 +1140,7 @@ impl Runner {
                 let set = i as usize % n_sets;
                 let bound = &sets[which][set];
                 let t0 = Instant::now();
-                self.submit(programs[which], bound, counts[which], stamps.as_ref(), &[]);
+                self.submit(programs[which], bound, &counts[which], stamps.as_ref(), &[]);
                 if let Some(t) = &stamps {
                     t.map();
                 }

@@ -43,6 +43,10 @@ const ROUNDS: usize = 4;
 /// `subject`'s program in canonical spelling, or `None` when it already is (or nothing could be
 /// proven). The rewrite's step names the normalisations applied, e.g. `canon(max ×2)`.
 pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
+    // A sequence is rewritten only by operators that keep every stage (`Operator::handles_sequences`).
+    if subject.program.is_sequence() {
+        return None;
+    }
     let mut text = subject.program.wgsl.to_string();
     let mut applied: Vec<&'static str> = Vec::new();
     for _ in 0..ROUNDS {

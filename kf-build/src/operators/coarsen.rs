@@ -113,6 +113,7 @@ impl Operator for Coarsen {
                             mode: DispatchMode::Grid,
                             size,
                         },
+                        then: Cow::Borrowed(&[]),
                     },
                     step: format!(
                         "coarsen({k}, {}, {})",

@@ -183,6 +183,7 @@ pub fn finish(
             workgroup_size,
             workgroup_storage_bytes: iface.workgroup_storage_bytes.unwrap_or(0),
             dispatch: subject.program.dispatch.clone(),
+            then: subject.program.then.clone(),
         },
         step,
         params,
@@ -223,6 +224,29 @@ pub trait Operator: Send + Sync {
     fn fixes_workgroup(&self) -> bool {
         false
     }
+    /// Whether it can rewrite a launch sequence (a program with later stages). The structural
+    /// rewrites prove a pattern in one entry point and replace that entry point's text and launch
+    /// rule, which says nothing of what the other stages read from it; only moving module-wide
+    /// overrides keeps a sequence's stages consistent.
+    fn handles_sequences(&self) -> bool {
+        false
+    }
+}
+
+/// The skip of an operator that rewrites one entry point, for a launch sequence.
+pub fn sequence_skip(op: &dyn Operator, program: &Program) -> Result<(), Skip> {
+    if program.is_sequence() && !op.handles_sequences() {
+        return Err(Skip(format!(
+            "the program is a launch sequence of {} entry points ({}); `{}` rewrites one entry point and its launch rule, which the other stages depend on",
+            1 + program.then.len(),
+            std::iter::once(program.entry.as_ref())
+                .chain(program.then.iter().map(|s| s.entry.as_ref()))
+                .collect::<Vec<_>>()
+                .join(" → "),
+            op.name()
+        )));
+    }
+    Ok(())
 }
 
 /// `op` applied to `canon`, the canonical form of `subject`'s program from
@@ -233,6 +257,7 @@ pub fn apply_canonical(
     subject: &Subject<'_>,
     canon: Option<&Rewrite>,
 ) -> Result<Vec<Rewrite>, Skip> {
+    sequence_skip(op, subject.program)?;
     let Some(canon) = canon else {
         return op.apply(subject);
     };
@@ -306,5 +331,84 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
             ..subject
         };
         assert!(invocations_expressible(&subject).is_ok());
+    }
+
+    /// A two-pass sum over a module-wide workgroup size.
+    const TWO_PASS: &str = r#"
+override WG: u32 = 64;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> partials: array<f32>;
+@group(0) @binding(2) var<storage, read_write> total: array<f32>;
+var<workgroup> acc: array<f32, WG>;
+
+@compute @workgroup_size(WG)
+fn partial(@builtin(global_invocation_id) g: vec3<u32>, @builtin(local_invocation_index) l: u32,
+           @builtin(workgroup_id) w: vec3<u32>) {
+    acc[l] = select(0.0, x[g.x], g.x < arrayLength(&x));
+    workgroupBarrier();
+    if (l == 0u) { var s = 0.0; for (var i = 0u; i < WG; i++) { s += acc[i]; } partials[w.x] = s; }
+}
+
+@compute @workgroup_size(1)
+fn combine() {
+    var s = 0.0;
+    for (var i = 0u; i < (arrayLength(&x) + WG - 1u) / WG; i++) { s += partials[i]; }
+    total[0] = s;
+}
+"#;
+
+    #[test]
+    fn a_launch_sequence_gets_skips_from_single_entry_rewrites_and_moves_from_parameters() {
+        let (spec, _) = kf_runtime::syntax::parse_spec(
+            r#"source = "", sizes(n = 4096), bind(x = input(n), partials = scratch(n), total = output(1)),
+               stages = [(entry = "partial", workgroups = (cdiv(n, WG))), (entry = "combine", workgroups = (1))],
+               params(WG = [64, 128, 256])"#
+                .parse()
+                .unwrap(),
+        )
+        .unwrap();
+        let k = kf_runtime::resolve::resolve("K", &spec, TWO_PASS, "k.wgsl").unwrap();
+        assert!(k.baseline.is_sequence());
+        let target = Target::default();
+        let subject = Subject {
+            kernel: &k,
+            program: &k.baseline,
+            target: &target,
+        };
+        // The search's path: the canonical form first, then each operator.
+        let canon = canonicalise(&subject);
+        assert!(canon.is_none(), "a sequence is not respelled");
+        for op in all() {
+            let result = apply_canonical(op.as_ref(), &subject, canon.as_ref());
+            if op.handles_sequences() {
+                let rewrites = result.unwrap_or_else(|e| panic!("{}: {e}", op.name()));
+                assert!(!rewrites.is_empty());
+                for r in rewrites {
+                    // Every stage survives a parameter move, and the constants stay module-wide.
+                    assert_eq!(r.program.then, k.baseline.then, "{}", r.step);
+                    assert!(
+                        r.program.constant("WG").is_some_and(|v| v != 64),
+                        "{}",
+                        r.step
+                    );
+                }
+            } else {
+                let skip = result.expect_err(op.name());
+                assert!(
+                    skip.0
+                        .contains("launch sequence of 2 entry points (partial → combine)"),
+                    "{}: {skip}",
+                    op.name()
+                );
+            }
+        }
+        assert_eq!(
+            all()
+                .iter()
+                .filter(|o| o.handles_sequences())
+                .map(|o| o.name())
+                .collect::<Vec<_>>(),
+            ["param"]
+        );
     }
 }

@@ -38,6 +38,10 @@ impl Operator for Params {
         &[]
     }
 
+    fn handles_sequences(&self) -> bool {
+        true
+    }
+
     fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip> {
         let program = subject.program;
         let reflected = kf_runtime::resolve::reflect(&program.wgsl, Some(&program.entry), "parent")
@@ -63,8 +67,15 @@ impl Operator for Params {
         // or a tree reduction written for it) cannot be changed by lifting the attribute alone:
         // every such candidate could only be wrong. `lift-workgroup-size` rewrites those bodies;
         // this operator then moves the override it introduces.
-        let body_bound = ax.lifted && !self.fixed_workgroup && body_uses_workgroup_size(subject);
-        if self.fixed_workgroup || body_bound {
+        let body_bound = ax.lifted
+            && !self.fixed_workgroup
+            && !program.is_sequence()
+            && body_uses_workgroup_size(subject);
+        // Overrides are module-wide, so moving one keeps a launch sequence's stages consistent;
+        // lifting a literal workgroup size rewrites one entry point, whose size the other stages
+        // may count with (a final pass over one partial sum per workgroup).
+        let sequence_lift = ax.lifted && program.is_sequence();
+        if self.fixed_workgroup || body_bound || sequence_lift {
             // Drop the workgroup axis (it is the first when present) and any lifting.
             if ax.wg_names.iter().any(Option::is_some) && !ax.axes.is_empty() {
                 let wg: Vec<&String> = ax.wg_names.iter().flatten().collect();
@@ -146,6 +157,7 @@ impl Operator for Params {
                         workgroup_size: wg,
                         workgroup_storage_bytes: 0,
                         dispatch: program.dispatch.clone(),
+                        then: program.then.clone(),
                     },
                     step: format!("param({label})"),
                     params: Vec::new(),

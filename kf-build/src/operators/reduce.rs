@@ -1739,6 +1739,7 @@ fn finish(
             workgroup_size: [wg, 1, 1],
             workgroup_storage_bytes: storage,
             dispatch: plan.dispatch.clone(),
+            then: Cow::Borrowed(&[]),
         },
         step: format!(
             "reduce({}{})",

@@ -258,6 +258,7 @@ impl Operator for Tile {
                     workgroup_size: [cfg.tv(), cfg.tu(), 1],
                     workgroup_storage_bytes: cfg.storage_bytes() as u32,
                     dispatch: launch_rule(&matmul, program, cfg),
+                    then: Cow::Borrowed(&[]),
                 },
                 step: format!("{}({})", self.name(), cfg.label()),
                 params: Vec::new(),

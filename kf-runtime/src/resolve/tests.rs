@@ -941,3 +941,146 @@ fn the_baselines_own_constants_and_texture_specs_are_in_the_content_hash() {
     assert_ne!(blur("texture(h, w)"), a);
     assert_eq!(blur("texture(w, h)"), a);
 }
+
+/// Kernels of one launch hash exactly as they did before launch sequences existed, so the
+/// entries committed for them keep matching: the figures were computed before `stages` was added.
+#[test]
+fn a_kernel_of_one_launch_hashes_as_before_sequences_existed() {
+    let saxpy = resolve_attr(
+        r#"source = "", sizes(n = 1000), bind(x = input(n), y = inout(n), p = uniform(n, 2.0))"#,
+        SAXPY,
+    )
+    .unwrap();
+    let rows = resolve_attr(
+        r#"source = "", sizes(n = 1000), bind(x = input(n), y = inout(n), p = uniform(n, 2.0)), workgroups = (cdiv(n, 64)), tolerance = 1e-3"#,
+        SAXPY,
+    )
+    .unwrap();
+    assert_eq!(
+        [saxpy.content_hash.as_str(), rows.content_hash.as_str()],
+        ["802e4a3bdda4b056", "6db38a5a058390e9"]
+    );
+}
+
+/// A two-pass sum: per-workgroup partial sums into a scratch buffer, then one invocation.
+const TWO_PASS: &str = r#"
+override WG: u32 = 64;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> partials: array<f32>;
+@group(0) @binding(2) var<storage, read_write> total: array<f32>;
+var<workgroup> acc: array<f32, WG>;
+
+@compute @workgroup_size(WG)
+fn partial(@builtin(global_invocation_id) g: vec3<u32>, @builtin(local_invocation_index) l: u32,
+           @builtin(workgroup_id) w: vec3<u32>) {
+    acc[l] = select(0.0, x[g.x], g.x < arrayLength(&x));
+    workgroupBarrier();
+    if (l == 0u) { var s = 0.0; for (var i = 0u; i < WG; i++) { s += acc[i]; } partials[w.x] = s; }
+}
+
+@compute @workgroup_size(1)
+fn combine() {
+    var s = 0.0;
+    for (var i = 0u; i < (arrayLength(&x) + WG - 1u) / WG; i++) { s += partials[i]; }
+    total[0] = s;
+}
+"#;
+
+const TWO_PASS_ATTR: &str = r#"source = "", sizes(n = 1000),
+    bind(x = input(n), partials = scratch(n), total = output(1)),
+    stages = [(entry = "partial", workgroups = (cdiv(n, WG))), (entry = "combine", workgroups = (1))],
+    params(WG = [64, 128])"#;
+
+#[test]
+fn a_launch_sequence_resolves_to_a_baseline_with_every_stage() {
+    let k = resolve_attr(TWO_PASS_ATTR, TWO_PASS).unwrap();
+    assert_eq!(k.baseline.entry, "partial");
+    assert_eq!(k.baseline.workgroup_size, [64, 1, 1]);
+    assert_eq!(k.baseline.then.len(), 1);
+    let combine = &k.baseline.then[0];
+    assert_eq!(combine.entry, "combine");
+    assert_eq!(combine.workgroup_size, [1, 1, 1]);
+    assert_eq!(combine.dispatch.to_string(), "workgroups(1, 1, 1)");
+    assert_eq!(
+        k.baseline.launch_rule(),
+        "partial: workgroups(cdiv(n, WG), 1, 1); combine: workgroups(1, 1, 1)"
+    );
+    let shape: Shape = [("n".to_string(), 1000)].into_iter().collect();
+    assert_eq!(
+        k.baseline
+            .launch_workgroups(|n| shape.get(n).copied(), 65535)
+            .unwrap(),
+        vec![[16, 1, 1], [1, 1, 1]]
+    );
+    assert_eq!(k.buffers[1].role, Role::Scratch);
+    assert!(!k.buffers[1].is_compared());
+    // The order of the stages is part of what the kernel computes.
+    let swapped = TWO_PASS_ATTR.replace(
+        r#"stages = [(entry = "partial", workgroups = (cdiv(n, WG))), (entry = "combine", workgroups = (1))]"#,
+        r#"stages = [(entry = "combine", workgroups = (1)), (entry = "partial", workgroups = (cdiv(n, WG)))]"#,
+    );
+    assert_ne!(
+        resolve_attr(&swapped, TWO_PASS).unwrap().content_hash,
+        k.content_hash
+    );
+    // The cache entry's program reads back the same, stages included.
+    let json = serde_json::to_string(&k.baseline).unwrap();
+    assert_eq!(serde_json::from_str::<Program>(&json).unwrap(), k.baseline);
+}
+
+#[test]
+fn a_bad_stage_is_reported_at_the_stage() {
+    // An entry point the module does not have, first or later.
+    check_spec_err(
+        &TWO_PASS_ATTR.replace(r#"entry = "combine""#, r#"entry = "combin""#),
+        TWO_PASS,
+        Loc::Stage(1),
+        "entry point `combin` not found; the module's compute entry points are `partial`, `combine`",
+    );
+    check_spec_err(
+        &TWO_PASS_ATTR.replace(r#"entry = "partial""#, r#"entry = "partials""#),
+        TWO_PASS,
+        Loc::Stage(0),
+        "each stage's `entry` must name a `@compute` function",
+    );
+    // A binding a stage uses that `bind(..)` leaves out: no default role is safe in a sequence.
+    check_spec_err(
+        &TWO_PASS_ATTR.replace("partials = scratch(n), ", ""),
+        TWO_PASS,
+        Loc::Stage(0),
+        "stage 1 (`partial`) uses binding `partials`",
+    );
+    check_spec_err(
+        &TWO_PASS_ATTR.replace("partials = scratch(n), ", ""),
+        TWO_PASS,
+        Loc::Stage(0),
+        "`bind(partials = scratch(len))`",
+    );
+    // A launch rule over a name that is neither a size nor a parameter, at its stage.
+    check_spec_err(
+        &TWO_PASS_ATTR.replace("workgroups = (1)", "workgroups = (m)"),
+        TWO_PASS,
+        Loc::StageDispatch(1),
+        "`m` is neither a size declared in `sizes(..)` nor a parameter",
+    );
+}
+
+#[test]
+fn a_variant_of_a_sequence_is_checked_at_every_stage() {
+    let k = resolve_attr(TWO_PASS_ATTR, TWO_PASS).unwrap();
+    let mut p = k.baseline.clone();
+    p.constants = Cow::Owned(vec![(Cow::Borrowed("WG"), 128.0)]);
+    let checked = crate::variant::check(&k, &p).unwrap();
+    assert_eq!(checked.workgroup_size, [128, 1, 1]);
+    assert_eq!(checked.workgroup_storage_bytes, 512);
+    assert_eq!(checked.stages.len(), 1);
+    assert_eq!(checked.stages[0].workgroup_size, [1, 1, 1]);
+    // A later stage naming an entry point the variant lacks does not fit.
+    let mut then = p.then.to_vec();
+    then[0].entry = Cow::Borrowed("finish");
+    p.then = then.into();
+    assert!(matches!(
+        crate::variant::check(&k, &p),
+        Err(crate::variant::VariantError::Wgsl(ReflectError::Entry(m))) if m.contains("`finish`")
+    ));
+}

@@ -1,0 +1,179 @@
+//! Launch sequences end to end (`tests/fixtures/stages`): a two-pass row sum (partial sums per
+//! workgroup into a scratch buffer, then one invocation per row) and an inclusive scan (a scan per
+//! workgroup, a carry stage, the carries added), each declared with `stages = [..]`. Both are
+//! tuned on the adapter (each stage's workgroup size moves with the module-wide `WG`), their
+//! entries are embedded by the macro, and the fixture app dispatches every stage through
+//! `kf-runtime` and checks the results against the CPU. A scan whose carry stage is wrong is
+//! caught by verification.
+
+use kf_tests::*;
+
+/// The fixture app's `<KERNEL>: variant=.. match=.. WG=.. launches=.. ok` lines, by kernel.
+#[track_caller]
+fn run_app(variant: Option<&str>) -> Vec<(String, String, String, String, String, bool)> {
+    let mut cmd = std::process::Command::new(built_bin("stages-fixture"));
+    cmd.env_remove("KERNELFOUNDRY_VARIANT");
+    if let Some(v) = variant {
+        cmd.env("KERNELFOUNDRY_VARIANT", v);
+    }
+    let r = run(&mut cmd);
+    assert_eq!(r.code, Some(0), "the app failed:\n{}", r.dump());
+    let lines: Vec<_> = r
+        .stdout
+        .lines()
+        .filter_map(|line| {
+            let (name, rest) = line.split_once(": ")?;
+            let field = |key: &str| {
+                rest.split_whitespace()
+                    .find_map(|w| w.strip_prefix(key))
+                    .unwrap_or_else(|| panic!("no `{key}` in {line}"))
+                    .to_owned()
+            };
+            Some((
+                name.to_owned(),
+                field("variant="),
+                field("match="),
+                field("WG="),
+                field("launches="),
+                line.trim_end().ends_with(" ok"),
+            ))
+        })
+        .collect();
+    assert_eq!(
+        lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(),
+        ["SUM", "SCAN"],
+        "{}",
+        r.dump()
+    );
+    lines
+}
+
+#[test]
+fn user_declared_sequences_tune_cache_embed_and_dispatch_every_stage() {
+    let dir = copy_crate("tests/fixtures/stages");
+    let manifest = dir.path().join("Cargo.toml");
+    // The parameter space only: the winner differs from the baseline in `WG` alone, which every
+    // stage counts with. The baseline's workgroups of one invocation are clearly slow.
+    let r = run(kf(&[
+        "tune",
+        "--json",
+        "--strategy",
+        "exhaustive",
+        "--adapter",
+        "0",
+        "--manifest-path",
+    ])
+    .arg(&manifest));
+    assert_eq!(r.code, Some(0), "{}", r.dump());
+    let kernels = r.json()["kernels"].as_array().unwrap().clone();
+    let mut chosen = Vec::new();
+    for (name, stages) in [
+        ("SUM", &["partial", "combine"][..]),
+        ("SCAN", &["scan_blocks", "carry", "add_carry"][..]),
+    ] {
+        let k = kernels
+            .iter()
+            .find(|k| k["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {}", r.dump()));
+        assert_eq!(k["status"], "tuned", "{}", r.dump());
+        let file = k["cache_file"].as_str().unwrap();
+        let entry: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        let program = &entry["variant"]["program"];
+        let program = if program.is_null() {
+            &entry["variant"]
+        } else {
+            program
+        };
+        // The entry holds the whole sequence, each stage with its own rule.
+        let entries: Vec<&str> = std::iter::once(program["entry"].as_str().unwrap())
+            .chain(
+                program["then"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("the entry holds the later stages: {entry}"))
+                    .iter()
+                    .map(|s| s["entry"].as_str().unwrap()),
+            )
+            .collect();
+        assert_eq!(entries, stages, "{entry}");
+        let wg = program["constants"]["WG"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("the variant sets WG: {entry}"));
+        assert_ne!(wg, 1.0, "the baseline's value is 1: {entry}");
+        if name == "SCAN" {
+            // The last stage's workgroup size is WG too, and the entry records it.
+            assert_eq!(
+                program["then"][1]["workgroup_size"],
+                serde_json::json!([wg as u64, 1, 1]),
+                "{entry}"
+            );
+        }
+        chosen.push((
+            entry["variant"]["id"].as_str().unwrap().to_owned(),
+            wg as u64,
+        ));
+    }
+
+    let _guard = crate::e2e::lock();
+    let b = build(dir.path());
+    assert!(
+        !b.stderr.contains("skipped cache file"),
+        "the macro embeds both entries:\n{}",
+        b.dump()
+    );
+    let lines = run_app(None);
+    for ((name, variant, matched, wg, launches, ok), (id, value)) in lines.iter().zip(&chosen) {
+        assert_eq!(variant, id, "{name} runs its tuned entry");
+        assert_eq!(matched, "exact", "{name}");
+        assert_eq!(wg, &value.to_string(), "{name}");
+        assert_eq!(launches, if name == "SUM" { "2" } else { "3" }, "{name}");
+        assert!(ok, "{name} matches the CPU");
+    }
+    // The baseline, forced, runs its own sequence and is right too.
+    for (name, variant, _, wg, _, ok) in run_app(Some("baseline")) {
+        assert_eq!(
+            (variant.as_str(), wg.as_str(), ok),
+            ("baseline", "1", true),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_scan_with_a_wrong_carry_stage_is_caught() {
+    let fixture = copy_crate("tests/fixtures/stages");
+    let manifest = fixture.path().join("Cargo.toml");
+    let own = fixture.path().join("src/shaders/scan.wgsl");
+    let eval = |candidate: &std::path::Path| {
+        run(
+            kf(&["eval", "--json", "--samples", "3", "--kernel", "SCAN"])
+                .arg("--manifest-path")
+                .arg(&manifest)
+                .arg("--candidate")
+                .arg(candidate),
+        )
+    };
+    // The kernel's own sequence is right.
+    let r = eval(&own);
+    assert_eq!(r.code, Some(0), "{}", r.dump());
+    assert_eq!(r.json()["level"], 5, "{}", r.dump());
+    // A carry stage that gives each block the sum up to and including itself (an inclusive scan
+    // of the block totals where an exclusive one is needed): every block after the first is off
+    // by its own total. Only the whole sequence's output shows it.
+    let text = std::fs::read_to_string(&own).unwrap();
+    let right = "        sums[b] = before;\n        before = before + total;\n";
+    assert!(text.contains(right), "the fixture's carry stage changed");
+    let wrong = fixture.path().join("wrong_carry.wgsl");
+    std::fs::write(
+        &wrong,
+        text.replace(
+            right,
+            "        before = before + total;\n        sums[b] = before;\n",
+        ),
+    )
+    .unwrap();
+    let r = eval(&wrong);
+    assert_eq!(r.code, Some(1), "{}", r.dump());
+    assert_eq!(r.json()["level"], 4, "{}", r.dump());
+    assert_eq!(r.json()["reason"], "wrong-values", "{}", r.dump());
+}
