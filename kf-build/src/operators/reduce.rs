@@ -561,7 +561,7 @@ fn fold_rows(subject: &Subject<'_>, size: &mut [SizeExpr]) -> Result<Option<u32>
         .collect();
     let base: kf_runtime::spec::Shape = kernel.sizes.iter().cloned().collect();
     let count = |shape: &kf_runtime::spec::Shape, e: &SizeExpr| {
-        e.eval(&|n: &str| {
+        e.eval(|n: &str| {
             shape
                 .get(n)
                 .or_else(|| base.get(n))
@@ -636,13 +636,13 @@ fn inner_split(a: &Analysis<'_>, outer: usize) -> Option<InnerSplit> {
     }
     let mut stores = Vec::new();
     for &s in &in_outer {
-        if let Statement::Store { pointer, .. } = *a.stmts[s].stmt {
-            if a.root_global(pointer).is_some() {
-                if a.stmts[s].span.is_none() || a.stmts[s].loops != [outer] {
-                    return None;
-                }
-                stores.push(s);
+        if let Statement::Store { pointer, .. } = *a.stmts[s].stmt
+            && a.root_global(pointer).is_some()
+        {
+            if a.stmts[s].span.is_none() || a.stmts[s].loops != [outer] {
+                return None;
             }
+            stores.push(s);
         }
     }
     Some(InnerSplit {
@@ -1709,7 +1709,7 @@ fn finish(
     if passes == Passes::Inner {
         // Groups tile whole subgroups only when the workgroup is a multiple of the subgroup.
         let max_sg = subject.target.limit("subgroup_max_size", 128);
-        sizes.retain(|&w| u64::from(w) % max_sg == 0);
+        sizes.retain(|&w| u64::from(w).is_multiple_of(max_sg));
         if sizes.is_empty() {
             return Err("no workgroup size is a multiple of the subgroup size".into());
         }

@@ -529,7 +529,10 @@ fn a_reduction_nested_in_a_split_loop_is_split_across_groups_of_a_subgroup() {
     assert_eq!(groups, &[2.0, 4.0, 8.0, 16.0, 32.0]);
     // Every workgroup size it offers is a whole number of the largest subgroups.
     let sizes = &inner.params.iter().find(|(n, _)| n == WG).unwrap().1;
-    assert!(sizes.iter().all(|&w| w as u64 % 32 == 0), "{sizes:?}");
+    assert!(
+        sizes.iter().all(|&w| (w as u64).is_multiple_of(32)),
+        "{sizes:?}"
+    );
     // Without subgroups there is no such variant; the plain split still fires.
     let plain = apply(&ParallelReduction, &attention.kernel, &testkit::plain()).unwrap();
     assert!(plain.iter().all(|r| !r.step.contains("inner")));
