@@ -1,11 +1,17 @@
-//! The search strategies side by side at an equal evaluation budget, over several seeds — the
-//! ablation behind the claim that quality-diversity search with gradient steering finds faster
-//! kernels than greedy or random search (`cargo kernelfoundry ablate`).
+//! The search strategies side by side at an equal evaluation budget or an equal wall time, over
+//! several seeds — the ablation behind the claim that quality-diversity search with gradient
+//! steering finds faster kernels than greedy or random search (`cargo kernelfoundry ablate`).
 //!
 //! Nothing is written to the cache. For each kernel, strategy and seed the search runs to its
 //! decision; the report gives the best speedup seen after each evaluation (the search's
-//! screening measurements), the verified speedup of the final decision, and the archive cells
-//! filled, aggregated over seeds. The evaluator is whatever the verb opened (`crate::session`):
+//! screening measurements) and when it was seen, the area under that best-so-far curve, the
+//! verified speedup of the final decision, and the archive cells filled, aggregated over seeds.
+//!
+//! Equal wall time (`--time`) is the fair comparison when strategies differ in what an evaluation
+//! costs (a strategy that proposes slow or failing candidates spends its time differently); the
+//! area under the curve then runs over seconds, otherwise over evaluations, and is divided by
+//! the horizon: it is the mean best speedup over the search, which rewards finding a good
+//! kernel early as well as finding it at all. The evaluator is whatever the verb opened (`crate::session`):
 //! a local worker, a `--worker-cmd` worker or the workers of one adapter key behind a broker.
 
 use crate::discover::Found;
@@ -66,8 +72,10 @@ impl std::str::FromStr for Strategy {
 /// What to compare.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Candidate evaluations per search (the same for every strategy).
+    /// Candidate evaluations per search (the same for every strategy); with `time_s`, a cap.
     pub budget: u64,
+    /// Seconds per search (the same for every strategy), if the comparison is at equal wall time.
+    pub time_s: Option<f64>,
     /// Each strategy runs once per seed.
     pub seeds: Vec<u64>,
     /// The strategies to compare.
@@ -97,6 +105,8 @@ pub struct SearchRun {
     pub seed: u64,
     /// Best search speedup after each evaluation (1.0 until a correct candidate beats it).
     pub best_after: Vec<f64>,
+    /// Seconds into the search at which each evaluation of `best_after` was reported.
+    pub seconds_after: Vec<f64>,
     /// The verified speedup of the final decision (1.0 when the baseline stayed).
     pub verified: f64,
     /// Speedup of the best finalist that passed the final verification, accepted or not.
@@ -122,8 +132,12 @@ pub struct Summary {
     pub strategy: String,
     /// Searches summarised.
     pub seeds: usize,
-    /// Mean over seeds of the best search speedup at a quarter, half and all of the budget.
+    /// Mean over seeds of the best search speedup at a quarter, half and all of the budget
+    /// (evaluations, or seconds with `--time`).
     pub best_at: [f64; 3],
+    /// Mean over seeds of the area under the best-so-far curve divided by the horizon: the mean
+    /// best speedup over the search (over evaluations, or seconds with `--time`).
+    pub auc: f64,
     /// Mean and smallest/largest verified speedup of the final decision over seeds.
     pub verified_mean: f64,
     /// Smallest verified speedup.
@@ -143,8 +157,10 @@ pub struct Report {
     pub adapter: String,
     /// Its key.
     pub adapter_key: String,
-    /// Evaluations per search.
+    /// Evaluations per search (a cap when `time_s` is set).
     pub budget: u64,
+    /// Seconds per search, when the comparison is at equal wall time.
+    pub time_s: Option<f64>,
     /// The seeds.
     pub seeds: Vec<u64>,
     /// Per kernel and strategy.
@@ -160,6 +176,57 @@ fn at(curve: &[f64], fraction: f64, budget: u64) -> f64 {
         .get(i.min(curve.len()).saturating_sub(1))
         .copied()
         .unwrap_or(1.0)
+}
+
+/// The best of a best-so-far curve `seconds` into the search (1.0 before any evaluation).
+fn at_time(curve: &[f64], times: &[f64], seconds: f64) -> f64 {
+    curve
+        .iter()
+        .zip(times)
+        .take_while(|(_, t)| **t <= seconds)
+        .last()
+        .map_or(1.0, |(b, _)| *b)
+}
+
+/// The area under a best-so-far step curve over `[0, horizon]`, divided by `horizon`: the mean
+/// best speedup over the search. `x` gives where each point of `curve` starts to hold (an
+/// evaluation's index plus one, or the second it was reported); before the first, the baseline
+/// holds (1.0), and after the last point its value holds to the horizon.
+fn mean_best(curve: &[f64], x: &[f64], horizon: f64) -> f64 {
+    if horizon <= 0.0 {
+        return curve.last().copied().unwrap_or(1.0);
+    }
+    let (mut area, mut from, mut value) = (0.0, 0.0, 1.0);
+    for (&v, &at) in curve.iter().zip(x) {
+        let at = at.min(horizon);
+        area += value * (at - from);
+        from = at;
+        value = v;
+    }
+    area += value * (horizon - from);
+    area / horizon
+}
+
+impl SearchRun {
+    /// The mean best speedup over the search's horizon (see [`mean_best`]): over seconds when the
+    /// comparison is at equal wall time, otherwise over the evaluation budget.
+    pub fn auc(&self, budget: u64, time_s: Option<f64>) -> f64 {
+        match time_s {
+            Some(t) => mean_best(&self.best_after, &self.seconds_after, t),
+            None => {
+                let x: Vec<f64> = (1..=self.best_after.len()).map(|i| i as f64).collect();
+                mean_best(&self.best_after, &x, budget as f64)
+            }
+        }
+    }
+
+    /// The best speedup seen after `fraction` of the horizon.
+    fn best_at(&self, fraction: f64, budget: u64, time_s: Option<f64>) -> f64 {
+        match time_s {
+            Some(t) => at_time(&self.best_after, &self.seconds_after, t * fraction),
+            None => at(&self.best_after, fraction, budget),
+        }
+    }
 }
 
 /// Runs every strategy on every seed for each kernel of `found` on `evaluator`.
@@ -189,6 +256,7 @@ pub fn run(
             for &seed in &options.seeds {
                 let config = Config {
                     budget: options.budget,
+                    time_s: options.time_s,
                     seed,
                     strategy: strategy.kind,
                     gradients: strategy.gradients,
@@ -197,13 +265,20 @@ pub fn run(
                 let started = Instant::now();
                 let mut best = 1.0f64;
                 let mut curve = Vec::new();
-                let outcome = search::search(&kernel, evaluator, ceilings, &config, |e| {
-                    if let search::Event::Evaluated(_, r) = e {
+                let mut times = Vec::new();
+                // The clock starts with the search proper, after the baseline's measurement,
+                // as the search's own time limit does.
+                let mut searching: Option<Instant> = None;
+                let outcome = search::search(&kernel, evaluator, ceilings, &config, |e| match e {
+                    search::Event::Baseline(_) => searching = Some(Instant::now()),
+                    search::Event::Evaluated(_, r) => {
                         if let Some(s) = r.fitness.speedup {
                             best = best.max(s);
                         }
                         curve.push(best);
+                        times.push(searching.map_or(0.0, |t| t.elapsed().as_secs_f64()));
                     }
+                    _ => {}
                 });
                 let outcome = match outcome {
                     Ok(o) => o,
@@ -217,6 +292,7 @@ pub fn run(
                     strategy: strategy.name.clone(),
                     seed,
                     best_after: curve,
+                    seconds_after: times,
                     verified: outcome
                         .tuned
                         .as_ref()
@@ -242,8 +318,9 @@ pub fn run(
         adapter: adapter.identity.name.clone(),
         adapter_key: adapter.key.to_string(),
         budget: options.budget,
+        time_s: options.time_s,
         seeds: options.seeds.clone(),
-        summaries: summarise(found, &options.strategies, &runs, options.budget),
+        summaries: summarise(found, &options.strategies, &runs, options),
         runs,
     })
 }
@@ -253,8 +330,9 @@ fn summarise(
     found: &[Found],
     strategies: &[Strategy],
     runs: &[SearchRun],
-    budget: u64,
+    options: &Options,
 ) -> Vec<Summary> {
+    let (budget, time_s) = (options.budget, options.time_s);
     let mut summaries = Vec::new();
     for f in found {
         for Strategy { name, .. } in strategies {
@@ -272,10 +350,11 @@ fn summarise(
                 strategy: name.clone(),
                 seeds: mine.len(),
                 best_at: [
-                    mean(&|r| at(&r.best_after, 0.25, budget)),
-                    mean(&|r| at(&r.best_after, 0.5, budget)),
-                    mean(&|r| at(&r.best_after, 1.0, budget)),
+                    mean(&|r| r.best_at(0.25, budget, time_s)),
+                    mean(&|r| r.best_at(0.5, budget, time_s)),
+                    mean(&|r| r.best_at(1.0, budget, time_s)),
                 ],
+                auc: mean(&|r| r.auc(budget, time_s)),
                 verified_mean: mean(&|r| r.verified),
                 verified_min: mine
                     .iter()
@@ -308,23 +387,34 @@ impl SearchRun {
 }
 
 impl Report {
+    /// The horizon's name and the points `best_at` is taken at, e.g. `@10 / @20 / @40 evals`.
+    fn horizon(&self) -> String {
+        match self.time_s {
+            Some(t) => format!("@{} / @{} / @{} s", secs(t / 4.0), secs(t / 2.0), secs(t)),
+            None => format!(
+                "@{} / @{} / @{} evals",
+                self.budget.div_ceil(4),
+                self.budget.div_ceil(2),
+                self.budget
+            ),
+        }
+    }
+
     /// The summaries as a markdown table (for BENCHMARKS.md).
     pub fn markdown(&self) -> String {
-        let budget = self.budget;
         let mut out = format!(
-            "| kernel | strategy | best seen @{} / @{} / @{} evals | verified (mean, min–max) | cells | correct |\n|---|---|---|---|---|---|\n",
-            budget.div_ceil(4),
-            budget.div_ceil(2),
-            budget
+            "| kernel | strategy | best seen {} | mean best over the search (area) | verified (mean, min–max) | cells | correct |\n|---|---|---|--:|---|---|---|\n",
+            self.horizon()
         );
         for s in &self.summaries {
             out.push_str(&format!(
-                "| {} | {} | {:.2}x / {:.2}x / {:.2}x | {:.2}x ({:.2}–{:.2}) | {:.1} | {:.0} % |\n",
+                "| {} | {} | {:.2}x / {:.2}x / {:.2}x | {:.2}x | {:.2}x ({:.2}–{:.2}) | {:.1} | {:.0} % |\n",
                 s.kernel,
                 s.strategy,
                 s.best_at[0],
                 s.best_at[1],
                 s.best_at[2],
+                s.auc,
                 s.verified_mean,
                 s.verified_min,
                 s.verified_max,
@@ -340,13 +430,14 @@ impl Report {
         let mut out = String::new();
         for s in &self.summaries {
             out.push_str(&format!(
-                "{} {}: best seen {:.2}x/{:.2}x/{:.2}x at 1/4, 1/2, all of {} evaluations; verified {:.2}x ({:.2}–{:.2}) over {} seeds; {:.1} cells\n",
+                "{} {}: best seen {:.2}x/{:.2}x/{:.2}x {}; mean best over the search {:.2}x; verified {:.2}x ({:.2}–{:.2}) over {} seeds; {:.1} cells\n",
                 s.kernel,
                 s.strategy,
                 s.best_at[0],
                 s.best_at[1],
                 s.best_at[2],
-                self.budget,
+                self.horizon(),
+                s.auc,
                 s.verified_mean,
                 s.verified_min,
                 s.verified_max,
@@ -355,6 +446,15 @@ impl Report {
             ));
         }
         out
+    }
+}
+
+/// Seconds as the report prints them: whole seconds, or one decimal below ten.
+fn secs(t: f64) -> String {
+    if t < 10.0 {
+        format!("{t:.1}")
+    } else {
+        format!("{t:.0}")
     }
 }
 
@@ -370,6 +470,40 @@ mod tests {
         assert_eq!(at(&curve, 1.0, 4), 2.0);
         assert_eq!(at(&curve[..2], 1.0, 4), 1.2, "a search that stopped early");
         assert_eq!(at(&[], 1.0, 4), 1.0);
+    }
+
+    #[test]
+    fn best_at_a_time_and_the_area_under_the_curve() {
+        let curve = [1.0, 2.0, 3.0];
+        let times = [1.0, 2.0, 8.0];
+        assert_eq!(at_time(&curve, &times, 0.5), 1.0, "nothing reported yet");
+        assert_eq!(at_time(&curve, &times, 2.0), 2.0);
+        assert_eq!(at_time(&curve, &times, 7.9), 2.0);
+        assert_eq!(at_time(&curve, &times, 10.0), 3.0);
+        // 1.0 over [0, 2), 2.0 over [2, 8), 3.0 over [8, 10]: (2 + 12 + 6) / 10.
+        assert!((mean_best(&curve, &times, 10.0) - 2.0).abs() < 1e-12);
+        // The same curve found earlier has the larger area.
+        assert!(mean_best(&curve, &[0.5, 1.0, 2.0], 10.0) > mean_best(&curve, &times, 10.0));
+        // Points past the horizon (the last evaluation finished after the limit) do not count.
+        assert!((mean_best(&[1.0, 5.0], &[1.0, 12.0], 10.0) - 1.0).abs() < 1e-12);
+        // Over evaluations: a run that stopped early keeps its last value to the budget.
+        let run = SearchRun {
+            kernel: "K".into(),
+            strategy: "qd".into(),
+            seed: 1,
+            best_after: vec![1.0, 3.0],
+            seconds_after: vec![0.1, 0.2],
+            verified: 3.0,
+            best_verified: Some(3.0),
+            cells_filled: None,
+            evaluations: 2,
+            correct: 2,
+            seconds: 0.2,
+            origin: None,
+        };
+        // 1.0 over [0, 2), 3.0 over [2, 4].
+        assert!((run.auc(4, None) - 2.0).abs() < 1e-12);
+        assert!((run.auc(0, Some(1.0)) - (0.2 + 3.0 * 0.8)).abs() < 1e-12);
     }
 
     #[test]

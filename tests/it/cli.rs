@@ -57,6 +57,7 @@ fn help_explains_every_verb() {
             &[
                 "--kernel",
                 "--budget",
+                "--time",
                 "--seeds",
                 "--strategies",
                 "--broker",
@@ -79,6 +80,60 @@ fn help_explains_every_verb() {
             );
         }
     }
+}
+
+/// `ablate --time`: every search stops at the wall time (with no evaluation cap it would not stop
+/// otherwise), and the report's curve carries the second each evaluation was seen.
+#[test]
+fn ablate_compares_strategies_at_equal_wall_time() {
+    let manifest = root().join("examples/quickstart/Cargo.toml");
+    let r = run_ok(
+        kf(&[
+            "ablate",
+            "--kernel",
+            "SAXPY",
+            "--time",
+            "2",
+            "--seeds",
+            "1",
+            "--strategies",
+            "greedy,random",
+            "--json",
+            "--manifest-path",
+        ])
+        .arg(&manifest),
+    );
+    let j = r.json();
+    assert_eq!(j["time_s"], 2.0, "{}", r.dump());
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{}", r.dump());
+    for run in runs {
+        let best: Vec<f64> = serde_json::from_value(run["best_after"].clone()).unwrap();
+        let secs: Vec<f64> = serde_json::from_value(run["seconds_after"].clone()).unwrap();
+        assert!(!best.is_empty(), "{}", r.dump());
+        assert_eq!(best.len(), secs.len(), "{}", r.dump());
+        assert!(secs.windows(2).all(|w| w[0] <= w[1]), "{}", r.dump());
+        // The limit is checked between generations (one child for each of the 4 islands): at most
+        // the generation under way when it passed finishes after it.
+        let late = secs.iter().filter(|&&t| t > 2.0).count();
+        assert!(
+            late <= 4,
+            "{late} evaluations after the limit:\n{}",
+            r.dump()
+        );
+    }
+    for s in j["summaries"].as_array().unwrap() {
+        let auc = s["auc"].as_f64().unwrap();
+        let best = s["best_at"][2].as_f64().unwrap();
+        assert!(auc >= 1.0 && auc <= best, "{}", r.dump());
+    }
+    let r = run(kf(&["ablate", "--time", "0", "--manifest-path"]).arg(&manifest));
+    assert_eq!(r.code, Some(2), "{}", r.dump());
+    assert!(
+        r.stderr.contains("not a positive number of seconds"),
+        "{}",
+        r.dump()
+    );
 }
 
 #[test]

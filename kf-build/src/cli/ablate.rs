@@ -18,9 +18,15 @@ pub(crate) struct AblateArgs {
     adapter: AdapterArgs,
     #[command(flatten)]
     fleet: super::FleetArgs,
-    /// Candidate evaluations per search (the same for every strategy).
-    #[arg(long, value_name = "N", default_value_t = 40)]
-    budget: u64,
+    /// Candidate evaluations per search (the same for every strategy). With `--time`, a cap
+    /// (default then: no practical cap).
+    #[arg(long, value_name = "N")]
+    budget: Option<u64>,
+    /// Compare at equal wall time: every search stops after this many seconds (the final
+    /// verification is extra). The report's curves and areas then run over seconds. Default:
+    /// an equal budget of evaluations (40).
+    #[arg(long = "time", value_name = "SECS", value_parser = positive_secs)]
+    time: Option<f64>,
     /// Seeds, comma-separated; each strategy runs once per seed.
     #[arg(
         long,
@@ -47,6 +53,14 @@ pub(crate) struct AblateArgs {
     json: bool,
 }
 
+/// `--time`: a positive number of seconds.
+fn positive_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t > 0.0 && t.is_finite() => Ok(t),
+        _ => Err(format!("`{s}` is not a positive number of seconds")),
+    }
+}
+
 pub(crate) fn run(args: AblateArgs) -> anyhow::Result<i32> {
     let (ws, mut found) = args.workspace.discover()?;
     let names: Vec<String> = found.iter().map(|f| f.name.clone()).collect();
@@ -56,7 +70,10 @@ pub(crate) fn run(args: AblateArgs) -> anyhow::Result<i32> {
     }
     args.shapes.check(&found, &names)?;
     let options = Options {
-        budget: args.budget,
+        budget: args
+            .budget
+            .unwrap_or(if args.time.is_some() { 100_000 } else { 40 }),
+        time_s: args.time,
         seeds: args.seeds.clone(),
         strategies: args
             .strategies

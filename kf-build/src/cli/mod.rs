@@ -62,7 +62,8 @@ enum Command {
     /// Evaluate a hand-written candidate WGSL file against a marked kernel's baseline.
     Eval(eval::EvalArgs),
     /// Compare search strategies (qd with and without gradients, greedy, random) at an equal
-    /// evaluation budget over several seeds; writes nothing to the cache.
+    /// evaluation budget or, with `--time`, an equal wall time, over several seeds; writes
+    /// nothing to the cache.
     Ablate(ablate::AblateArgs),
     /// Measure each kernel's tuned variant and hand-written reference against its baseline on an
     /// adapter, re-verifying both, with the suite's figures (correctness rate, fast_p, geomean).

@@ -11,6 +11,11 @@
 //! transitions feed the gradient. Greedy always builds on the best candidate, random on a uniformly
 //! chosen correct one, both with uniformly chosen operators and no archive steering.
 //!
+//! The paper's constants assume long searches: migration every 10 generations and gradients
+//! trusted after 20 departures are out of reach of a 32-evaluation search (8 generations of 4
+//! islands). A search limited by evaluations scales both to its budget ([`scaled_archive`],
+//! [`scaled_gradient`]); one limited by time keeps them.
+//!
 //! A [`Proposer`] (the LLM, see `crate::llm`) can add children beside the offline operators: each
 //! generation it hands over children for some islands (answers to requests it made one generation
 //! earlier) and the offline operators fill the other islands. Its children enter the archive,
@@ -174,8 +179,8 @@ impl Evolution {
             samples: config.samples,
             gradients: config.gradients && config.strategy == StrategyKind::Qd,
             width: config.width.max(1),
-            archive: Archive::new(ArchiveConfig::default()),
-            tracker: GradientTracker::new(GradientConfig::default()),
+            archive: Archive::new(scaled_archive(config)),
+            tracker: GradientTracker::new(scaled_gradient(config)),
             step: 0,
             next_id: 1,
             seen: HashSet::new(),
@@ -474,6 +479,37 @@ impl Evolution {
             screen_below,
         })
     }
+}
+
+/// Generations a search of `config` can expect: its budget over the children of one generation.
+/// A search limited by time is assumed long (its budget is a cap): `None`.
+fn expected_generations(config: &Config, islands: usize) -> Option<u64> {
+    (config.time_s.is_none()).then(|| config.budget / (islands * config.width.max(1)) as u64)
+}
+
+/// The archive's constants, with the migration interval scaled to the budget.
+///
+/// The paper migrates every 10 generations, which a search of 32 evaluations over 4 islands
+/// (8 generations) never reaches: its islands never exchange their best. Here a search migrates
+/// about four times over its expected generations, at most every 10 and at least every 2.
+pub(crate) fn scaled_archive(config: &Config) -> ArchiveConfig {
+    let mut a = ArchiveConfig::default();
+    if let Some(g) = expected_generations(config, a.islands) {
+        a.migration_interval = (g / 4).clamp(2, u64::from(a.migration_interval)) as u32;
+    }
+    a
+}
+
+/// The gradient's constants, with the departures at which it is fully trusted scaled to the
+/// budget: the paper's 20 are most of a 32-evaluation search, so its steering would barely
+/// start; here a quarter of the budget, between 4 and 20.
+pub(crate) fn scaled_gradient(config: &Config) -> GradientConfig {
+    let mut g = GradientConfig::default();
+    if config.time_s.is_none() {
+        g.full_confidence_departures =
+            (config.budget / 4).clamp(4, g.full_confidence_departures as u64) as usize;
+    }
+    g
 }
 
 fn raises(moves: &[(Dim, i8)], dim: Dim) -> bool {

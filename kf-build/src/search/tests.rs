@@ -887,3 +887,35 @@ fn a_miss_far_outside_the_tolerance_or_a_finalist_failing_otherwise_is_no_near_m
     let wrong = search(&k, &mut ev, None, &Config::default(), |_| {}).unwrap();
     assert_eq!(wrong.near_miss, None);
 }
+
+#[test]
+fn migration_and_gradient_trust_scale_to_the_budget() {
+    use crate::evolve::{ArchiveConfig, GradientConfig};
+    let small = Config {
+        budget: 32,
+        ..Config::default()
+    };
+    // 32 evaluations over 4 islands are 8 generations: migrate every 2, trust after 8 departures.
+    assert_eq!(qd::scaled_archive(&small).migration_interval, 2);
+    assert_eq!(qd::scaled_gradient(&small).full_confidence_departures, 8);
+    let large = Config {
+        budget: 4000,
+        ..Config::default()
+    };
+    assert_eq!(
+        qd::scaled_archive(&large).migration_interval,
+        ArchiveConfig::default().migration_interval
+    );
+    assert_eq!(
+        qd::scaled_gradient(&large).full_confidence_departures,
+        GradientConfig::default().full_confidence_departures
+    );
+    // A search limited by time keeps the paper's constants: its budget is only a cap.
+    let timed = Config {
+        budget: 32,
+        time_s: Some(60.0),
+        ..Config::default()
+    };
+    assert_eq!(qd::scaled_archive(&timed), ArchiveConfig::default());
+    assert_eq!(qd::scaled_gradient(&timed), GradientConfig::default());
+}
