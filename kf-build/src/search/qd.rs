@@ -155,11 +155,12 @@ pub struct Evolution {
     canonical: HashMap<String, Option<Rewrite>>,
     stats: BTreeMap<String, OperatorStats>,
     proposer: Option<Box<dyn Proposer>>,
-    /// The user's kernel as an individual, and the operators already tried on it (see
-    /// `propose_for`: every operator gets one try on the seed before the search builds on
-    /// children).
+    /// The user's kernel as an individual, and how many of each operator's rewrites of it were
+    /// proposed (see `propose_for`: every operator gets `root_variants` tries on the seed, one
+    /// round of every operator at a time, before the search builds on children).
     root: Option<Individual<Payload>>,
-    root_tried: HashSet<usize>,
+    root_tried: HashMap<usize, usize>,
+    root_variants: usize,
 }
 
 impl Evolution {
@@ -190,7 +191,8 @@ impl Evolution {
             canonical: HashMap::new(),
             stats: BTreeMap::new(),
             root: None,
-            root_tried: HashSet::new(),
+            root_tried: HashMap::new(),
+            root_variants: root_variants(config),
             proposer: None,
         }
     }
@@ -390,24 +392,35 @@ impl Evolution {
 
     /// One child for `island`.
     ///
-    /// Until every operator has had one try on the user's kernel, the child is the next untried
-    /// operator's rewrite of it (in the strategy's own operator order): the seed's neighbourhood
-    /// is covered first, as MAP-Elites fills its archive from initial programs. Without this, a
-    /// structural rewrite that applies only to the user's kernel (a parallel reduction of a
-    /// row loop, which unrolling the loop first rules out) could go untried for a whole budget
-    /// once the islands hold children it no longer applies to: measured on an H200, 40
-    /// evaluations of a row-wise softmax drew unrolling, coarsening and parameters and never the
-    /// reduction.
+    /// Until every operator has had its tries on the user's kernel, the child is the next
+    /// operator's rewrite of it (in the strategy's own operator order), in rounds: every operator's
+    /// first rewrite, then every operator's second, up to [`root_variants`]. The seed's
+    /// neighbourhood is covered first, as MAP-Elites fills its archive from initial programs.
+    /// Without this, a structural rewrite that applies only to the user's kernel (a parallel
+    /// reduction of a row loop, which unrolling the loop first rules out) could go untried for a
+    /// whole budget once the islands hold children it no longer applies to: measured on an H200,
+    /// 40 evaluations of a row-wise softmax drew unrolling, coarsening and parameters and never
+    /// the reduction. Several tries per operator matter where an operator's forms differ by far
+    /// on one kernel and not on another (`reduce`'s one workgroup per row against lane groups of
+    /// a subgroup, tile sizes): one random form per operator would decide by chance. Losing
+    /// forms cost little: a child is screened against its cell's elite with a few samples.
     fn propose_for(&mut self, island: usize) -> Option<Proposal> {
         let mut rng = step_rng(self.seed, self.step);
         self.step += 1;
         if let Some(root) = self.root.clone() {
-            for op in self.operator_order(&root, &mut rng) {
-                if !self.root_tried.insert(op) {
-                    continue;
-                }
-                if let Some(p) = self.child(&root, op, island, &mut rng) {
-                    return Some(p);
+            let order = self.operator_order(&root, &mut rng);
+            for round in 0..self.root_variants {
+                for &op in &order {
+                    let tried = self.root_tried.entry(op).or_default();
+                    if *tried != round {
+                        continue;
+                    }
+                    *tried += 1;
+                    if let Some(p) = self.child(&root, op, island, &mut rng) {
+                        return Some(p);
+                    }
+                    // No fresh rewrite left: this operator is done with the seed.
+                    self.root_tried.insert(op, self.root_variants);
                 }
             }
             self.root = None;
@@ -478,6 +491,16 @@ impl Evolution {
             judged: None,
             screen_below,
         })
+    }
+}
+
+/// Rewrites of the user's kernel each operator gets before the search builds on children: one
+/// per 16 evaluations of the budget, between 1 and 4; 4 for a search limited by time.
+pub(crate) fn root_variants(config: &Config) -> usize {
+    if config.time_s.is_some() {
+        4
+    } else {
+        (config.budget / 16).clamp(1, 4) as usize
     }
 }
 

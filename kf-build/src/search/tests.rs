@@ -919,3 +919,62 @@ fn migration_and_gradient_trust_scale_to_the_budget() {
     assert_eq!(qd::scaled_archive(&timed), ArchiveConfig::default());
     assert_eq!(qd::scaled_gradient(&timed), GradientConfig::default());
 }
+
+#[test]
+fn operators_with_several_forms_get_several_tries_on_the_users_kernel() {
+    let k = kernel(
+        ROW_SUM,
+        r#"source = "", sizes(rows = 64, cols = 256), bind(x = input(rows * cols), y = output(rows), shape = uniform(rows, cols)), grid = (rows)"#,
+    );
+    let target = crate::operators::Target {
+        limits: limits(1024),
+        features: vec![],
+    };
+    let subject = crate::operators::Subject {
+        kernel: &k,
+        program: &k.baseline,
+        target: &target,
+    };
+    let forms = |name: &str| {
+        crate::operators::all()
+            .iter()
+            .find(|op| op.name() == name)
+            .and_then(|op| op.apply(&subject).ok())
+            .map_or(0, |r| r.len())
+    };
+    assert!(forms("reduce") >= 2, "reduce has several forms here");
+    let config = Config {
+        budget: 48,
+        seed: 5,
+        strategy: StrategyKind::Qd,
+        ..Config::default()
+    };
+    assert_eq!(qd::root_variants(&config), 3);
+    let mut ev = fake(|c: &Candidate| {
+        Some(if c.origin.contains("unroll") {
+            8.0
+        } else {
+            1.1
+        })
+    });
+    let out = search(&k, &mut ev, None, &config, |_| {}).unwrap();
+    let origins: Vec<&str> = out
+        .history
+        .iter()
+        .map(|(c, _)| c.origin.as_str())
+        .filter(|o| *o != "baseline")
+        .collect();
+    let first_chain = origins
+        .iter()
+        .position(|o| o.contains('→'))
+        .unwrap_or(origins.len());
+    let reduce_on_root = origins[..first_chain]
+        .iter()
+        .filter(|o| o.starts_with("reduce("))
+        .count();
+    assert_eq!(
+        reduce_on_root,
+        forms("reduce").min(3),
+        "reduce's forms tried on the user's kernel before any chain: {origins:?}"
+    );
+}
