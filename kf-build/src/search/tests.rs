@@ -978,3 +978,23 @@ fn operators_with_several_forms_get_several_tries_on_the_users_kernel() {
         "reduce's forms tried on the user's kernel before any chain: {origins:?}"
     );
 }
+
+#[test]
+fn known_good_chains_name_their_next_link() {
+    let o = |steps: &[&str]| steps.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        qd::chain_next(&o(&["reduce(subgroup, unroll 4)"])),
+        Some("unroll")
+    );
+    assert_eq!(qd::chain_next(&o(&["tile-blocked(4x4)"])), Some("unroll"));
+    assert_eq!(
+        qd::chain_next(&o(&["reduce(workgroup)", "unroll(i@54, x4)"])),
+        Some("param")
+    );
+    assert_eq!(qd::chain_next(&o(&["param(KF_WG_X=64)"])), None);
+    assert_eq!(
+        qd::chain_next(&[]),
+        None,
+        "the user's kernel has no chain yet"
+    );
+}
