@@ -1,4 +1,5 @@
-//! Parallel reduction: one workgroup per baseline invocation, its invocations splitting the loops.
+//! Parallel reduction: a workgroup, or a group of lanes of one subgroup, per baseline invocation,
+//! its lanes splitting the loops.
 //!
 //! A kernel that gives each invocation a whole row (`for (var c = 0u; c < cols; c++) { s += x[..] }`)
 //! leaves a GPU nearly idle and reads memory with a stride of a row between neighbouring
@@ -32,6 +33,29 @@
 //! - everything else (guards, `let`s, loops that write only locals) runs on every lane, which
 //!   all compute the same values.
 //!
+//! A whole workgroup per invocation is too much for short rows, and wrong for a kernel whose
+//! neighbouring invocations already read neighbouring addresses: KernelBench's sum over the
+//! middle dimension gives each invocation a column, read with a stride of a row, so one workgroup
+//! per column makes its lanes read addresses a row apart, while the baseline leaves the GPU short
+//! of loads in flight (32 768 invocations, each summing 1024 elements one after another). The "lane groups" variant
+//! (adapters with subgroups) is the middle ground: every baseline invocation becomes a group of
+//! `KF_REDUCE_GROUP` lanes (2, 4, 8 or 16, at most the smallest subgroup) of one subgroup, and a
+//! workgroup of `KF_REDUCE_WG` lanes (whole subgroups) holds `KF_REDUCE_WG / KF_REDUCE_GROUP`
+//! groups. The group's lanes split the loops as above (`for (var r = kf_sub; r < rows; r +=
+//! KF_REDUCE_GROUP)`), combine accumulators and (value, index) pairs within the group with a
+//! butterfly of `subgroupShuffleXor` (offsets `KF_REDUCE_GROUP / 2 .. 1` stay inside an aligned
+//! group, and each lane gets the same total), and make the stores outside loops on the group's
+//! lane 0. The baseline's invocation id is rebuilt from the group's place (see `group_launch`),
+//! so the launch runs exactly the ids the baseline ran for every value of the two overrides.
+//! There is no workgroup memory and no barrier, so a guard that differs between groups (an early
+//! `return` past the end) is kept as written: the lanes of a group compute the same id and take
+//! the same branches, and a shuffle only reads lanes of its own group. naga places no uniformity
+//! requirement on subgroup operations (WGSL's `subgroup_uniformity` diagnostic is one naga does
+//! not know), so it accepts them after such a `return`. A split loop that needs a
+//! `storageBarrier()` (below) has no lane-groups variant. The variant reassociates a
+//! floating-point sum or product, and its step says so (`reduce(subgroup, lane groups, float
+//! sums reassociated)`).
+//!
 //! What it proves first, from the IR ([`crate::analysis::ir`]), and skips otherwise: the kernel reads no
 //! invocation builtin but `global_invocation_id`, uses no workgroup memory, barriers, atomics or
 //! subgroup operations; each split loop is a counted, increasing loop whose only loop-carried
@@ -47,7 +71,9 @@
 //! workgroup width, which runs exactly the ids the baseline ran.
 //!
 //! Limits: a launch that is not one-dimensional keeps one workgroup per row and at most the
-//! adapter's workgroups per dimension; loops nested in other loops are not split (the outer one may be);
+//! adapter's workgroups per dimension (the lane-groups variant keeps the baseline's workgroups
+//! along y and z, and along x multiplies them by `cdiv(w * KF_REDUCE_GROUP, KF_REDUCE_WG)` for a
+//! baseline workgroup of `w` invocations, which is 1 at its defaults for `w` up to 128); loops nested in other loops are not split (the outer one may be);
 //! builtins passed in a struct parameter are not rewritten; a guard that naga's uniformity
 //! analysis cannot prove uniform before a reduction makes naga reject the variant, and the
 //! operator skips.
@@ -1830,7 +1856,7 @@ fn render(
             "\n// KernelFoundry: every invocation of the original kernel is a group of {GROUP} lanes of one\n// subgroup, {WG} / {GROUP} groups per workgroup; a group's lanes split the loops and combine\n// partial results with subgroup shuffles (no workgroup memory, no barrier).\noverride {WG}: u32 = {wg}u;\n// Lanes per group: a power of two, at most the smallest subgroup.\noverride {GROUP}: u32 = {group}u;\n"
         ));
     } else {
-    decls.push_str(&format!(
+        decls.push_str(&format!(
         "\n// KernelFoundry: one workgroup per invocation of the original kernel; its lanes split\n// the loops and combine partial results ({}).\noverride {WG}: u32 = {}u;\n",
         match combine {
             Combine::Tree => "workgroup memory, tree of barriers",
@@ -1838,11 +1864,11 @@ fn render(
         },
         default_wg(max_wg)
     ));
-    if combine == Combine::Subgroup {
-        decls.push_str(&format!(
+        if combine == Combine::Subgroup {
+            decls.push_str(&format!(
             "// The most subgroups a workgroup can have on this adapter.\nconst KF_RED_SUBGROUPS: u32 = {subgroups}u;\n"
         ));
-    }
+        }
     }
     for n in 0..guards.len() {
         decls.push_str(&format!("var<workgroup> kf_guard_{n}: u32;\n"));

@@ -573,11 +573,13 @@ fn lane_groups(rewrites: &[Rewrite]) -> Option<&Rewrite> {
 fn every_invocation_becomes_a_group_of_lanes_of_one_subgroup() {
     let kernel = sum_dim1();
     let rewrites = apply(&ParallelReduction, &kernel, &testkit::h200()).unwrap();
-    let r = lane_groups(&rewrites).unwrap_or_else(|| {
-        panic!("{:?}", rewrites.iter().map(|r| &r.step).collect::<Vec<_>>())
-    });
+    let r = lane_groups(&rewrites)
+        .unwrap_or_else(|| panic!("{:?}", rewrites.iter().map(|r| &r.step).collect::<Vec<_>>()));
     // A float sum changes its order of operations, and the step says so.
-    assert_eq!(r.step, "reduce(subgroup, lane groups, float sums reassociated)");
+    assert_eq!(
+        r.step,
+        "reduce(subgroup, lane groups, float sums reassociated)"
+    );
     check_valid(&kernel, r);
     let text = &r.program.wgsl;
     for expected in [
@@ -599,7 +601,12 @@ fn every_invocation_becomes_a_group_of_lanes_of_one_subgroup() {
         assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
     }
     // No workgroup memory and no barrier: groups never wait for one another.
-    for absent in ["var<workgroup>", "Barrier", "workgroupUniformLoad", "kf_lane =="] {
+    for absent in [
+        "var<workgroup>",
+        "Barrier",
+        "workgroupUniformLoad",
+        "kf_lane ==",
+    ] {
         assert!(!text.contains(absent), "`{absent}` in:\n{text}");
     }
     assert_eq!(r.program.workgroup_storage_bytes, 0);
@@ -707,14 +714,12 @@ fn lane_groups_run_exactly_the_baselines_ids_for_every_parameter_value() {
         for wg in param(WG) {
             for l in param(GROUP) {
                 for sg in [8u32, 16, 32] {
-                    if f64::from(sg) < l || (wg as u32) % sg != 0 {
+                    if f64::from(sg) < l || !(wg as u32).is_multiple_of(sg) {
                         continue;
                     }
                     let mut program = r.program.clone();
-                    program.constants = Cow::Owned(vec![
-                        (Cow::Borrowed(WG), wg),
-                        (Cow::Borrowed(GROUP), l),
-                    ]);
+                    program.constants =
+                        Cow::Owned(vec![(Cow::Borrowed(WG), wg), (Cow::Borrowed(GROUP), l)]);
                     program.workgroup_size = [wg as u32, 1, 1];
                     let ran = ids_run(kernel, &program, Some((wgs, sg)));
                     let want: std::collections::BTreeMap<[u32; 3], u32> =
@@ -803,7 +808,9 @@ fn lane_groups_skip_loops_that_read_what_other_lanes_wrote() {
         .unwrap();
     let rewrites = apply(&ParallelReduction, &attention.kernel, &testkit::h200()).unwrap();
     assert!(
-        rewrites.iter().any(|r| r.program.wgsl.contains("storageBarrier()")),
+        rewrites
+            .iter()
+            .any(|r| r.program.wgsl.contains("storageBarrier()")),
         "the corpus kernel still needs its barrier"
     );
     assert!(lane_groups(&rewrites).is_none());
