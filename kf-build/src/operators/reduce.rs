@@ -802,13 +802,19 @@ fn group_sizes(target: &Target) -> Vec<u32> {
         .collect()
 }
 
-/// Workgroup sizes of the lane-groups variant: whole numbers of the largest subgroup, so that
-/// every subgroup is full and the groups tile the workgroup.
+/// Workgroup sizes of the lane-groups variant, ascending: whole numbers of the largest subgroup,
+/// so that every subgroup is full and the groups tile the workgroup, from one subgroup up (a
+/// baseline workgroup of a few invocations fills only that many groups of a workgroup).
 fn group_workgroup_sizes(target: &Target) -> Vec<u32> {
     let max_sg = target.limit("subgroup_max_size", 128).max(1);
-    workgroup_sizes(target)
+    let max_inv = target.limit("max_compute_invocations_per_workgroup", 256);
+    let max_x = target.limit("max_compute_workgroup_size_x", 256);
+    [8u32, 16, 32, 64, 128, 256, 512, 1024]
         .into_iter()
-        .filter(|&w| u64::from(w).is_multiple_of(max_sg))
+        .filter(|&w| {
+            let w = u64::from(w);
+            w.is_multiple_of(max_sg) && w <= max_inv && w <= max_x
+        })
         .collect()
 }
 

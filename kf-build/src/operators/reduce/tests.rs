@@ -617,7 +617,7 @@ fn every_invocation_becomes_a_group_of_lanes_of_one_subgroup() {
     assert_eq!(r.program.workgroup_size, [512, 1, 1]);
     let param = |n: &str| r.params.iter().find(|(k, _)| k == n).unwrap().1.clone();
     assert_eq!(param(GROUP), vec![2.0, 4.0, 8.0, 16.0]);
-    assert_eq!(param(WG), vec![64.0, 128.0, 256.0, 512.0, 1024.0]);
+    assert_eq!(param(WG), vec![32.0, 64.0, 128.0, 256.0, 512.0, 1024.0]);
     // Groups never span two subgroups: on an adapter with subgroups of 8, at most 8 lanes.
     let lavapipe = apply(&ParallelReduction, &kernel, &testkit::lavapipe()).unwrap();
     let r = lane_groups(&lavapipe).expect("lane groups on lavapipe");
