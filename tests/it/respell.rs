@@ -133,6 +133,7 @@ fn respelled_row_reductions_are_reduced_correctly() {
         "argmax_floor_ties.wgsl",
         "argmin_last_select.wgsl",
         "argmax_rows_2d.wgsl",
+        "col_sum_max_strided.wgsl",
     ];
     let spellings = [
         Some(Spelling::ExtremumIf),

@@ -1,4 +1,5 @@
-//! Parallel reduction: one workgroup per baseline invocation, its invocations splitting the loops.
+//! Parallel reduction: a workgroup, or a group of lanes of one subgroup, per baseline invocation,
+//! its lanes splitting the loops.
 //!
 //! A kernel that gives each invocation a whole row (`for (var c = 0u; c < cols; c++) { s += x[..] }`)
 //! leaves a GPU nearly idle and reads memory with a stride of a row between neighbouring
@@ -32,6 +33,29 @@
 //! - everything else (guards, `let`s, loops that write only locals) runs on every lane, which
 //!   all compute the same values.
 //!
+//! A whole workgroup per invocation is too much for short rows, and wrong for a kernel whose
+//! neighbouring invocations already read neighbouring addresses: KernelBench's sum over the
+//! middle dimension gives each invocation a column, read with a stride of a row, so one workgroup
+//! per column makes its lanes read addresses a row apart, while the baseline leaves the GPU short
+//! of loads in flight (32 768 invocations, each summing 1024 elements one after another). The "lane groups" variant
+//! (adapters with subgroups) is the middle ground: every baseline invocation becomes a group of
+//! `KF_REDUCE_GROUP` lanes (2, 4, 8 or 16, at most the smallest subgroup) of one subgroup, and a
+//! workgroup of `KF_REDUCE_WG` lanes (whole subgroups) holds `KF_REDUCE_WG / KF_REDUCE_GROUP`
+//! groups. The group's lanes split the loops as above (`for (var r = kf_sub; r < rows; r +=
+//! KF_REDUCE_GROUP)`), combine accumulators and (value, index) pairs within the group with a
+//! butterfly of `subgroupShuffleXor` (offsets `KF_REDUCE_GROUP / 2 .. 1` stay inside an aligned
+//! group, and each lane gets the same total), and make the stores outside loops on the group's
+//! lane 0. The baseline's invocation id is rebuilt from the group's place (see `group_launch`),
+//! so the launch runs exactly the ids the baseline ran for every value of the two overrides.
+//! There is no workgroup memory and no barrier, so a guard that differs between groups (an early
+//! `return` past the end) is kept as written: the lanes of a group compute the same id and take
+//! the same branches, and a shuffle only reads lanes of its own group. naga places no uniformity
+//! requirement on subgroup operations (WGSL's `subgroup_uniformity` diagnostic is one naga does
+//! not know), so it accepts them after such a `return`. A split loop that needs a
+//! `storageBarrier()` (below) has no lane-groups variant. The variant reassociates a
+//! floating-point sum or product, and its step says so (`reduce(subgroup, lane groups, float
+//! sums reassociated)`).
+//!
 //! What it proves first, from the IR ([`crate::analysis::ir`]), and skips otherwise: the kernel reads no
 //! invocation builtin but `global_invocation_id`, uses no workgroup memory, barriers, atomics or
 //! subgroup operations; each split loop is a counted, increasing loop whose only loop-carried
@@ -47,7 +71,9 @@
 //! workgroup width, which runs exactly the ids the baseline ran.
 //!
 //! Limits: a launch that is not one-dimensional keeps one workgroup per row and at most the
-//! adapter's workgroups per dimension; loops nested in other loops are not split (the outer one may be);
+//! adapter's workgroups per dimension (the lane-groups variant keeps the baseline's workgroups
+//! along y and z, and along x multiplies them by `cdiv(w * KF_REDUCE_GROUP, KF_REDUCE_WG)` for a
+//! baseline workgroup of `w` invocations, which is 1 at its defaults for `w` up to 128); loops nested in other loops are not split (the outer one may be);
 //! builtins passed in a struct parameter are not rewritten; a guard that naga's uniformity
 //! analysis cannot prove uniform before a reduction makes naga reject the variant, and the
 //! operator skips.
@@ -109,6 +135,10 @@ struct InnerSplit {
 /// The override that sets the lanes per group of the inner-split variant.
 pub const INNER: &str = "KF_REDUCE_INNER";
 
+/// The override that sets the lanes per group of the lane-groups variant, in which every baseline
+/// invocation is a group of lanes of one subgroup (see [`group_launch`]).
+pub const GROUP: &str = "KF_REDUCE_GROUP";
+
 struct Plan {
     gid_name: String,
     split: Vec<SplitLoop>,
@@ -122,6 +152,9 @@ struct Plan {
     /// former invocation id rebuilt as `workgroup_id.x * w + workgroup_id.y`.
     fold: Option<u32>,
     dispatch: Dispatch,
+    /// Whether a split loop's accumulator is a floating-point sum or product, whose order of
+    /// operations every variant changes (said in the lane-groups variant's step).
+    reassociates: bool,
 }
 
 impl Operator for ParallelReduction {
@@ -158,10 +191,14 @@ impl Operator for ParallelReduction {
             }
             if combine == Combine::Subgroup {
                 modes.push(Passes::Inner);
+                match group_launch(subject.program) {
+                    Ok((_, w)) => modes.push(Passes::Groups(w)),
+                    Err(why) => failures.push(format!("lane groups: {why}")),
+                }
             }
             for passes in modes {
                 let useful = match passes {
-                    Passes::Plain => true,
+                    Passes::Plain | Passes::Groups(_) => true,
                     Passes::Unroll(_) => any_unrollable,
                     Passes::Registers(_) => any_unrollable,
                     Passes::Inner => plan.split.iter().any(|sl| sl.inner.is_some()),
@@ -171,7 +208,7 @@ impl Operator for ParallelReduction {
                 }
                 let text = match render(&a, &plan, combine, passes, max_wg, subject.target) {
                     Ok(text) => text,
-                    Err(why) if passes == Passes::Inner => {
+                    Err(why) if matches!(passes, Passes::Inner | Passes::Groups(_)) => {
                         failures.push(why.0);
                         continue;
                     }
@@ -210,6 +247,10 @@ enum Passes {
     Registers(u32),
     /// Reduction loops nested in split loops split across groups of lanes ([`InnerSplit`]).
     Inner,
+    /// Lane groups: every baseline invocation a group of `KF_REDUCE_GROUP` lanes of one
+    /// subgroup, many groups per workgroup (see [`group_launch`]). Carries the baseline's
+    /// workgroup size.
+    Groups([u32; 3]),
 }
 
 /// Loads of one read-only buffer element that several split loops repeat (`input[base + c]`
@@ -529,7 +570,19 @@ fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
         }
     }
     let fold = fold_rows(subject, &mut size)?;
+    let reassociates = split.iter().any(|sl| {
+        sl.accumulators.iter().any(|(acc, _)| {
+            matches!(acc.op, AccOp::Add | AccOp::Mul)
+                && match &module.types[acc.ty].inner {
+                    TypeInner::Scalar(s) | TypeInner::Vector { scalar: s, .. } => {
+                        s.kind == naga::ScalarKind::Float
+                    }
+                    _ => false,
+                }
+        })
+    });
     Ok(Plan {
+        reassociates,
         gid_name: gid.name.clone(),
         split,
         lane0,
@@ -650,6 +703,180 @@ fn inner_split(a: &Analysis<'_>, outer: usize) -> Option<InnerSplit> {
         accumulators: accs.into_iter().map(|(acc, _)| acc).collect(),
         stores,
     })
+}
+
+/// The launch of the lane-groups variant, and the baseline's workgroup size.
+///
+/// The baseline runs `w = wx * wy * wz` ids in each of its workgroups, `(nx, ny, nz)` of them.
+/// The variant gives each baseline workgroup `k = cdiv(w * KF_REDUCE_GROUP, KF_REDUCE_WG)`
+/// workgroups along x, enough to hold `w` groups: it launches `(nx * k, ny, nz)`, and group `g`
+/// of the `j`-th of the `k` workgroups of baseline workgroup `(x, y, z)` is the baseline's local
+/// invocation `j * (KF_REDUCE_WG / KF_REDUCE_GROUP) + g` (in `local_invocation_index` order) of
+/// it; groups past `w` (spare groups of the last of the `k`) return at once. So the variant runs
+/// exactly the ids the baseline ran, for every value of the two overrides, and its launch rule,
+/// written over them, stays right when the parameter operator moves them (see
+/// [`group_preamble`]).
+fn group_launch(program: &kf_runtime::Program) -> Result<(Dispatch, [u32; 3]), String> {
+    let wgs = program.workgroup_size;
+    if wgs.contains(&0) {
+        return Err("the baseline's workgroup size is unknown".into());
+    }
+    let w: u64 = wgs.iter().map(|&d| u64::from(d)).product();
+    let name = |n: &'static str| Op::Size(Cow::Borrowed(n));
+    let mut size = program.dispatch.size.clone();
+    for (d, expr) in size.iter_mut().enumerate() {
+        let mut ops = expr.ops().to_vec();
+        if program.dispatch.mode == DispatchMode::Grid && wgs[d] != 1 {
+            ops.push(Op::Lit(u64::from(wgs[d])));
+            ops.push(Op::CeilDiv);
+        }
+        if d == 0 {
+            ops.extend([
+                Op::Lit(w),
+                name(GROUP),
+                Op::Mul,
+                name(WG),
+                Op::CeilDiv,
+                Op::Mul,
+            ]);
+        }
+        *expr = SizeExpr::from_ops(ops);
+    }
+    Ok((
+        Dispatch {
+            mode: DispatchMode::Workgroups,
+            size,
+        },
+        wgs,
+    ))
+}
+
+/// The statements at the top of the lane-groups variant's body: the lane's place in its group,
+/// its group, and the baseline's invocation id `gid` (named as the baseline names it) rebuilt
+/// from the group, for a baseline workgroup of size `wgs` (see [`group_launch`]).
+fn group_preamble(gid: &str, wgs: [u32; 3]) -> String {
+    let [wx, wy, wz] = wgs;
+    let w = wx * wy * wz;
+    // The baseline's local id along each dimension, from the group's place in its workgroup.
+    let local = |below: u32, size: u32| -> Option<String> {
+        if size == 1 {
+            return None;
+        }
+        let q = if below == 1 {
+            "kf_grp".to_owned()
+        } else {
+            format!("kf_grp / {below}u")
+        };
+        Some(if below * size == w {
+            q
+        } else {
+            format!("({q}) % {size}u")
+        })
+    };
+    let dim = |wg: String, size: u32, below: u32| -> String {
+        let base = if size == 1 {
+            wg
+        } else {
+            format!("{wg} * {size}u")
+        };
+        match local(below, size) {
+            Some(l) => format!("{base} + {l}"),
+            None => base,
+        }
+    };
+    let x = dim("(kf_wg.x / kf_k)".to_owned(), wx, 1);
+    let y = dim("kf_wg.y".to_owned(), wy, wx);
+    let z = dim("kf_wg.z".to_owned(), wz, wx * wy);
+    format!(
+        "\n    // KernelFoundry: every invocation of the original kernel is a group of {GROUP} lanes of one\n    // subgroup (lane `kf_sub` of group `kf_grp`), each original workgroup `kf_k` workgroups along x;\n    // the former invocation id is rebuilt from the group.\n    let kf_sub = kf_sg_lane % {GROUP};\n    let kf_k = ({w}u * {GROUP} + {WG} - 1u) / {WG};\n    let kf_grp = (kf_wg.x % kf_k) * ({WG} / {GROUP}) + kf_sg * (kf_sg_size / {GROUP}) + kf_sg_lane / {GROUP};\n    if (kf_grp >= {w}u) {{\n        return;\n    }}\n    let {gid} = vec3<u32>({x}, {y}, {z});"
+    )
+}
+
+/// Lanes per group in the lane-groups variant: 2, 4, 8 and 16, at most the smallest subgroup
+/// (so that a group never spans two subgroups).
+fn group_sizes(target: &Target) -> Vec<u32> {
+    let min_sg = target.limit("subgroup_min_size", 4);
+    [2u32, 4, 8, 16]
+        .into_iter()
+        .filter(|&g| u64::from(g) <= min_sg)
+        .collect()
+}
+
+/// Workgroup sizes of the lane-groups variant, ascending: whole numbers of the largest subgroup,
+/// so that every subgroup is full and the groups tile the workgroup, from one subgroup up (a
+/// baseline workgroup of a few invocations fills only that many groups of a workgroup).
+fn group_workgroup_sizes(target: &Target) -> Vec<u32> {
+    let max_sg = target.limit("subgroup_max_size", 128).max(1);
+    let max_inv = target.limit("max_compute_invocations_per_workgroup", 256);
+    let max_x = target.limit("max_compute_workgroup_size_x", 256);
+    [8u32, 16, 32, 64, 128, 256, 512, 1024]
+        .into_iter()
+        .filter(|&w| {
+            let w = u64::from(w);
+            w.is_multiple_of(max_sg) && w <= max_inv && w <= max_x
+        })
+        .collect()
+}
+
+/// The default (workgroup size, lanes per group) of the lane-groups variant for a baseline
+/// workgroup of size `wgs`: 8 lanes (or the smallest subgroup), and the smallest workgroup that
+/// holds the baseline workgroup's groups, else the largest.
+fn group_defaults(target: &Target, wgs: [u32; 3]) -> (u32, u32) {
+    let w: u32 = wgs.iter().product();
+    let group = default_inner(&group_sizes(target));
+    let sizes = group_workgroup_sizes(target);
+    let wg = sizes
+        .iter()
+        .copied()
+        .find(|&s| u64::from(s) >= u64::from(w) * u64::from(group))
+        .or_else(|| sizes.last().copied())
+        .unwrap_or(64);
+    (wg, group)
+}
+
+/// A helper that gives every lane of a group the total of the group's lanes: a butterfly of
+/// `subgroupShuffleXor` with offsets `width / 2 .. 1`, which stay inside an aligned group of
+/// `width` lanes. Each step combines `x ⊕ y` on one lane and `y ⊕ x` on its partner, the same
+/// value, so every lane ends with the same total.
+fn inner_helper(op: AccOp, ty: &str, width: &str) -> String {
+    let step = combine_expr(op, "x", "subgroupShuffleXor(x, offset)");
+    format!(
+        "\n// The total of a group's lanes, on every lane of the group.\nfn kf_inner_{}_{}(value: {ty}) -> {ty} {{\n    var x = value;\n    for (var offset = {width} / 2u; offset > 0u; offset = offset / 2u) {{\n        x = {step};\n    }}\n    return x;\n}}\n",
+        op_name(op),
+        type_ident(ty)
+    )
+}
+
+fn inner_arg_helper_name(op: AccOp, ties: ir::Ties, vt: &str, it: &str) -> String {
+    arg_helper_name(op, ties, vt, it).replacen("kf_reduce_", "kf_inner_", 1)
+}
+
+/// The (value, index) pair of a group's lanes, on every lane of the group: the same butterfly as
+/// [`inner_helper`], keeping the better pair by the loop's own tie rule (see [`arg_helper`]),
+/// whose order is total, so every lane ends with the same pair.
+fn inner_arg_helper(op: AccOp, ties: ir::Ties, vt: &str, it: &str, width: &str) -> String {
+    let name = inner_arg_helper_name(op, ties, vt, it);
+    let pair = pair_type_name(vt, it);
+    let cmp = if op == AccOp::Max { ">" } else { "<" };
+    let tie = match ties {
+        ir::Ties::First => "<",
+        ir::Ties::Last => ">",
+    };
+    format!(
+        "// The best (value, index) pair of a group's lanes, by the loop's tie rule, on every lane of the group.
+fn {name}(value: {vt}, index: {it}) -> {pair} {{
+    var best = {pair}(value, index);
+    for (var offset = {width} / 2u; offset > 0u; offset = offset / 2u) {{
+        let a = best;
+        let b = {pair}(subgroupShuffleXor(a.v, offset), subgroupShuffleXor(a.i, offset));
+        if (b.v {cmp} a.v || (b.v == a.v && b.i {tie} a.i)) {{
+            best = b;
+        }}
+    }}
+    return best;
+}}
+"
+    )
 }
 
 /// The start and step of counted loop `f` when lane `lane` of `count` lanes takes every
@@ -1151,7 +1378,24 @@ fn render(
         .entry_signature()
         .ok_or_else(|| Skip("the entry point's signature was not found in the text".into()))?;
     let mut edits = Vec::new();
-    let wg_name = if plan.fold.is_some() {
+    let groups = match passes {
+        Passes::Groups(w) => Some(w),
+        _ => None,
+    };
+    if groups.is_some() {
+        if let Some(&id) = plan.barriers.first() {
+            return Err(Skip(format!(
+                "loop {} reads elements other lanes wrote, and lanes of different groups cannot wait for each other",
+                loop_label(a, id)
+            )));
+        }
+        for name in [GROUP, "kf_sub", "kf_grp"] {
+            if a.code().contains(name) {
+                return Err(Skip(format!("the kernel already uses the name `{name}`")));
+            }
+        }
+    }
+    let wg_name = if plan.fold.is_some() || groups.is_some() {
         "kf_wg"
     } else {
         plan.gid_name.as_str()
@@ -1159,7 +1403,12 @@ fn render(
     let mut new_params = format!(
         "@builtin(workgroup_id) {wg_name}: vec3<u32>, @builtin(local_invocation_index) {LANE}: u32"
     );
-    if let Some(w) = plan.fold {
+    if let Some(wgs) = groups {
+        edits.push(Edit::insert(
+            sig.body.start + 1,
+            group_preamble(&plan.gid_name, wgs),
+        ));
+    } else if let Some(w) = plan.fold {
         edits.push(Edit::insert(
             sig.body.start + 1,
             format!(
@@ -1172,7 +1421,9 @@ fn render(
         new_params.push_str(
             ", @builtin(subgroup_id) kf_sg: u32, @builtin(subgroup_invocation_id) kf_sg_lane: u32, @builtin(num_subgroups) kf_n_sg: u32",
         );
-        if plan.split.iter().any(|sl| !sl.args.is_empty()) || passes == Passes::Inner {
+        if plan.split.iter().any(|sl| !sl.args.is_empty())
+            || matches!(passes, Passes::Inner | Passes::Groups(_))
+        {
             new_params.push_str(", @builtin(subgroup_size) kf_sg_size: u32");
         }
     }
@@ -1187,6 +1438,8 @@ fn render(
         ));
     }
     let mut inner_helpers: Vec<(AccOp, String)> = Vec::new();
+    // Arg-reductions within a group: helpers by (op, ties, value type, index type).
+    let mut inner_arg_helpers: Vec<(AccOp, ir::Ties, String, String)> = Vec::new();
 
     // Reduction helpers needed: (op, type) → sites.
     let mut helpers: Vec<(AccOp, String)> = Vec::new();
@@ -1400,6 +1653,12 @@ fn render(
                     ));
                 }
             }
+            Passes::Groups(_) => {
+                let (init, step) = lane_header(a, f, "kf_sub", GROUP)
+                    .ok_or_else(|| Skip("the loop step cannot be restated".into()))?;
+                edits.push(Edit::replace(init_range, init));
+                edits.push(Edit::replace(step_range, step));
+            }
             _ => {
                 edits.push(Edit::replace(init_range, start_for(LANE)));
                 edits.push(Edit::replace(step_range, format!("{v} += {stride}")));
@@ -1421,6 +1680,29 @@ fn render(
         for (acc, fix) in &sl.accumulators {
             let ty = a.type_name(acc.ty);
             let tid = type_ident(&ty);
+            if groups.is_some() {
+                // Within the group only: its lanes' partial results, shuffled together.
+                if !inner_helpers.iter().any(|(o, t)| *o == acc.op && *t == ty) {
+                    inner_helpers.push((acc.op, ty.clone()));
+                }
+                let call = format!("kf_inner_{}_{tid}({})", op_name(acc.op), acc.name);
+                let saved = format!("kf_init_{}_{}", acc.name, sl.id);
+                if *fix {
+                    before.push_str(&format!(
+                        "let {saved} = {name};\n{indent}{name} = {};\n{indent}",
+                        identity(acc.op, &ty),
+                        name = acc.name
+                    ));
+                    after.push_str(&format!(
+                        "\n{indent}{} = {};",
+                        acc.name,
+                        combine_expr(acc.op, &saved, &call)
+                    ));
+                } else {
+                    after.push_str(&format!("\n{indent}{} = {call};", acc.name));
+                }
+                continue;
+            }
             if !helpers.iter().any(|(o, t)| *o == acc.op && *t == ty) {
                 helpers.push((acc.op, ty.clone()));
             }
@@ -1462,6 +1744,21 @@ fn render(
         }
         for p in &sl.args {
             let (vt, it) = (a.type_name(p.value_ty), a.type_name(p.index_ty));
+            if groups.is_some() {
+                let key = (p.op, p.ties, vt.clone(), it.clone());
+                if !inner_arg_helpers.contains(&key) {
+                    inner_arg_helpers.push(key);
+                }
+                after.push_str(&format!(
+                    "\n{indent}{{ let kf_red_pair = {}({}, {}); {} = kf_red_pair.v; {} = kf_red_pair.i; }}",
+                    inner_arg_helper_name(p.op, p.ties, &vt, &it),
+                    p.value_name,
+                    p.index_name,
+                    p.value_name,
+                    p.index_name
+                ));
+                continue;
+            }
             let key = (p.op, p.ties, vt.clone(), it.clone());
             if !arg_helpers.contains(&key) {
                 arg_helpers.push(key);
@@ -1513,7 +1810,10 @@ fn render(
             edits.push(Edit::insert(span.end, after));
         }
     }
-    for (n, &s) in plan.guards.iter().enumerate() {
+    // Lane groups have no barrier, so a guard that differs between groups needs no uniform load:
+    // the lanes of one group compute the same condition.
+    let guards: &[usize] = if groups.is_some() { &[] } else { &plan.guards };
+    for (n, &s) in guards.iter().enumerate() {
         let span = a.stmts[s].span.clone().expect("checked in plan");
         let code = &a.code()[span.clone()];
         let after_if = code
@@ -1537,18 +1837,32 @@ fn render(
             format!(" (workgroupUniformLoad(&kf_guard_{n}) != 0u) "),
         ));
     }
+    let first_lane = if groups.is_some() {
+        "kf_sub".to_owned()
+    } else {
+        LANE.to_owned()
+    };
     for &s in &plan.lane0 {
         let range = a.with_semicolon(&a.stmts[s].span.clone().expect("checked in plan"));
         let text = a.text(&range).trim_end_matches(';');
         edits.push(Edit::replace(
             range,
-            format!("if ({LANE} == 0u) {{ {text}; }}"),
+            format!("if ({first_lane} == 0u) {{ {text}; }}"),
         ));
     }
 
     // Module-scope declarations, appended.
     let mut decls = String::new();
-    decls.push_str(&format!(
+    let min_sg = target.limit("subgroup_min_size", 4).max(1);
+    let max_inv = target.limit("max_compute_invocations_per_workgroup", 256);
+    let subgroups = (u64::from(max_wg).min(max_inv) / min_sg).max(1);
+    if let Some(wgs) = groups {
+        let (wg, group) = group_defaults(target, wgs);
+        decls.push_str(&format!(
+            "\n// KernelFoundry: every invocation of the original kernel is a group of {GROUP} lanes of one\n// subgroup, {WG} / {GROUP} groups per workgroup; a group's lanes split the loops and combine\n// partial results with subgroup shuffles (no workgroup memory, no barrier).\noverride {WG}: u32 = {wg}u;\n// Lanes per group: a power of two, at most the smallest subgroup.\noverride {GROUP}: u32 = {group}u;\n"
+        ));
+    } else {
+        decls.push_str(&format!(
         "\n// KernelFoundry: one workgroup per invocation of the original kernel; its lanes split\n// the loops and combine partial results ({}).\noverride {WG}: u32 = {}u;\n",
         match combine {
             Combine::Tree => "workgroup memory, tree of barriers",
@@ -1556,15 +1870,13 @@ fn render(
         },
         default_wg(max_wg)
     ));
-    let min_sg = target.limit("subgroup_min_size", 4).max(1);
-    let max_inv = target.limit("max_compute_invocations_per_workgroup", 256);
-    let subgroups = (u64::from(max_wg).min(max_inv) / min_sg).max(1);
-    if combine == Combine::Subgroup {
-        decls.push_str(&format!(
+        if combine == Combine::Subgroup {
+            decls.push_str(&format!(
             "// The most subgroups a workgroup can have on this adapter.\nconst KF_RED_SUBGROUPS: u32 = {subgroups}u;\n"
         ));
+        }
     }
-    for n in 0..plan.guards.len() {
+    for n in 0..guards.len() {
         decls.push_str(&format!("var<workgroup> kf_guard_{n}: u32;\n"));
     }
     if passes == Passes::Inner {
@@ -1573,13 +1885,17 @@ fn render(
             default_inner(&inner_group_sizes(target))
         ));
     }
+    // The override that sets a group's lanes.
+    let width = if groups.is_some() { GROUP } else { INNER };
     for (op, ty) in &inner_helpers {
-        let step = combine_expr(*op, "x", "subgroupShuffleXor(x, offset)");
+        decls.push_str(&inner_helper(*op, ty, width));
+    }
+    for (op, ties, vt, it) in &inner_arg_helpers {
         decls.push_str(&format!(
-            "\n// The total of a group's lanes, on every lane of the group.\nfn kf_inner_{}_{}(value: {ty}) -> {ty} {{\n    var x = value;\n    for (var offset = {INNER} / 2u; offset > 0u; offset = offset / 2u) {{\n        x = {step};\n    }}\n    return x;\n}}\n",
-            op_name(*op),
-            type_ident(ty)
+            "\nstruct {} {{ v: {vt}, i: {it} }}\n",
+            pair_type_name(vt, it)
         ));
+        decls.push_str(&inner_arg_helper(*op, *ties, vt, it, width));
     }
     for (i, ty) in types.iter().enumerate() {
         let len = match combine {
@@ -1720,7 +2036,27 @@ fn finish(
             groups.iter().map(|&g| f64::from(g)).collect(),
         ));
     }
-    let wg = default_wg(*sizes.last().expect("non-empty"));
+    let mut dispatch = plan.dispatch.clone();
+    let mut wg = default_wg(*sizes.last().expect("non-empty"));
+    if let Passes::Groups(wgs) = passes {
+        sizes = group_workgroup_sizes(subject.target);
+        let groups = group_sizes(subject.target);
+        if sizes.is_empty() || groups.is_empty() {
+            return Err(
+                "lane groups: no workgroup size is a multiple of the subgroup size, or subgroups are narrower than two lanes".into(),
+            );
+        }
+        let (size, group) = group_defaults(subject.target, wgs);
+        wg = size;
+        constants.push((Cow::Borrowed(GROUP), f64::from(group)));
+        params.push((
+            GROUP.to_owned(),
+            groups.iter().map(|&g| f64::from(g)).collect(),
+        ));
+        dispatch = group_launch(subject.program)
+            .map_err(|why| format!("lane groups: {why}"))?
+            .0;
+    }
     constants.push((Cow::Borrowed(WG), f64::from(wg)));
     let storage = reflected.interface.workgroup_storage_bytes.unwrap_or(0);
     let limit = subject
@@ -1738,7 +2074,7 @@ fn finish(
             constants: Cow::Owned(constants),
             workgroup_size: [wg, 1, 1],
             workgroup_storage_bytes: storage,
-            dispatch: plan.dispatch.clone(),
+            dispatch,
             then: Cow::Borrowed(&[]),
         },
         step: format!(
@@ -1752,6 +2088,10 @@ fn finish(
                 Passes::Unroll(n) => format!(", unroll {n}"),
                 Passes::Registers(n) => format!(", {n} passes written out"),
                 Passes::Inner => ", inner loops split".to_owned(),
+                Passes::Groups(_) if plan.reassociates => {
+                    ", lane groups, float sums reassociated".to_owned()
+                }
+                Passes::Groups(_) => ", lane groups".to_owned(),
             }
         ),
         params: std::iter::once((WG.to_owned(), sizes.iter().map(|&s| f64::from(s)).collect()))

@@ -76,6 +76,7 @@ fn softmax_becomes_a_workgroup_per_row_with_strided_loops() {
             "reduce(subgroup, 16 passes written out)",
             "reduce(subgroup, unroll 4)",
             "reduce(subgroup)",
+            "reduce(subgroup, lane groups, float sums reassociated)",
             "reduce(workgroup, unroll 4)",
             "reduce(workgroup)"
         ]
@@ -103,7 +104,7 @@ fn softmax_becomes_a_workgroup_per_row_with_strided_loops() {
     assert_eq!(sub.program.dispatch.to_string(), "workgroups(rows, 1, 1)");
     assert_eq!(sub.program.workgroup_size, [256, 1, 1]);
     assert_eq!(sub.params[0].1, vec![64.0, 128.0, 256.0, 512.0, 1024.0]);
-    let tree = &rewrites[4];
+    let tree = &rewrites[5];
     assert_eq!(tree.step, "reduce(workgroup)");
     assert!(
         tree.program
@@ -455,7 +456,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     };
     // Within the limit: one workgroup per row, as before.
     let small = testkit::resolve("GEMV", &spec(4096), wgsl);
+    let is_groups = |r: &Rewrite| r.step.contains("lane groups");
     for r in apply(&ParallelReduction, &small, &testkit::h200()).unwrap() {
+        if is_groups(&r) {
+            continue;
+        }
         assert!(!r.program.wgsl.contains("kf_wg"), "{}", r.step);
         assert_eq!(
             r.program
@@ -470,6 +475,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     assert!(!rewrites.is_empty());
     for r in &rewrites {
         check_valid(&big, r);
+        if is_groups(r) {
+            // Lane groups keep the baseline's workgroups along x: nothing to fold.
+            let counts = r
+                .program
+                .workgroups(|n| (n == "rows").then_some(128_256), 65535)
+                .unwrap();
+            assert_eq!(counts, [2004, 1, 1], "{}", r.program.dispatch);
+            continue;
+        }
         assert!(
             r.program
                 .wgsl
@@ -536,4 +550,268 @@ fn a_reduction_nested_in_a_split_loop_is_split_across_groups_of_a_subgroup() {
     // Without subgroups there is no such variant; the plain split still fires.
     let plain = apply(&ParallelReduction, &attention.kernel, &testkit::plain()).unwrap();
     assert!(plain.iter().all(|r| !r.step.contains("inner")));
+}
+
+const SUM_DIM1: &str =
+    include_str!("../../../../examples/kernelbench/src/shaders/level1/sum_dim1.wgsl");
+
+fn sum_dim1() -> kf_runtime::resolve::ResolvedKernel {
+    testkit::resolve(
+        "SUM_DIM1",
+        "sizes(batch = 3, rows = 40, cols = 20), bind(x = input(batch * rows * cols), out = output(batch * cols), shape = uniform(batch, rows, cols)), grid = (batch * cols)",
+        SUM_DIM1,
+    )
+}
+
+fn lane_groups(rewrites: &[Rewrite]) -> Option<&Rewrite> {
+    rewrites
+        .iter()
+        .find(|r| testkit::own_step(r).starts_with("reduce(subgroup, lane groups"))
+}
+
+#[test]
+fn every_invocation_becomes_a_group_of_lanes_of_one_subgroup() {
+    let kernel = sum_dim1();
+    let rewrites = apply(&ParallelReduction, &kernel, &testkit::h200()).unwrap();
+    let r = lane_groups(&rewrites)
+        .unwrap_or_else(|| panic!("{:?}", rewrites.iter().map(|r| &r.step).collect::<Vec<_>>()));
+    // A float sum changes its order of operations, and the step says so.
+    assert_eq!(
+        r.step,
+        "reduce(subgroup, lane groups, float sums reassociated)"
+    );
+    check_valid(&kernel, r);
+    let text = &r.program.wgsl;
+    for expected in [
+        "@compute @workgroup_size(KF_REDUCE_WG)",
+        "let kf_sub = kf_sg_lane % KF_REDUCE_GROUP;",
+        "let kf_k = (64u * KF_REDUCE_GROUP + KF_REDUCE_WG - 1u) / KF_REDUCE_WG;",
+        "let kf_grp = (kf_wg.x % kf_k) * (KF_REDUCE_WG / KF_REDUCE_GROUP) + kf_sg * (kf_sg_size / KF_REDUCE_GROUP) + kf_sg_lane / KF_REDUCE_GROUP;",
+        "if (kf_grp >= 64u) {\n        return;\n    }",
+        "let gid = vec3<u32>((kf_wg.x / kf_k) * 64u + kf_grp, kf_wg.y, kf_wg.z);",
+        // The user's guard is kept as written: the lanes of a group take it together.
+        "if (idx >= shape.batch * shape.cols) {\n        return;\n    }",
+        "for (var r = kf_sub; r < shape.rows; r += KF_REDUCE_GROUP) {",
+        "s = kf_inner_add_f32(s);",
+        "if (kf_sub == 0u) { out[idx] = s; }",
+        "for (var offset = KF_REDUCE_GROUP / 2u; offset > 0u; offset = offset / 2u) {\n        x = x + subgroupShuffleXor(x, offset);",
+        "override KF_REDUCE_GROUP: u32 = 8u;",
+        "override KF_REDUCE_WG: u32 = 512u;",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
+    }
+    // No workgroup memory and no barrier: groups never wait for one another.
+    for absent in [
+        "var<workgroup>",
+        "Barrier",
+        "workgroupUniformLoad",
+        "kf_lane ==",
+    ] {
+        assert!(!text.contains(absent), "`{absent}` in:\n{text}");
+    }
+    assert_eq!(r.program.workgroup_storage_bytes, 0);
+    assert_eq!(
+        r.program.dispatch.to_string(),
+        "workgroups(cdiv(batch * cols, 64) * cdiv(64 * KF_REDUCE_GROUP, KF_REDUCE_WG), 1, 1)"
+    );
+    assert_eq!(r.program.workgroup_size, [512, 1, 1]);
+    let param = |n: &str| r.params.iter().find(|(k, _)| k == n).unwrap().1.clone();
+    assert_eq!(param(GROUP), vec![2.0, 4.0, 8.0, 16.0]);
+    assert_eq!(param(WG), vec![32.0, 64.0, 128.0, 256.0, 512.0, 1024.0]);
+    // Groups never span two subgroups: on an adapter with subgroups of 8, at most 8 lanes.
+    let lavapipe = apply(&ParallelReduction, &kernel, &testkit::lavapipe()).unwrap();
+    let r = lane_groups(&lavapipe).expect("lane groups on lavapipe");
+    assert_eq!(
+        r.params.iter().find(|(k, _)| k == GROUP).unwrap().1,
+        vec![2.0, 4.0, 8.0]
+    );
+    check_valid(&kernel, r);
+    // Without subgroups there is no such variant.
+    let plain = apply(&ParallelReduction, &kernel, &testkit::plain()).unwrap();
+    assert!(lane_groups(&plain).is_none());
+}
+
+/// The baseline invocation ids `program` runs on `kernel`'s sizes, each with the number of
+/// lanes that run it, when the adapter makes subgroups of `sg` consecutive invocations: for the
+/// baseline each id once; for a lane-groups rewrite, by the formula its preamble writes.
+fn ids_run(
+    kernel: &kf_runtime::resolve::ResolvedKernel,
+    program: &kf_runtime::Program,
+    groups: Option<([u32; 3], u32)>,
+) -> std::collections::BTreeMap<[u32; 3], u32> {
+    let sizes = |n: &str| kernel.sizes.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+    let counts = program.workgroups(sizes, 65535).unwrap();
+    let [wx, wy, wz] = program.workgroup_size;
+    let constant = |n: &str| {
+        program
+            .constants
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| *v as u32)
+            .unwrap()
+    };
+    let mut ids = std::collections::BTreeMap::new();
+    for x in 0..counts[0] {
+        for y in 0..counts[1] {
+            for z in 0..counts[2] {
+                match groups {
+                    None => {
+                        for lz in 0..wz {
+                            for ly in 0..wy {
+                                for lx in 0..wx {
+                                    *ids.entry([x * wx + lx, y * wy + ly, z * wz + lz])
+                                        .or_insert(0) += 1;
+                                }
+                            }
+                        }
+                    }
+                    Some(([bx, by, bz], sg)) => {
+                        let (wg, l) = (constant(WG), constant(GROUP));
+                        assert_eq!(wg, wx, "the workgroup size is the override's");
+                        let w = bx * by * bz;
+                        let k = (w * l).div_ceil(wg);
+                        for lane in 0..wg {
+                            let (sg_id, sg_lane) = (lane / sg, lane % sg);
+                            let grp = (x % k) * (wg / l) + sg_id * (sg / l) + sg_lane / l;
+                            if grp >= w {
+                                continue;
+                            }
+                            let id = [
+                                (x / k) * bx + grp % bx,
+                                y * by + (grp / bx) % by,
+                                z * bz + grp / (bx * by),
+                            ];
+                            *ids.entry(id).or_insert(0) += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    ids
+}
+
+#[test]
+fn lane_groups_run_exactly_the_baselines_ids_for_every_parameter_value() {
+    let mut kernels: Vec<(String, kf_runtime::resolve::ResolvedKernel)> = testkit::corpus()
+        .into_iter()
+        .map(|k| (k.name, k.kernel))
+        .collect();
+    kernels.push(("SUM_DIM1".into(), sum_dim1()));
+    let mut checked = Vec::new();
+    for (name, kernel) in &kernels {
+        let Ok(rewrites) = apply(&ParallelReduction, kernel, &testkit::h200()) else {
+            continue;
+        };
+        let Some(r) = lane_groups(&rewrites) else {
+            continue;
+        };
+        let baseline = ids_run(kernel, &kernel.baseline, None);
+        let wgs = kernel.baseline.workgroup_size;
+        let param = |n: &str| r.params.iter().find(|(k, _)| k == n).unwrap().1.clone();
+        // Every point the parameter operator can move to, on every subgroup size the adapter may
+        // choose that holds a whole group and divides the workgroup.
+        for wg in param(WG) {
+            for l in param(GROUP) {
+                for sg in [8u32, 16, 32] {
+                    if f64::from(sg) < l || !(wg as u32).is_multiple_of(sg) {
+                        continue;
+                    }
+                    let mut program = r.program.clone();
+                    program.constants =
+                        Cow::Owned(vec![(Cow::Borrowed(WG), wg), (Cow::Borrowed(GROUP), l)]);
+                    program.workgroup_size = [wg as u32, 1, 1];
+                    let ran = ids_run(kernel, &program, Some((wgs, sg)));
+                    let want: std::collections::BTreeMap<[u32; 3], u32> =
+                        baseline.keys().map(|&id| (id, l as u32)).collect();
+                    assert!(
+                        ran == want,
+                        "{name}: WG = {wg}, GROUP = {l}, subgroups of {sg}: {} ids run, {} wanted",
+                        ran.len(),
+                        want.len()
+                    );
+                }
+            }
+        }
+        checked.push((name.clone(), wgs));
+    }
+    // One-dimensional and two-dimensional baseline workgroups are among them.
+    assert!(checked.iter().any(|(_, w)| w[1] == 1), "{checked:?}");
+    assert!(checked.iter().any(|(_, w)| w[1] > 1), "{checked:?}");
+    assert!(checked.len() >= 8, "{checked:?}");
+}
+
+#[test]
+fn lane_groups_combine_arg_reductions_and_preset_sums_within_the_group() {
+    let kernel = argmax(ARGMAX);
+    let rewrites = apply(&ParallelReduction, &kernel, &testkit::h200()).unwrap();
+    let r = lane_groups(&rewrites).expect("lane groups");
+    // An arg-reduction reassociates nothing.
+    assert_eq!(testkit::own_step(r), "reduce(subgroup, lane groups)");
+    check_valid(&kernel, r);
+    let text = &r.program.wgsl;
+    for expected in [
+        "for (var i = 1u + kf_sub; i < size.cols; i += KF_REDUCE_GROUP) {",
+        "{ let kf_red_pair = kf_inner_argmax_first_f32_u32(best_v, best_i); best_v = kf_red_pair.v; best_i = kf_red_pair.i; }",
+        "struct kf_red_pair_f32_u32 { v: f32, i: u32 }",
+        "let b = kf_red_pair_f32_u32(subgroupShuffleXor(a.v, offset), subgroupShuffleXor(a.i, offset));",
+        "if (b.v > a.v || (b.v == a.v && b.i < a.i)) {",
+        "if (kf_sub == 0u) { indices[row] = best_i; }",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
+    }
+    assert!(!text.contains("var<workgroup>"), "{text}");
+    // A sum seeded with a bias sets the seed aside and adds it to the group's total.
+    let gemv = testkit::corpus()
+        .into_iter()
+        .find(|k| k.name == "gemv_struct.wgsl")
+        .unwrap();
+    let rewrites = apply(&ParallelReduction, &gemv.kernel, &testkit::lavapipe()).unwrap();
+    let r = lane_groups(&rewrites).expect("lane groups");
+    check_valid(&gemv.kernel, r);
+    let text = &r.program.wgsl;
+    assert!(
+        text.contains("let kf_init_acc_0 = acc;\n    acc = f32();\n    for (var c = kf_sub;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("acc = kf_init_acc_0 + kf_inner_add_f32(acc);"),
+        "{text}"
+    );
+    // A two-dimensional baseline workgroup: the group's place gives both local ids.
+    let rms = testkit::corpus()
+        .into_iter()
+        .find(|k| k.name == "rmsnorm_while_gid_y.wgsl")
+        .unwrap();
+    let rewrites = apply(&ParallelReduction, &rms.kernel, &testkit::lavapipe()).unwrap();
+    let r = lane_groups(&rewrites).expect("lane groups");
+    check_valid(&rms.kernel, r);
+    assert!(
+        r.program
+            .wgsl
+            .contains("let g = vec3<u32>((kf_wg.x / kf_k), kf_wg.y * 16u + kf_grp, kf_wg.z);"),
+        "{}",
+        r.program.wgsl
+    );
+    // Its guard reads a local `var`: no uniform load is needed without barriers.
+    assert!(!r.program.wgsl.contains("kf_guard"), "{}", r.program.wgsl);
+}
+
+#[test]
+fn lane_groups_skip_loops_that_read_what_other_lanes_wrote() {
+    // The attention's weights are written by one split loop and read at every position by the
+    // next: the whole-workgroup variants put a storage barrier between them, which lanes of
+    // different groups (some of which may have returned) cannot reach together.
+    let attention = testkit::corpus()
+        .into_iter()
+        .find(|k| k.name == "attention_decode_scratch.wgsl")
+        .unwrap();
+    let rewrites = apply(&ParallelReduction, &attention.kernel, &testkit::h200()).unwrap();
+    assert!(
+        rewrites
+            .iter()
+            .any(|r| r.program.wgsl.contains("storageBarrier()")),
+        "the corpus kernel still needs its barrier"
+    );
+    assert!(lane_groups(&rewrites).is_none());
 }
