@@ -12,7 +12,8 @@
 use super::parts::{Part, parts};
 use kf_runtime::interface::{BufferLayout, Scalar};
 pub use kf_runtime::verdict::{Comparison, Mismatch};
-use kf_runtime::verdict::{Errors, ScalarValue, Scan, read_scalar};
+pub use kf_runtime::verdict::Scan;
+use kf_runtime::verdict::{Errors, ScalarValue, read_scalar};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -29,18 +30,7 @@ pub fn compare(
 ) -> Comparison {
     let parts = parts(layout, len);
     let plain = plain_f32(layout);
-    let scan = parts
-        .par_iter()
-        .map(|p| match plain_range(plain, layout, p) {
-            Some(bytes) => scan_of(f32s(&reference[bytes])),
-            None => scan_of(
-                p.scalars(layout)
-                    .map(|(o, s)| read_scalar(reference, o as usize, s)),
-            ),
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .fold(Scan::default(), Scan::then);
+    let scan = scan(layout, len, reference);
     let floor = scan.floor();
     let errors = parts
         .par_iter()
@@ -69,6 +59,24 @@ pub fn compare(
         .into_iter()
         .fold(Errors::default(), Errors::then);
     Comparison::of(&scan, errors)
+}
+
+/// What `reference`, laid out as `layout` with `len` array elements, says about its scale and
+/// whether it can be judged, scanned in the same parts as [`compare`].
+pub fn scan(layout: &BufferLayout, len: u64, reference: &[u8]) -> Scan {
+    let plain = plain_f32(layout);
+    parts(layout, len)
+        .par_iter()
+        .map(|p| match plain_range(plain, layout, p) {
+            Some(bytes) => scan_of(f32s(&reference[bytes])),
+            None => scan_of(
+                p.scalars(layout)
+                    .map(|(o, s)| read_scalar(reference, o as usize, s)),
+            ),
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(Scan::default(), Scan::then)
 }
 
 fn scan_of(values: impl Iterator<Item = ScalarValue>) -> Scan {
