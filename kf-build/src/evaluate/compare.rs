@@ -6,13 +6,19 @@
 //! every core, with the verdict's accumulators merged in part order, so the verdict and the
 //! mismatches named are those of one pass over the buffer.
 //!
+//! The evaluator runs it on a candidate's outputs only when they were read back: most trials
+//! are decided by the first pass on the GPU ([`super::gpu_compare`]), whose pass implies a pass
+//! here, and everything it does not pass comes here. [`scan`] is also what the runner keeps of
+//! each reference (its floor, whether it can be judged), computed once per kernel, shape and
+//! seed.
+//!
 //! Invariant: a mismatch report names the first offending elements with expected and actual values
 //! — that log is what a user (or a later LLM prompt) reads to fix the kernel.
 
 use super::parts::{Part, parts};
 use kf_runtime::interface::{BufferLayout, Scalar};
-pub use kf_runtime::verdict::{Comparison, Mismatch};
 pub use kf_runtime::verdict::Scan;
+pub use kf_runtime::verdict::{Comparison, Mismatch};
 use kf_runtime::verdict::{Errors, ScalarValue, read_scalar};
 use rayon::prelude::*;
 use std::ops::Range;

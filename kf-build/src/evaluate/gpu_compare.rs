@@ -322,10 +322,10 @@ pub struct Passed {
 /// The L2 test: the host passes when `Σ(r − c)² ≤ tol² · Σr²` (sums in `f64` over the elements
 /// whose values are both finite, which are exactly those the shader sums). Each `f32` term and
 /// partial sum is within `(PER_THREAD + 8 + 3) · u` of its exact value relatively, or flushed
-/// below 2⁻¹²⁶ absolutely; so the exact squared difference is at most `diff2 · (1 + L2_MARGIN)
-/// + n · 2⁻¹²⁰`, and the exact squared reference at least `ref2 · (1 − L2_MARGIN)` (a flushed
-/// term only makes `ref2` smaller, which is the safe side). A sum that is not finite is left to
-/// the host.
+/// below 2⁻¹²⁶ absolutely; so the exact squared difference is at most
+/// `diff2 · (1 + L2_MARGIN) + n · 2⁻¹²⁰`, and the exact squared reference at least
+/// `ref2 · (1 − L2_MARGIN)` (a flushed term only makes `ref2` smaller, which is the safe side).
+/// A sum that is not finite is left to the host.
 pub fn merge(params: &Params, partials: &[Partial]) -> Option<Passed> {
     if partials.iter().any(|p| p.suspect != 0) {
         return None;
@@ -375,8 +375,11 @@ pub struct Pending {
 }
 
 impl GpuCompare {
-    /// Compiles the shader on `device`.
-    pub fn new(device: &wgpu::Device) -> GpuCompare {
+    /// Compiles the shader on `device`, or says why the adapter refused it (the runner then
+    /// compares every output on the host). An error here stays in its scope, so it is never
+    /// blamed on a candidate.
+    pub fn new(device: &wgpu::Device) -> Result<GpuCompare, String> {
+        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("kernelfoundry compare"),
             source: wgpu::ShaderSource::Wgsl(WGSL.into()),
@@ -390,7 +393,10 @@ impl GpuCompare {
             cache: None,
         });
         let layout = pipeline.get_bind_group_layout(0);
-        GpuCompare { pipeline, layout }
+        match pollster::block_on(validation.pop()) {
+            Some(e) => Err(e.to_string()),
+            None => Ok(GpuCompare { pipeline, layout }),
+        }
     }
 
     /// Whether `buffer` can hold `params.n` words and the dispatch fits the adapter.
@@ -663,7 +669,10 @@ mod tests {
             );
             let close = |a: f64, b: f64| (a - b).abs() <= 1e-5 * b.abs().max(1e-30) + 1e-12;
             assert!(close(p.rel_l2, host.rel_l2), "{p:?} vs {host:?}");
-            assert!(close(p.max_rel_elem, host.max_rel_elem), "{p:?} vs {host:?}");
+            assert!(
+                close(p.max_rel_elem, host.max_rel_elem),
+                "{p:?} vs {host:?}"
+            );
         }
         (gpu_verdict, host.ok(tolerance))
     }
@@ -671,31 +680,69 @@ mod tests {
     #[test]
     fn random_buffers_with_errors_around_the_tolerance_agree_with_the_host() {
         let gpu = open();
-        let check = GpuCompare::new(&gpu.device);
+        let check = GpuCompare::new(&gpu.device).expect("the shader builds");
         let tol = 1e-4;
         let mut rng = StdRng::seed_from_u64(17);
         // Sizes around a workgroup's chunk, so the last workgroup is partial.
-        for n in [1usize, 255, 257, CHUNK as usize - 1, CHUNK as usize + 3, 70_001] {
+        for n in [
+            1usize,
+            255,
+            257,
+            CHUNK as usize - 1,
+            CHUNK as usize + 3,
+            70_001,
+        ] {
             let r: Vec<f32> = (0..n).map(|_| rng.random_range(-4.0f32..4.0)).collect();
             // Identical outputs pass on the GPU.
-            let (g, h) = agree(&gpu, &check, Scalar::F32, &bytes_f32(&r), &bytes_f32(&r), tol);
+            let (g, h) = agree(
+                &gpu,
+                &check,
+                Scalar::F32,
+                &bytes_f32(&r),
+                &bytes_f32(&r),
+                tol,
+            );
             assert!(g.is_some() && h, "n = {n}");
             // Small honest rounding everywhere passes on both.
             let c: Vec<f32> = r
                 .iter()
                 .map(|x| x * (1.0 + rng.random_range(-1e-6f32..1e-6)))
                 .collect();
-            let (g, h) = agree(&gpu, &check, Scalar::F32, &bytes_f32(&r), &bytes_f32(&c), tol);
+            let (g, h) = agree(
+                &gpu,
+                &check,
+                Scalar::F32,
+                &bytes_f32(&r),
+                &bytes_f32(&c),
+                tol,
+            );
             assert!(g.is_some() && h, "n = {n}");
             // One element injected at, just inside and just outside the tolerance: the GPU
             // never passes what the host fails, and passes what is clearly inside.
             let floor = scan(&layout(Scalar::F32), n as u64, &bytes_f32(&r)).floor();
             let at = rng.random_range(0..n);
-            for factor in [0.5, 0.99, 0.999, 1.0 - 1e-5, 1.0, 1.0 + 1e-7, 1.0 + 1e-5, 1.001, 2.0] {
+            for factor in [
+                0.5,
+                0.99,
+                0.999,
+                1.0 - 1e-5,
+                1.0,
+                1.0 + 1e-7,
+                1.0 + 1e-5,
+                1.001,
+                2.0,
+            ] {
                 let mut c = r.clone();
                 let m = f64::from(r[at].abs()).max(floor);
                 c[at] = (f64::from(r[at]) + tol * factor * m) as f32;
-                let (g, h) = agree(&gpu, &check, Scalar::F32, &bytes_f32(&r), &bytes_f32(&c), tol);
+                let (g, h) = agree(
+                    &gpu,
+                    &check,
+                    Scalar::F32,
+                    &bytes_f32(&r),
+                    &bytes_f32(&c),
+                    tol,
+                );
                 // (A buffer of one element has the element's error as its L2 error, which the
                 // GPU passes only with `L2_MARGIN` to spare.)
                 if factor <= 0.99 || (factor <= 0.999 && n > 1) {
@@ -711,7 +758,7 @@ mod tests {
     #[test]
     fn elements_at_every_f32_step_around_the_tolerance_never_pass_the_gpu_alone() {
         let gpu = open();
-        let check = GpuCompare::new(&gpu.device);
+        let check = GpuCompare::new(&gpu.device).expect("the shader builds");
         let tol = 1e-3;
         // References of several magnitudes, and elements below the floor (1 % of 1000).
         let values = [1.0f32, 3.7, -1000.0, 0.001, -0.5, 7.25];
@@ -765,7 +812,7 @@ mod tests {
     #[test]
     fn nan_infinities_signed_zeros_and_subnormals_follow_the_rule() {
         let gpu = open();
-        let check = GpuCompare::new(&gpu.device);
+        let check = GpuCompare::new(&gpu.device).expect("the shader builds");
         let tol = 1e-4;
         let base = [1.0f32, -2.0, 3.0, 0.5];
         let cases: Vec<(f32, f32, bool)> = vec![
@@ -796,7 +843,14 @@ mod tests {
             let mut c = base.to_vec();
             r.push(rv);
             c.push(cv);
-            let (g, h) = agree(&gpu, &check, Scalar::F32, &bytes_f32(&r), &bytes_f32(&c), tol);
+            let (g, h) = agree(
+                &gpu,
+                &check,
+                Scalar::F32,
+                &bytes_f32(&r),
+                &bytes_f32(&c),
+                tol,
+            );
             assert_eq!(g.is_some(), gpu_passes, "{rv:e} vs {cv:e} (host: {h})");
         }
     }
@@ -804,9 +858,11 @@ mod tests {
     #[test]
     fn integers_pass_only_when_equal() {
         let gpu = open();
-        let check = GpuCompare::new(&gpu.device);
+        let check = GpuCompare::new(&gpu.device).expect("the shader builds");
         let ints = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-        let r: Vec<u32> = (0..70_000u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let r: Vec<u32> = (0..70_000u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
         for scalar in [Scalar::U32, Scalar::I32] {
             let (g, h) = agree(&gpu, &check, scalar, &ints(&r), &ints(&r), 1e-4);
             assert!(g.is_some() && h);
@@ -824,7 +880,7 @@ mod tests {
         // Elements below the floor may each err by up to tol · floor, which the relative L2
         // error of the buffer does not allow when most of the buffer is small.
         let gpu = open();
-        let check = GpuCompare::new(&gpu.device);
+        let check = GpuCompare::new(&gpu.device).expect("the shader builds");
         let tol = 1e-3;
         let mut r = vec![0.01f32; 100_000];
         r[0] = 100.0;
@@ -832,9 +888,22 @@ mod tests {
         let c: Vec<f32> = r
             .iter()
             .enumerate()
-            .map(|(i, &x)| if i == 0 { x } else { x + (0.9 * tol * floor) as f32 })
+            .map(|(i, &x)| {
+                if i == 0 {
+                    x
+                } else {
+                    x + (0.9 * tol * floor) as f32
+                }
+            })
             .collect();
-        let (g, h) = agree(&gpu, &check, Scalar::F32, &bytes_f32(&r), &bytes_f32(&c), tol);
+        let (g, h) = agree(
+            &gpu,
+            &check,
+            Scalar::F32,
+            &bytes_f32(&r),
+            &bytes_f32(&c),
+            tol,
+        );
         assert!(!h && g.is_none());
     }
 }

@@ -14,6 +14,14 @@
 //! everything a run can write restored before each timing. The clock ramp before a timing is
 //! paid once per batch of evaluations, again only after the GPU idled (`sustain_before`).
 //!
+//! A candidate's outputs are compared on the GPU first ([`gpu_compare`]), against the baseline's
+//! output buffers, which stay on the GPU beside their bytes: only a few words per workgroup come
+//! back, so the host neither reads tens of MiB back nor leaves the GPU idle long enough to lose
+//! its clock between two timings. A pass there implies a pass by the host's rule; anything else
+//! (a suspect element, a layout the GPU comparison does not cover) reads the outputs back and is
+//! judged by [`compare`] exactly as before. The bound traffic of the roofline cap is computed
+//! once per (kernel, shape).
+//!
 //! Invariant: nothing from one run (buffers, bind groups) is visible to another run, so a
 //! candidate cannot read the reference's result or its own previous output (a resident timing
 //! set holds only what it was created with when a timing starts; its outputs are never judged).
@@ -101,8 +109,8 @@ pub struct Runner {
     baselines: HashMap<String, Compiled>,
     /// Baseline outputs by (content hash, shape, seed), on the host and on the GPU.
     references: HashMap<TrialKey, Arc<Reference>>,
-    /// The comparison on the GPU, compiled on first use.
-    gpu_compare: Option<GpuCompare>,
+    /// The comparison on the GPU, compiled on first use (or why the adapter refused it).
+    gpu_compare: Option<Result<GpuCompare, String>>,
     /// The bound traffic by (content hash, shape) (see [`Self::bound_traffic`]).
     traffic: HashMap<(String, String), u64>,
     /// Trial contents generated so far, reused by later trials and evaluations.
@@ -800,12 +808,7 @@ impl Runner {
     }
 
     /// Runs `compiled` on `bound` and waits for it.
-    fn run(
-        &self,
-        compiled: &Compiled,
-        shape: &Shape,
-        bound: &Bound,
-    ) -> Step<()> {
+    fn run(&self, compiled: &Compiled, shape: &Shape, bound: &Bound) -> Step<()> {
         let counts = self.workgroups(&compiled.program, shape)?;
         let t = Instant::now();
         self.submit(compiled, bound, &counts, None, &[]);
@@ -890,9 +893,16 @@ impl Runner {
     ) -> Step<Option<Vec<Option<Passed>>>> {
         let t = Instant::now();
         let device = &self.gpu.device;
-        let check = self
-            .gpu_compare
-            .get_or_insert_with(|| GpuCompare::new(device));
+        let check = self.gpu_compare.get_or_insert_with(|| {
+            GpuCompare::new(device).inspect_err(|e| {
+                log::warn!(
+                    "comparing on the GPU is not possible, outputs are compared on the host: {e}"
+                )
+            })
+        });
+        let Ok(check) = check else {
+            return Ok(None);
+        };
         let limits = self.gpu.limits();
         let mut encoder =
             device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
@@ -909,8 +919,9 @@ impl Runner {
                 continue;
             }
             let len = plan.len_on(shape).unwrap_or(0);
-            let params = gpu_compare::plain(&plan.layout(), len)
-                .and_then(|(n, ints)| gpu_compare::Params::new(n, ints, scan.floor(), kernel.tolerance));
+            let params = gpu_compare::plain(&plan.layout(), len).and_then(|(n, ints)| {
+                gpu_compare::Params::new(n, ints, scan.floor(), kernel.tolerance)
+            });
             let (Some(params), Some(r), Resource::Buffer(c)) =
                 (params, &reference.buffers[j], resource)
             else {
