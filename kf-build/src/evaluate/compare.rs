@@ -6,13 +6,20 @@
 //! every core, with the verdict's accumulators merged in part order, so the verdict and the
 //! mismatches named are those of one pass over the buffer.
 //!
+//! The evaluator runs it on a candidate's outputs only when they were read back: most trials
+//! are decided by the first pass on the GPU ([`super::gpu_compare`]), whose pass implies a pass
+//! here, and everything it does not pass comes here. [`scan`] is also what the runner keeps of
+//! each reference (its floor, whether it can be judged), computed once per kernel, shape and
+//! seed.
+//!
 //! Invariant: a mismatch report names the first offending elements with expected and actual values
 //! — that log is what a user (or a later LLM prompt) reads to fix the kernel.
 
 use super::parts::{Part, parts};
 use kf_runtime::interface::{BufferLayout, Scalar};
+pub use kf_runtime::verdict::Scan;
 pub use kf_runtime::verdict::{Comparison, Mismatch};
-use kf_runtime::verdict::{Errors, ScalarValue, Scan, read_scalar};
+use kf_runtime::verdict::{Errors, ScalarValue, read_scalar};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -29,18 +36,7 @@ pub fn compare(
 ) -> Comparison {
     let parts = parts(layout, len);
     let plain = plain_f32(layout);
-    let scan = parts
-        .par_iter()
-        .map(|p| match plain_range(plain, layout, p) {
-            Some(bytes) => scan_of(f32s(&reference[bytes])),
-            None => scan_of(
-                p.scalars(layout)
-                    .map(|(o, s)| read_scalar(reference, o as usize, s)),
-            ),
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .fold(Scan::default(), Scan::then);
+    let scan = scan(layout, len, reference);
     let floor = scan.floor();
     let errors = parts
         .par_iter()
@@ -69,6 +65,24 @@ pub fn compare(
         .into_iter()
         .fold(Errors::default(), Errors::then);
     Comparison::of(&scan, errors)
+}
+
+/// What `reference`, laid out as `layout` with `len` array elements, says about its scale and
+/// whether it can be judged, scanned in the same parts as [`compare`].
+pub fn scan(layout: &BufferLayout, len: u64, reference: &[u8]) -> Scan {
+    let plain = plain_f32(layout);
+    parts(layout, len)
+        .par_iter()
+        .map(|p| match plain_range(plain, layout, p) {
+            Some(bytes) => scan_of(f32s(&reference[bytes])),
+            None => scan_of(
+                p.scalars(layout)
+                    .map(|(o, s)| read_scalar(reference, o as usize, s)),
+            ),
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(Scan::default(), Scan::then)
 }
 
 fn scan_of(values: impl Iterator<Item = ScalarValue>) -> Scan {

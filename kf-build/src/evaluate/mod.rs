@@ -13,6 +13,7 @@
 //! could not be checked among the required ones is a failure, never a pass.
 
 pub mod compare;
+pub mod gpu_compare;
 pub mod inputs;
 mod parts;
 pub mod probe;

@@ -14,11 +14,20 @@
 //! everything a run can write restored before each timing. The clock ramp before a timing is
 //! paid once per batch of evaluations, again only after the GPU idled (`sustain_before`).
 //!
+//! A candidate's outputs are compared on the GPU first ([`gpu_compare`]), against the baseline's
+//! output buffers, which stay on the GPU beside their bytes: only a few words per workgroup come
+//! back, so the host neither reads tens of MiB back nor leaves the GPU idle long enough to lose
+//! its clock between two timings. A pass there implies a pass by the host's rule; anything else
+//! (a suspect element, a layout the GPU comparison does not cover) reads the outputs back and is
+//! judged by [`compare`] exactly as before. The bound traffic of the roofline cap is computed
+//! once per (kernel, shape).
+//!
 //! Invariant: nothing from one run (buffers, bind groups) is visible to another run, so a
 //! candidate cannot read the reference's result or its own previous output (a resident timing
 //! set holds only what it was created with when a timing starts; its outputs are never judged).
 
-use super::compare::{Comparison, compare};
+use super::compare::{Comparison, Scan, compare, scan};
+use super::gpu_compare::{self, GpuCompare, Passed};
 use super::inputs::{self, Contents};
 use super::resources::{Masters, Resource};
 use super::{
@@ -41,6 +50,26 @@ type TrialKey = (String, String, u64);
 
 /// The timing's buffer sets of one shape: baseline's, then candidate's.
 type TimingSets = Vec<Vec<Bound>>;
+
+/// The baseline's outputs for one trial, one entry per compared buffer: their bytes, what each
+/// says about its scale ([`Scan`]: the floor of the comparison, whether it can be judged), and
+/// the baseline's own output buffers, kept on the GPU for the comparison there
+/// ([`gpu_compare`]; `None` for a texture). Nothing binds those buffers again but the
+/// comparison, which only reads them.
+struct Reference {
+    bytes: Vec<Vec<u8>>,
+    scans: Vec<Scan>,
+    buffers: Vec<Option<wgpu::Buffer>>,
+}
+
+/// A candidate's outputs as the judge sees them.
+enum Outputs {
+    /// Every compared buffer passed on the GPU (`Some`, with its figures) or has a degenerate
+    /// reference (`None`, not judged): nothing was read back.
+    Passed(Vec<Option<Passed>>),
+    /// The compared buffers' bytes, read back for the host's comparison.
+    Bytes(Vec<Vec<u8>>),
+}
 
 /// A compiled program with the bind group layouts of the baseline's interface.
 struct Compiled {
@@ -78,8 +107,12 @@ pub struct Runner {
     gpu: Gpu,
     /// Compiled baselines by content hash.
     baselines: HashMap<String, Compiled>,
-    /// Baseline outputs by (content hash, shape, seed): one `Vec<u8>` per compared buffer.
-    references: HashMap<TrialKey, Arc<Vec<Vec<u8>>>>,
+    /// Baseline outputs by (content hash, shape, seed), on the host and on the GPU.
+    references: HashMap<TrialKey, Arc<Reference>>,
+    /// The comparison on the GPU, compiled on first use (or why the adapter refused it).
+    gpu_compare: Option<Result<GpuCompare, String>>,
+    /// The bound traffic by (content hash, shape) (see [`Self::bound_traffic`]).
+    traffic: HashMap<(String, String), u64>,
     /// Trial contents generated so far, reused by later trials and evaluations.
     inputs: inputs::Cache,
     /// The same contents on the GPU, copied into each run's fresh buffers.
@@ -251,6 +284,8 @@ impl Runner {
             gpu,
             baselines: HashMap::new(),
             references: HashMap::new(),
+            gpu_compare: None,
+            traffic: HashMap::new(),
             inputs: inputs::Cache::default(),
             masters: Masters::default(),
             layouts: HashMap::new(),
@@ -772,27 +807,19 @@ impl Runner {
         Ok(())
     }
 
-    /// Runs `compiled` once on fresh buffers and returns the compared buffers' bytes.
-    fn run_once(
-        &self,
-        kernel: &ResolvedKernel,
-        compiled: &Compiled,
-        shape: &Shape,
-        contents: &[Arc<Vec<u8>>],
-    ) -> Step<Vec<Vec<u8>>> {
-        let bound = self.bind(kernel, shape, contents)?;
-        self.run_bound(kernel, compiled, shape, &bound)
+    /// Runs `compiled` on `bound` and waits for it.
+    fn run(&self, compiled: &Compiled, shape: &Shape, bound: &Bound) -> Step<()> {
+        let counts = self.workgroups(&compiled.program, shape)?;
+        let t = Instant::now();
+        self.submit(compiled, bound, &counts, None, &[]);
+        self.wait()?;
+        self.phases.add(Phase::Gpu, t);
+        Ok(())
     }
 
-    /// Runs `compiled` on existing buffers and returns the compared buffers' bytes.
-    fn run_bound(
-        &self,
-        kernel: &ResolvedKernel,
-        compiled: &Compiled,
-        shape: &Shape,
-        bound: &Bound,
-    ) -> Step<Vec<Vec<u8>>> {
-        let counts = self.workgroups(&compiled.program, shape)?;
+    /// Reads the compared buffers of `bound` back.
+    fn read_back(&self, kernel: &ResolvedKernel, bound: &Bound) -> Step<Vec<Vec<u8>>> {
+        let t = Instant::now();
         let device = &self.gpu.device;
         let staging: Vec<(usize, wgpu::Buffer)> = kernel
             .buffers
@@ -811,15 +838,16 @@ impl Runner {
                 )
             })
             .collect();
-        let refs: Vec<(usize, &wgpu::Buffer)> = staging.iter().map(|(i, b)| (*i, b)).collect();
-        let t = Instant::now();
-        self.submit(compiled, bound, &counts, None, &refs);
+        let mut encoder =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        for (i, b) in &staging {
+            bound.resources[*i].copy_to(&mut encoder, b);
+        }
+        self.gpu.queue.submit([encoder.finish()]);
         for (_, b) in &staging {
             b.slice(..).map_async(wgpu::MapMode::Read, |_| {});
         }
         self.wait()?;
-        self.phases.add(Phase::Gpu, t);
-        let t = Instant::now();
         let outputs = staging
             .iter()
             .map(|(i, b)| {
@@ -834,13 +862,105 @@ impl Runner {
         outputs
     }
 
+    /// Runs the candidate on `bound` and compares its outputs with `reference` on the GPU
+    /// ([`gpu_compare`]); reads them back only when a compared buffer does not pass there (a
+    /// suspect element, a layout or a tolerance the GPU comparison does not cover), so the host
+    /// judges it exactly as before.
+    fn candidate_outputs(
+        &mut self,
+        kernel: &ResolvedKernel,
+        candidate: &Compiled,
+        shape: &Shape,
+        bound: &Bound,
+        reference: &Reference,
+    ) -> Step<Outputs> {
+        self.run(candidate, shape, bound)?;
+        match self.check_on_gpu(kernel, shape, bound, reference)? {
+            Some(passed) => Ok(Outputs::Passed(passed)),
+            None => Ok(Outputs::Bytes(self.read_back(kernel, bound)?)),
+        }
+    }
+
+    /// The GPU comparison of every compared buffer of `bound` with `reference`: `Some` when each
+    /// passed there (or has a degenerate reference, `None` in the list), `None` when the host
+    /// must compare.
+    fn check_on_gpu(
+        &mut self,
+        kernel: &ResolvedKernel,
+        shape: &Shape,
+        bound: &Bound,
+        reference: &Reference,
+    ) -> Step<Option<Vec<Option<Passed>>>> {
+        let t = Instant::now();
+        let device = &self.gpu.device;
+        let check = self.gpu_compare.get_or_insert_with(|| {
+            GpuCompare::new(device).inspect_err(|e| {
+                log::warn!(
+                    "comparing on the GPU is not possible, outputs are compared on the host: {e}"
+                )
+            })
+        });
+        let Ok(check) = check else {
+            return Ok(None);
+        };
+        let limits = self.gpu.limits();
+        let mut encoder =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        let mut pending = Vec::new();
+        let compared = kernel
+            .buffers
+            .iter()
+            .zip(&bound.resources)
+            .filter(|(p, _)| p.is_compared());
+        for (j, (plan, resource)) in compared.enumerate() {
+            let scan = &reference.scans[j];
+            if scan.degenerate().is_some() {
+                pending.push(None);
+                continue;
+            }
+            let len = plan.len_on(shape).unwrap_or(0);
+            let params = gpu_compare::plain(&plan.layout(), len).and_then(|(n, ints)| {
+                gpu_compare::Params::new(n, ints, scan.floor(), kernel.tolerance)
+            });
+            let (Some(params), Some(r), Resource::Buffer(c)) =
+                (params, &reference.buffers[j], resource)
+            else {
+                return Ok(None);
+            };
+            if !check.fits(&limits, &params, r) || !check.fits(&limits, &params, c) {
+                return Ok(None);
+            }
+            pending.push(Some(check.encode(device, &mut encoder, params, r, c)));
+        }
+        self.gpu.queue.submit([encoder.finish()]);
+        for p in pending.iter().flatten() {
+            p.map();
+        }
+        self.wait()?;
+        let mut passed = Vec::with_capacity(pending.len());
+        for p in pending {
+            match p {
+                None => passed.push(None),
+                Some(p) => match p.finish() {
+                    Some(ok) => passed.push(Some(ok)),
+                    None => {
+                        self.phases.add(Phase::GpuCompare, t);
+                        return Ok(None);
+                    }
+                },
+            }
+        }
+        self.phases.add(Phase::GpuCompare, t);
+        Ok(Some(passed))
+    }
+
     /// The baseline's outputs for a trial, computed once per (kernel, shape, seed).
     fn reference(
         &mut self,
         kernel: &ResolvedKernel,
         trial: &Trial,
         contents: &[Arc<Vec<u8>>],
-    ) -> Step<Arc<Vec<Vec<u8>>>> {
+    ) -> Step<Arc<Reference>> {
         let key = (
             kernel.content_hash.clone(),
             shape_text(&trial.shape),
@@ -850,51 +970,93 @@ impl Runner {
             return Ok(r.clone());
         }
         let baseline = &self.baselines[&kernel.content_hash];
-        let outputs = self
-            .run_once(kernel, baseline, &trial.shape, contents)
-            .map_err(|(r, m)| {
-                (
-                    r,
-                    format!(
-                        "the baseline failed on {} seed {}: {m}",
-                        shape_text(&trial.shape),
-                        trial.seed
-                    ),
-                )
-            })?;
+        let failed = |(r, m): (Reason, String)| {
+            (
+                r,
+                format!(
+                    "the baseline failed on {} seed {}: {m}",
+                    shape_text(&trial.shape),
+                    trial.seed
+                ),
+            )
+        };
+        let bound = self.bind(kernel, &trial.shape, contents).map_err(failed)?;
+        self.run(baseline, &trial.shape, &bound).map_err(failed)?;
+        let bytes = self.read_back(kernel, &bound).map_err(failed)?;
+        let compared = kernel
+            .buffers
+            .iter()
+            .zip(bound.resources)
+            .filter(|(p, _)| p.is_compared());
+        let t = Instant::now();
+        let mut scans = Vec::new();
+        let mut buffers = Vec::new();
+        for ((plan, resource), b) in compared.zip(&bytes) {
+            let len = plan.len_on(&trial.shape).unwrap_or(0);
+            scans.push(scan(&plan.layout(), len, b));
+            buffers.push(match resource {
+                Resource::Buffer(buffer) => Some(buffer),
+                _ => None,
+            });
+        }
+        self.phases.add(Phase::Compare, t);
         let held: usize = self
             .references
             .values()
-            .map(|r| r.iter().map(Vec::len).sum::<usize>())
+            .map(|r| r.bytes.iter().map(Vec::len).sum::<usize>())
             .sum();
         if held > REFERENCE_CACHE_BYTES {
             self.references.clear();
         }
-        let outputs = Arc::new(outputs);
+        let outputs = Arc::new(Reference {
+            bytes,
+            scans,
+            buffers,
+        });
         self.references.insert(key, outputs.clone());
         Ok(outputs)
     }
 
     /// Compares a candidate's outputs with the reference; `context` prefixes the log. A failure
-    /// by the size of finite errors alone leaves its figures in `self.miss`.
+    /// by the size of finite errors alone leaves its figures in `self.miss`. Outputs that passed
+    /// on the GPU are judged by its figures; outputs read back by [`compare`], as always.
     fn judge(
         &mut self,
         kernel: &ResolvedKernel,
         trial: &Trial,
-        reference: &[Vec<u8>],
-        got: &[Vec<u8>],
+        reference: &Reference,
+        got: &Outputs,
         context: &str,
         stats: &mut VerifyStats,
     ) -> Step<()> {
         let compared: Vec<_> = kernel.buffers.iter().filter(|p| p.is_compared()).collect();
         let mut degenerate = Vec::new();
         let mut judged = 0;
+        let got = match got {
+            Outputs::Bytes(bytes) => bytes,
+            Outputs::Passed(passed) => {
+                for ((plan, scan), passed) in compared.iter().zip(&reference.scans).zip(passed) {
+                    match (scan.degenerate(), passed) {
+                        (Some(why), _) => {
+                            degenerate.push(format!("`{}`: {why}", plan.binding.name))
+                        }
+                        (None, Some(p)) => {
+                            judged += 1;
+                            stats.max_rel_l2 = stats.max_rel_l2.max(p.rel_l2);
+                            stats.max_rel_elem = stats.max_rel_elem.max(p.max_rel_elem);
+                        }
+                        (None, None) => unreachable!("a judgeable output passed on the GPU"),
+                    }
+                }
+                return self.judged(trial, judged, &degenerate, stats);
+            }
+        };
         // The first output out of tolerance, and whether every one that is could pass at some
         // tolerance (and the smallest that accepts them all, with the figures of the worst).
         let mut failed: Option<String> = None;
         let mut needed: Option<f64> = Some(0.0);
         let mut worst: Option<(f64, &str, Comparison)> = None;
-        for ((plan, r), c) in compared.iter().zip(reference).zip(got) {
+        for ((plan, r), c) in compared.iter().zip(&reference.bytes).zip(got) {
             let len = plan.len_on(&trial.shape).unwrap_or(0);
             let cmp: Comparison = self.phases.time(Phase::Compare, || {
                 compare(&plan.layout(), len, r, c, kernel.tolerance)
@@ -943,6 +1105,18 @@ impl Runner {
                 });
             return Err((Reason::WrongValues, log));
         }
+        self.judged(trial, judged, &degenerate, stats)
+    }
+
+    /// The end of [`Self::judge`] once no output failed: a trial with no output that could be
+    /// judged is refused, any other counted.
+    fn judged(
+        &self,
+        trial: &Trial,
+        judged: usize,
+        degenerate: &[String],
+        stats: &mut VerifyStats,
+    ) -> Step<()> {
         if judged == 0 {
             return Err((
                 Reason::DegenerateReference,
@@ -967,7 +1141,8 @@ impl Runner {
     ) -> Step<()> {
         let contents = self.trial_contents(kernel, &trial.shape, trial.seed)?;
         let reference = self.reference(kernel, trial, &contents)?;
-        let got = self.run_once(kernel, candidate, &trial.shape, &contents)?;
+        let bound = self.bind(kernel, &trial.shape, &contents)?;
+        let got = self.candidate_outputs(kernel, candidate, &trial.shape, &bound, &reference)?;
         self.judge(kernel, trial, &reference, &got, "", stats)
     }
 
@@ -990,17 +1165,13 @@ impl Runner {
         let bound = self.bind(kernel, &first.shape, &a)?;
         // The first run's outputs are judged by the trial on fresh buffers; here only what it
         // leaves behind matters, so nothing is read back.
-        let counts = self.workgroups(&candidate.program, &first.shape)?;
-        let t = Instant::now();
-        self.submit(candidate, &bound, &counts, None, &[]);
-        self.wait()?;
-        self.phases.add(Phase::Gpu, t);
+        self.run(candidate, &first.shape, &bound)?;
         for ((plan, resource), data) in kernel.buffers.iter().zip(&bound.resources).zip(&b) {
             if matches!(plan.role, Role::Input | Role::Inout | Role::Uniform) {
                 resource.write(&self.gpu.queue, data.as_slice());
             }
         }
-        let got = self.run_bound(kernel, candidate, &second.shape, &bound)?;
+        let got = self.candidate_outputs(kernel, candidate, &second.shape, &bound, &reference)?;
         self.judge(
             kernel,
             &second,
@@ -1292,6 +1463,10 @@ impl Runner {
         seeds: &[u64],
         contents: &[Contents],
     ) -> Step<u64> {
+        let key = (kernel.content_hash.clone(), shape_text(shape));
+        if let Some(&bytes) = self.traffic.get(&key) {
+            return Ok(bytes);
+        }
         let mut least: Option<u64> = None;
         for (&seed, before) in seeds.iter().zip(contents) {
             let trial = Trial {
@@ -1306,14 +1481,16 @@ impl Runner {
                 .filter(|(p, _)| p.is_compared());
             let t = Instant::now();
             let mut bytes = 0;
-            for ((plan, before), after) in compared.zip(reference.iter()) {
+            for ((plan, before), after) in compared.zip(&reference.bytes) {
                 let len = plan.len_on(shape).unwrap_or(0);
                 bytes += super::traffic::written_bytes(&plan.layout(), len, before, after);
             }
             self.phases.add(Phase::Traffic, t);
             least = Some(least.map_or(bytes, |l| l.min(bytes)));
         }
-        Ok(least.unwrap_or(0))
+        let bytes = least.unwrap_or(0);
+        self.traffic.insert(key, bytes);
+        Ok(bytes)
     }
 }
 
@@ -1499,8 +1676,17 @@ struct Phases {
 }
 
 /// The phases, in the order [`Phases`] reports them.
-const PHASES: [&str; 9] = [
-    "compile", "inputs", "upload", "gpu", "readback", "compare", "traffic", "sustain", "timing",
+const PHASES: [&str; 10] = [
+    "compile",
+    "inputs",
+    "upload",
+    "gpu",
+    "readback",
+    "compare",
+    "gpu_compare",
+    "traffic",
+    "sustain",
+    "timing",
 ];
 
 #[derive(Clone, Copy)]
@@ -1511,6 +1697,8 @@ enum Phase {
     Gpu,
     Readback,
     Compare,
+    /// The comparison on the GPU ([`gpu_compare`]): its dispatch, the wait and the partials.
+    GpuCompare,
     Traffic,
     Sustain,
     Timing,
