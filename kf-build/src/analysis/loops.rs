@@ -366,6 +366,10 @@ pub struct ForLoop<'a> {
     pub init: Handle<Expression>,
     /// The text of `var i [: T] =` in the header, up to the initial value.
     pub decl: Range<usize>,
+    /// The initial value's text in the header. naga gives a `let` named elsewhere
+    /// (`let sub = …; for (var r = sub; …)`) the span of its definition, so this is the header's
+    /// own text (`sub`), which names the same value wherever the loop is copied within the scope.
+    pub init_text: Range<usize>,
     /// The condition, a comparison with the counter on one side.
     pub cond: Handle<Expression>,
     /// The comparison read as `counter OP bound`.
@@ -579,12 +583,21 @@ pub fn for_loop<'a>(
     let init_range = text::range(f.expressions.get_span(init))?;
     // The header: `for ( var NAME [: T] = INIT ; COND ; UPDATE ) {`, the declaration inside it.
     let open = text::skip_trivia(wgsl, span.start + 3);
-    if wgsl.get(open..open + 1) != Some("(")
-        || init_range.start <= open
-        || init_range.end > span.end
-    {
+    if wgsl.get(open..open + 1) != Some("(") {
         return None;
     }
+    let init_range = if init_range.start > open && init_range.end <= span.end {
+        init_range
+    } else {
+        // A named value defined before the loop: the header's text between `=` and `;`.
+        let toks = text::tokens(wgsl, open + 1..span.end);
+        let eq = toks.iter().position(|t| &wgsl[t.clone()] == "=")?;
+        let semi = toks.iter().position(|t| &wgsl[t.clone()] == ";")?;
+        if semi <= eq + 1 {
+            return None;
+        }
+        toks[eq + 1].start..toks[semi - 1].end
+    };
     let decl = open + 1..init_range.start;
     let decl_tokens: Vec<&str> = text::tokens(wgsl, decl.clone())
         .into_iter()
@@ -619,6 +632,7 @@ pub fn for_loop<'a>(
         counter_ptr,
         init,
         decl,
+        init_text: init_range,
         cond,
         cmp,
         bound,

@@ -103,11 +103,22 @@ fn unroll_loop(
     let Update::Add(step) = lp.update else {
         return Err(Skip("the counter does not grow by addition".into()));
     };
+    // A step that is an `override` (a lane count, `r += KF_REDUCE_GROUP`) is kept by name, so the
+    // unrolled loop stays right for every value the parameter search gives it; only an unsigned
+    // counter, whose step can never be negative (a zero step never ends, unrolled or not).
+    let step_override = match &f.expressions[step] {
+        naga::Expression::Override(o) if !lp.signed => module.overrides[*o].name.clone(),
+        _ => None,
+    };
     let step = match loops::known_int(module, &f.expressions, step, constants) {
         Some(Known {
             value,
             from_override: false,
         }) if value > 0 => value,
+        Some(Known {
+            value,
+            from_override: true,
+        }) if value > 0 && step_override.is_some() => value,
         _ => return Err(Skip("the step is not a positive constant".into())),
     };
     let inclusive = match lp.cmp {
@@ -138,10 +149,15 @@ fn unroll_loop(
         let l = text::int_literal(v, lp.signed);
         if v < 0 { format!("({l})") } else { l }
     };
+    // `k` steps: a literal, or `k * NAME` for a step that is an override.
+    let steps = |k: i64| match &step_override {
+        None => lit(k * step),
+        Some(n) if k == 1 => n.clone(),
+        Some(n) => format!("({} * {n})", lit(k)),
+    };
     let cond_range = text::range(f.expressions.get_span(lp.cond))
         .ok_or_else(|| Skip("the condition has no span".into()))?;
-    let init_range = text::range(f.expressions.get_span(lp.init))
-        .ok_or_else(|| Skip("the initial value has no span".into()))?;
+    let init_range = lp.init_text.clone();
     // A range of the text with every use of the counter replaced by `with`.
     let subst = |range: std::ops::Range<usize>, with: &str| -> Result<String, Skip> {
         let edits: Vec<Edit> = uses
@@ -162,14 +178,14 @@ fn unroll_loop(
             if k == 0 {
                 name.clone()
             } else {
-                format!("({name} + {})", lit(k * step))
+                format!("({name} + {})", steps(k))
             }
         };
         let mut s = format!(
             "{{ // KernelFoundry: `{name}` loop unrolled by {factor}\nvar {name}: {ty} = {};\nfor (; {}; {name} += {}) {{\n",
             &wgsl[init_range.clone()],
             cond(&at(factor - 1))?,
-            lit(factor * step)
+            steps(factor)
         );
         for k in 0..factor {
             s.push_str(&format!("{{{}}}\n", body(&at(k))?));
@@ -177,7 +193,7 @@ fn unroll_loop(
         s.push_str(&format!(
             "}}\nfor (; {}; {name} += {}) {{{}}}\n}}",
             &wgsl[cond_range.clone()],
-            lit(step),
+            steps(1),
             &wgsl[lp.body_text.clone()]
         ));
         Ok(s)
@@ -188,6 +204,7 @@ fn unroll_loop(
     let bound = loops::known_int(module, &f.expressions, lp.bound, constants);
     if let (Some(init), Some(bound)) = (init, bound)
         && !init.from_override
+        && step_override.is_none()
     {
         let end = bound.value + i64::from(inclusive);
         let trips = if end > init.value {

@@ -152,3 +152,54 @@ fn a_counter_initialised_at_run_time_keeps_its_initial_value() {
     assert!(w.contains("var i: u32 = row % 2u;"), "{w}");
     assert!(w.contains("for (; (i + 2u) < dims.k; i += 4u)"), "{w}");
 }
+
+/// A loop strided by an override (a lane count, as `reduce`'s lane groups write it) is unrolled
+/// with the override kept by name, so any value the parameter search gives it stays right; a
+/// signed counter with such a step is refused (a negative step would break the guard).
+#[test]
+fn a_step_that_is_an_override_is_kept_by_name() {
+    const STRIDED: &str = r#"
+override KF_GROUP: u32 = 4u;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let sub = gid.x % KF_GROUP;
+    var s = 0.0;
+    for (var r = sub; r < 256u; r += KF_GROUP) {
+        s += x[r];
+    }
+    y[gid.x] = s;
+}
+"#;
+    let k = kernel(
+        STRIDED,
+        r#"source = "", sizes(n = 64), bind(x = input(256), y = output(n)), grid = (n), params(KF_GROUP = [2, 4, 8])"#,
+    );
+    let rws = apply(&Unroll, &k).unwrap();
+    let x4 = find(&rws, "unroll(r@9, x4)");
+    let w = &x4.program.wgsl;
+    assert!(
+        w.contains("for (; (r + (3u * KF_GROUP)) < 256u; r += (4u * KF_GROUP))"),
+        "{w}"
+    );
+    assert!(w.contains("s += x[(r + KF_GROUP)];"), "{w}");
+    assert!(
+        w.contains("for (; r < 256u; r += KF_GROUP)"),
+        "remainder: {w}"
+    );
+    assert!(
+        !rws.iter().any(|r| r.step.ends_with("full)")),
+        "no full unroll bakes in the override's value"
+    );
+    let signed = STRIDED
+        .replace("KF_GROUP: u32 = 4u", "KF_GROUP: i32 = 4")
+        .replace("gid.x % KF_GROUP", "i32(gid.x) % KF_GROUP")
+        .replace("x[r]", "x[u32(r)]")
+        .replace("r < 256u", "r < 256");
+    let k = kernel(
+        &signed,
+        r#"source = "", sizes(n = 64), bind(x = input(256), y = output(n)), grid = (n), params(KF_GROUP = [2, 4, 8])"#,
+    );
+    assert!(apply(&Unroll, &k).is_err());
+}
