@@ -120,22 +120,27 @@ fn f32s(bytes: &[u8]) -> impl Iterator<Item = ScalarValue> + '_ {
         .map(|b| ScalarValue::Float(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))))
 }
 
+/// A plain array of 4-byte `scalar`s, no header (for tests).
+#[cfg(test)]
+pub(crate) fn plain_layout(scalar: Scalar) -> BufferLayout {
+    use kf_runtime::interface::{ArrayLayout, Field};
+    BufferLayout {
+        header: vec![],
+        header_size: 0,
+        array: Some(ArrayLayout {
+            stride: 4,
+            fields: vec![Field { offset: 0, scalar }],
+            count: None,
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use kf_runtime::interface::{ArrayLayout, Field};
 
-    fn layout(scalar: Scalar) -> BufferLayout {
-        BufferLayout {
-            header: vec![],
-            header_size: 0,
-            array: Some(ArrayLayout {
-                stride: 4,
-                fields: vec![Field { offset: 0, scalar }],
-                count: None,
-            }),
-        }
-    }
+    use super::plain_layout as layout;
 
     fn f(v: &[f32]) -> Vec<u8> {
         v.iter().flat_map(|x| x.to_le_bytes()).collect()

@@ -504,7 +504,7 @@ mod tests {
     use crate::evaluate::compare::{compare, scan};
     use crate::evaluate::protocol::AdapterSelector;
     use crate::gpu::{self, Gpu};
-    use kf_runtime::interface::{ArrayLayout, Field};
+    use kf_runtime::interface::Field;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
@@ -522,17 +522,7 @@ mod tests {
         assert!(WGSL.contains(&format!("@workgroup_size({WORKGROUP})")));
     }
 
-    fn layout(scalar: Scalar) -> BufferLayout {
-        BufferLayout {
-            header: vec![],
-            header_size: 0,
-            array: Some(ArrayLayout {
-                stride: 4,
-                fields: vec![Field { offset: 0, scalar }],
-                count: None,
-            }),
-        }
-    }
+    use super::super::compare::plain_layout as layout;
 
     #[test]
     fn only_plain_scalar_arrays_are_compared_on_the_gpu() {
@@ -602,6 +592,32 @@ mod tests {
     fn open() -> Gpu {
         gpu::open(&AdapterSelector(None)).expect(
             "no adapter: the GPU comparison tests need one (install lavapipe, mesa-vulkan-drivers)",
+        )
+    }
+
+    /// The adapter and the comparison's pipeline on it.
+    fn open_check() -> (Gpu, GpuCompare) {
+        let gpu = open();
+        let check = GpuCompare::new(&gpu.device).expect("the shader builds");
+        (gpu, check)
+    }
+
+    /// [`agree`] on two `f32` buffers.
+    #[track_caller]
+    fn agree_f32(
+        gpu: &Gpu,
+        check: &GpuCompare,
+        r: &[f32],
+        c: &[f32],
+        tolerance: f64,
+    ) -> (Option<Passed>, bool) {
+        agree(
+            gpu,
+            check,
+            Scalar::F32,
+            &bytes_f32(r),
+            &bytes_f32(c),
+            tolerance,
         )
     }
 
@@ -679,8 +695,7 @@ mod tests {
 
     #[test]
     fn random_buffers_with_errors_around_the_tolerance_agree_with_the_host() {
-        let gpu = open();
-        let check = GpuCompare::new(&gpu.device).expect("the shader builds");
+        let (gpu, check) = open_check();
         let tol = 1e-4;
         let mut rng = StdRng::seed_from_u64(17);
         // Sizes around a workgroup's chunk, so the last workgroup is partial.
@@ -694,28 +709,14 @@ mod tests {
         ] {
             let r: Vec<f32> = (0..n).map(|_| rng.random_range(-4.0f32..4.0)).collect();
             // Identical outputs pass on the GPU.
-            let (g, h) = agree(
-                &gpu,
-                &check,
-                Scalar::F32,
-                &bytes_f32(&r),
-                &bytes_f32(&r),
-                tol,
-            );
+            let (g, h) = agree_f32(&gpu, &check, &r, &r, tol);
             assert!(g.is_some() && h, "n = {n}");
             // Small honest rounding everywhere passes on both.
             let c: Vec<f32> = r
                 .iter()
                 .map(|x| x * (1.0 + rng.random_range(-1e-6f32..1e-6)))
                 .collect();
-            let (g, h) = agree(
-                &gpu,
-                &check,
-                Scalar::F32,
-                &bytes_f32(&r),
-                &bytes_f32(&c),
-                tol,
-            );
+            let (g, h) = agree_f32(&gpu, &check, &r, &c, tol);
             assert!(g.is_some() && h, "n = {n}");
             // One element injected at, just inside and just outside the tolerance: the GPU
             // never passes what the host fails, and passes what is clearly inside.
@@ -735,14 +736,7 @@ mod tests {
                 let mut c = r.clone();
                 let m = f64::from(r[at].abs()).max(floor);
                 c[at] = (f64::from(r[at]) + tol * factor * m) as f32;
-                let (g, h) = agree(
-                    &gpu,
-                    &check,
-                    Scalar::F32,
-                    &bytes_f32(&r),
-                    &bytes_f32(&c),
-                    tol,
-                );
+                let (g, h) = agree_f32(&gpu, &check, &r, &c, tol);
                 // (A buffer of one element has the element's error as its L2 error, which the
                 // GPU passes only with `L2_MARGIN` to spare.)
                 if factor <= 0.99 || (factor <= 0.999 && n > 1) {
@@ -757,8 +751,7 @@ mod tests {
 
     #[test]
     fn elements_at_every_f32_step_around_the_tolerance_never_pass_the_gpu_alone() {
-        let gpu = open();
-        let check = GpuCompare::new(&gpu.device).expect("the shader builds");
+        let (gpu, check) = open_check();
         let tol = 1e-3;
         // References of several magnitudes, and elements below the floor (1 % of 1000).
         let values = [1.0f32, 3.7, -1000.0, 0.001, -0.5, 7.25];
@@ -778,14 +771,7 @@ mod tests {
             for _ in 0..80 {
                 let mut cand = r.clone();
                 *cand.last_mut().unwrap() = c;
-                let (g, h) = agree(
-                    &gpu,
-                    &check,
-                    Scalar::F32,
-                    &bytes_f32(&r),
-                    &bytes_f32(&cand),
-                    tol,
-                );
+                let (g, h) = agree_f32(&gpu, &check, &r, &cand, tol);
                 passed_gpu += usize::from(g.is_some());
                 passed_host += usize::from(h);
                 c = c.next_up();
@@ -797,22 +783,14 @@ mod tests {
             // Outside the margin, inside the tolerance: the GPU passes.
             let mut cand = r.clone();
             *cand.last_mut().unwrap() = (f64::from(v) + tol * (1.0 - 8.0 * MARGIN) * m) as f32;
-            let (g, h) = agree(
-                &gpu,
-                &check,
-                Scalar::F32,
-                &bytes_f32(&r),
-                &bytes_f32(&cand),
-                tol,
-            );
+            let (g, h) = agree_f32(&gpu, &check, &r, &cand, tol);
             assert!(g.is_some() && h, "{v}");
         }
     }
 
     #[test]
     fn nan_infinities_signed_zeros_and_subnormals_follow_the_rule() {
-        let gpu = open();
-        let check = GpuCompare::new(&gpu.device).expect("the shader builds");
+        let (gpu, check) = open_check();
         let tol = 1e-4;
         let base = [1.0f32, -2.0, 3.0, 0.5];
         let cases: Vec<(f32, f32, bool)> = vec![
@@ -843,22 +821,14 @@ mod tests {
             let mut c = base.to_vec();
             r.push(rv);
             c.push(cv);
-            let (g, h) = agree(
-                &gpu,
-                &check,
-                Scalar::F32,
-                &bytes_f32(&r),
-                &bytes_f32(&c),
-                tol,
-            );
+            let (g, h) = agree_f32(&gpu, &check, &r, &c, tol);
             assert_eq!(g.is_some(), gpu_passes, "{rv:e} vs {cv:e} (host: {h})");
         }
     }
 
     #[test]
     fn integers_pass_only_when_equal() {
-        let gpu = open();
-        let check = GpuCompare::new(&gpu.device).expect("the shader builds");
+        let (gpu, check) = open_check();
         let ints = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         let r: Vec<u32> = (0..70_000u32)
             .map(|i| i.wrapping_mul(2_654_435_761))
@@ -879,8 +849,7 @@ mod tests {
     fn a_buffer_of_small_values_passes_only_when_its_l2_error_does() {
         // Elements below the floor may each err by up to tol · floor, which the relative L2
         // error of the buffer does not allow when most of the buffer is small.
-        let gpu = open();
-        let check = GpuCompare::new(&gpu.device).expect("the shader builds");
+        let (gpu, check) = open_check();
         let tol = 1e-3;
         let mut r = vec![0.01f32; 100_000];
         r[0] = 100.0;
@@ -896,14 +865,7 @@ mod tests {
                 }
             })
             .collect();
-        let (g, h) = agree(
-            &gpu,
-            &check,
-            Scalar::F32,
-            &bytes_f32(&r),
-            &bytes_f32(&c),
-            tol,
-        );
+        let (g, h) = agree_f32(&gpu, &check, &r, &c, tol);
         assert!(!h && g.is_none());
     }
 }
