@@ -12,7 +12,8 @@
 //! through enough input sets (together larger than any last-level cache) that caches do not
 //! flatter either of them; those sets stay resident between evaluations of a kernel on a shape,
 //! everything a run can write restored before each timing. The clock ramp before a timing is
-//! paid once per batch of evaluations, again only after the GPU idled (`sustain_before`).
+//! paid once per batch of evaluations, again only after the GPU idled (`sustain_before`), and the
+//! short top-up between two timings is skipped when the GPU ran without pause (`after_gap`).
 //!
 //! A candidate's outputs are compared on the GPU first ([`gpu_compare`]), against the baseline's
 //! output buffers, which stay on the GPU beside their bytes: only a few words per workgroup come
@@ -177,6 +178,22 @@ const RAMP_IDLE: Duration = Duration::from_millis(250);
 /// The load before a timing that skips the ramp: keeps the GPU busy across the host's gap
 /// between two timings, so no timing starts on a GPU that has just idled.
 const TOP_UP: Duration = Duration::from_millis(16);
+/// An idle gap this short since the end of the last timing means the GPU ran without pause: the
+/// rest of a screened timing follows its cheap samples after only the screening's arithmetic on
+/// the host, far less than any clock governor's reaction, so it needs no top-up.
+const CONTINUOUS: Duration = Duration::from_millis(2);
+
+/// The load to run before a timing, `planned` by [`sustain_before`], once the GPU has idled
+/// `gap` since the last timing ended (measured right before the load): a top-up is dropped when
+/// the gap is under [`CONTINUOUS`]; a full ramp is always kept. The check against a fallen clock
+/// ([`CLOCK_FELL`]) still applies to a timing that skipped the top-up.
+pub(crate) fn after_gap(planned: Duration, gap: Option<Duration>) -> Duration {
+    match gap {
+        Some(g) if planned <= TOP_UP && g < CONTINUOUS => Duration::ZERO,
+        _ => planned,
+    }
+}
+
 /// A baseline this much slower than its fastest median in this worker, timed without the full
 /// ramp, is taken as a clock that fell while idle: the shape is ramped and timed again. The
 /// clock ramp made the same kernel 4–5× slower; the noise of a median of samples is a few
@@ -1289,7 +1306,9 @@ impl Runner {
         let mut rng = StdRng::seed_from_u64(plan.order_seed);
         let mut samples: [Vec<f64>; 2] = prior.clone();
         let started = Instant::now();
-        // Both programs keep the GPU busy before their timing (see `sustain_load`).
+        // Both programs keep the GPU busy before their timing (see `sustain_load`), unless it
+        // has just run without pause (the rest of a screened timing, see `after_gap`).
+        let sustain = after_gap(sustain, self.last_load.map(|t| t.elapsed()));
         let t = Instant::now();
         sustain_load(&self.gpu, sustain, |encoder, reps| {
             for which in [0, 1] {
@@ -1787,6 +1806,21 @@ mod tests {
             Duration::ZERO
         );
         assert_eq!(sustain_before(Duration::ZERO, None, idle), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_gpu_that_ran_without_pause_gets_no_top_up() {
+        let full = Duration::from_millis(400);
+        let just = Some(Duration::from_micros(300));
+        // The rest of a screened timing, right after its cheap samples: no load.
+        assert_eq!(after_gap(TOP_UP, just), Duration::ZERO);
+        // A gap at the threshold or longer, or no timing yet: the top-up stays.
+        assert_eq!(after_gap(TOP_UP, Some(CONTINUOUS)), TOP_UP);
+        assert_eq!(after_gap(TOP_UP, Some(Duration::from_millis(30))), TOP_UP);
+        assert_eq!(after_gap(TOP_UP, None), TOP_UP);
+        // A full ramp is never dropped.
+        assert_eq!(after_gap(full, just), full);
+        assert_eq!(after_gap(Duration::ZERO, just), Duration::ZERO);
     }
 
     #[test]
