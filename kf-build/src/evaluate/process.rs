@@ -87,6 +87,14 @@ pub fn serve() -> std::io::Result<()> {
                     Response::Evaluated(Box::new(runner.evaluate(&req)))
                 }
             },
+            Ok(Request::Prepare(requests)) => match runner.as_mut() {
+                None => Response::Failed {
+                    message: "no adapter is open".into(),
+                },
+                Some(runner) => Response::Prepared {
+                    count: runner.prepare(&requests),
+                },
+            },
             Ok(Request::Probe) => match runner.as_ref() {
                 None => Response::Failed {
                     message: "no adapter is open".into(),
@@ -377,6 +385,22 @@ impl WorkerProcess {
         )
     }
 
+    /// Has the worker compile `requests` ahead of their evaluations (see
+    /// [`super::runner::Runner::prepare`]); gives how many it compiled, 0 when it could not (a
+    /// worker that died compiling is started again by the next evaluation).
+    pub fn prepare(&mut self, requests: &[EvalRequest]) -> usize {
+        if self.ensure_live().is_err() {
+            return 0;
+        }
+        match self.call(
+            &Request::Prepare(requests.to_vec()),
+            self.timeout + self.grace,
+        ) {
+            Ok(Response::Prepared { count }) => count,
+            _ => 0,
+        }
+    }
+
     fn ensure_live(&mut self) -> Result<(), String> {
         if self.live.is_none() {
             self.restarts += 1;
@@ -445,6 +469,17 @@ impl Evaluator for WorkerProcess {
             ),
             Err(CallError::Crash(log)) => EvalReport::failed(id, Reason::Crash, log),
         }
+    }
+
+    /// Asks the worker to compile the whole batch first, on several threads, then evaluates the
+    /// requests one by one as [`Self::evaluate`] does. The preparation changes no report: if it
+    /// fails (a worker that dies compiling), each evaluation starts a worker again and compiles
+    /// its own candidate, so a failure is still blamed on the candidate that causes it.
+    fn evaluate_batch(&mut self, requests: &[EvalRequest]) -> Vec<EvalReport> {
+        if requests.len() > 1 {
+            self.prepare(requests);
+        }
+        requests.iter().map(|r| self.evaluate(r)).collect()
     }
 
     fn probe(&mut self) -> Result<Ceilings, String> {

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// Version of the worker protocol; the handshake refuses a worker that speaks another one.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Which adapter to use: `None` picks wgpu's default high-performance adapter.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -602,6 +602,9 @@ pub enum Request {
     },
     /// Evaluate a candidate; answered with [`Response::Evaluated`].
     Evaluate(Box<EvalRequest>),
+    /// Compile the candidates of a batch ahead of their `Evaluate` requests, which follow in the
+    /// same order; answered with [`Response::Prepared`]. Changes no report.
+    Prepare(Vec<EvalRequest>),
     /// Measure the adapter's ceilings; answered with [`Response::Probed`].
     Probe,
 }
@@ -623,6 +626,11 @@ pub enum Response {
     Evaluated(Box<EvalReport>),
     /// Ceilings measured.
     Probed(Ceilings),
+    /// The batch of a [`Request::Prepare`] compiled.
+    Prepared {
+        /// How many candidates are ready (the others compile when evaluated).
+        count: usize,
+    },
     /// The request could not be served.
     Failed {
         /// Why.

@@ -140,6 +140,9 @@ pub struct Runner {
     /// The fastest baseline median per (content hash, shape) in this worker, the reference of
     /// the [`CLOCK_FELL`] check.
     baseline_best: HashMap<(String, String), f64>,
+    /// Candidates compiled ahead of their evaluations by [`Self::prepare`], by candidate id,
+    /// with the program each was compiled from.
+    prepared: HashMap<String, (Program, Step<Compiled>)>,
 }
 
 /// How far above the copy ceiling the bound traffic may appear before the ceiling is measured
@@ -313,6 +316,7 @@ impl Runner {
             miss: None,
             resident: HashMap::new(),
             last_load: None,
+            prepared: HashMap::new(),
             baseline_best: HashMap::new(),
         }
     }
@@ -624,26 +628,57 @@ impl Runner {
         kernel: &ResolvedKernel,
         candidate: &Candidate,
     ) -> Step<Compiled> {
-        let checked = variant::check(kernel, &candidate.program).map_err(|e| {
-            let reason = match &e {
-                VariantError::Empty => Reason::NoCode,
-                VariantError::Wgsl(ReflectError::Parse { .. }) => Reason::Parse,
-                VariantError::Wgsl(ReflectError::Validation { .. }) => Reason::Validation,
-                VariantError::Wgsl(ReflectError::Entry(_)) => Reason::EntryPoint,
-                VariantError::Wgsl(_) | VariantError::Interface(_) => Reason::InterfaceMismatch,
-                VariantError::UndeclaredSize(_) => Reason::Dispatch,
-                _ => Reason::Pipeline,
-            };
-            (reason, e.to_string())
-        })?;
-        let mut program = candidate.program.clone();
-        checked.apply_to(&mut program);
-        let limits = self.gpu.limits();
-        check_limits(&program, &limits).map_err(|m| (Reason::LimitsExceeded, m))?;
+        if let Some((program, compiled)) = self.prepared.remove(&candidate.id)
+            && program == candidate.program
+        {
+            return compiled;
+        }
         let layout = self.pipeline_layout(kernel);
-        let pipelines = build_pipelines(&self.gpu.device, &layout, &program, &candidate.id)
-            .map_err(|m| (Reason::Pipeline, m))?;
-        Ok(Compiled { pipelines, program })
+        compile(
+            &self.gpu.device,
+            &layout,
+            &self.gpu.limits(),
+            kernel,
+            candidate,
+        )
+    }
+
+    /// Compiles the candidates of a batch ahead of their evaluations, on one thread each (naga's
+    /// checks and the driver's compiler are host work, and the evaluations that follow are
+    /// serialized on the GPU anyway): each evaluation then takes its compiled pipelines instead
+    /// of compiling. What an evaluation reports is unchanged, failures included, since the same
+    /// function compiles either way; a candidate whose compilation panics is left out and
+    /// compiled again by its evaluation, which then fails on its own. Anything prepared and not
+    /// evaluated yet is dropped. Gives how many were prepared.
+    pub fn prepare(&mut self, requests: &[EvalRequest]) -> usize {
+        let start = Instant::now();
+        self.prepared.clear();
+        self.gpu.take_uncaptured();
+        let layouts: Vec<wgpu::PipelineLayout> = requests
+            .iter()
+            .map(|r| self.pipeline_layout(&r.kernel))
+            .collect();
+        let limits = self.gpu.limits();
+        let device = &self.gpu.device;
+        let compiled: Vec<Option<Step<Compiled>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = requests
+                .iter()
+                .zip(&layouts)
+                .map(|(r, layout)| {
+                    let limits = &limits;
+                    scope.spawn(move || compile(device, layout, limits, &r.kernel, &r.candidate))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().ok()).collect()
+        });
+        for (r, c) in requests.iter().zip(compiled) {
+            if let Some(c) = c {
+                self.prepared
+                    .insert(r.candidate.id.clone(), (r.candidate.program.clone(), c));
+            }
+        }
+        Diagnostics::from_env().prepared(start.elapsed(), self.prepared.len());
+        self.prepared.len()
     }
 
     fn pipeline_layout(&mut self, kernel: &ResolvedKernel) -> wgpu::PipelineLayout {
@@ -1604,6 +1639,37 @@ impl Timestamps {
 
 pub use kf_runtime::verdict::{median, median_and_spread};
 
+/// Levels 0–3 and the pipeline of `candidate`, everything that can be decided without running:
+/// the text checked against `kernel`'s interface, the limits of `limits`, and the pipelines built
+/// on `device` with `layout` (the kernel's). Touches nothing of the runner, so the candidates of a
+/// batch can compile on several threads ([`Runner::prepare`]).
+fn compile(
+    device: &wgpu::Device,
+    layout: &wgpu::PipelineLayout,
+    limits: &wgpu::Limits,
+    kernel: &ResolvedKernel,
+    candidate: &Candidate,
+) -> Step<Compiled> {
+    let checked = variant::check(kernel, &candidate.program).map_err(|e| {
+        let reason = match &e {
+            VariantError::Empty => Reason::NoCode,
+            VariantError::Wgsl(ReflectError::Parse { .. }) => Reason::Parse,
+            VariantError::Wgsl(ReflectError::Validation { .. }) => Reason::Validation,
+            VariantError::Wgsl(ReflectError::Entry(_)) => Reason::EntryPoint,
+            VariantError::Wgsl(_) | VariantError::Interface(_) => Reason::InterfaceMismatch,
+            VariantError::UndeclaredSize(_) => Reason::Dispatch,
+            _ => Reason::Pipeline,
+        };
+        (reason, e.to_string())
+    })?;
+    let mut program = candidate.program.clone();
+    checked.apply_to(&mut program);
+    check_limits(&program, limits).map_err(|m| (Reason::LimitsExceeded, m))?;
+    let pipelines = build_pipelines(device, layout, &program, &candidate.id)
+        .map_err(|m| (Reason::Pipeline, m))?;
+    Ok(Compiled { pipelines, program })
+}
+
 fn roofline(c: &Ceilings, t: &ShapeTime) -> Roofline {
     Roofline::place(c, t.achieved_gbps, t.achieved_gflops)
 }
@@ -1649,6 +1715,18 @@ impl Diagnostics {
                 f,
                 "{{\"wall_ms\":{wall_ms:.3},\"phases\":{{{}}}}}",
                 fields.join(",")
+            );
+        }
+    }
+
+    /// Appends how long compiling a batch ahead took ([`Runner::prepare`]), and how many.
+    fn prepared(&self, took: Duration, count: usize) {
+        if let Some(mut f) = self.file.as_ref() {
+            use std::io::Write;
+            let _ = writeln!(
+                f,
+                "{{\"prepare_ms\":{:.3},\"count\":{count}}}",
+                took.as_secs_f64() * 1e3
             );
         }
     }
@@ -1806,6 +1884,94 @@ mod tests {
             Duration::ZERO
         );
         assert_eq!(sustain_before(Duration::ZERO, None, idle), Duration::ZERO);
+    }
+
+    /// A kernel, a faster-or-not variant of it, and a variant that does not parse, each as
+    /// a request with the search's plan.
+    fn saxpy_requests() -> Vec<EvalRequest> {
+        const WGSL: &str = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < arrayLength(&y)) { y[g.x] = 2.0 * x[g.x] + y[g.x]; }
+}
+"#;
+        let attr = r#"source = "", sizes(n = 4096), bind(x = input(n), y = inout(n))"#;
+        let (spec, _) = kf_runtime::syntax::parse_spec(attr.parse().unwrap()).unwrap();
+        let kernel = kf_runtime::resolve::resolve("SAXPY", &spec, WGSL, "k.wgsl").unwrap();
+        let variant = |wgsl: String, origin: &str| {
+            let mut program = kernel.baseline.clone();
+            program.wgsl = wgsl.into();
+            Candidate::new(program, origin)
+        };
+        let wide = variant(
+            WGSL.replace("@workgroup_size(64)", "@workgroup_size(128)"),
+            "wide",
+        );
+        let wrong = variant(WGSL.replace("2.0 * x", "3.0 * x"), "wrong");
+        let broken = variant(WGSL.replace("fn main", "fn main("), "broken");
+        let plan = crate::search::plan::search_plan(&kernel, 3, 7);
+        [wide, wrong, broken]
+            .into_iter()
+            .map(|candidate| EvalRequest {
+                kernel: kernel.clone(),
+                candidate,
+                plan: plan.clone(),
+                ceilings: None,
+                deadline_s: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn compiling_a_batch_ahead_changes_no_verdict() {
+        let open = || {
+            Runner::new(
+                crate::gpu::open(&crate::evaluate::AdapterSelector(None))
+                    .expect("no adapter: install lavapipe (mesa-vulkan-drivers)"),
+            )
+        };
+        let requests = saxpy_requests();
+        let verdicts = |runner: &mut Runner| -> Vec<(bool, Option<Reason>)> {
+            requests
+                .iter()
+                .map(|r| {
+                    let report = runner.evaluate(r);
+                    (report.is_correct(), report.failure.map(|f| f.reason))
+                })
+                .collect()
+        };
+        let mut plain = open();
+        let expected = verdicts(&mut plain);
+        assert_eq!(
+            expected,
+            vec![
+                (true, None),
+                (false, Some(Reason::WrongValues)),
+                (false, Some(Reason::Parse))
+            ]
+        );
+        let mut ahead = open();
+        assert_eq!(
+            ahead.prepare(&requests),
+            3,
+            "every candidate compiled ahead"
+        );
+        assert_eq!(ahead.prepared.len(), 3);
+        assert_eq!(verdicts(&mut ahead), expected);
+        // Each evaluation took its prepared pipelines.
+        assert!(ahead.prepared.is_empty());
+        // A prepared entry is used only for the program it was compiled from.
+        ahead.prepare(&requests[..1]);
+        let mut changed = requests[0].clone();
+        changed.candidate.program.wgsl = requests[1].candidate.program.wgsl.clone();
+        let report = ahead.evaluate(&changed);
+        assert_eq!(
+            report.failure.map(|f| f.reason),
+            Some(Reason::WrongValues),
+            "the program evaluated, not the one prepared under its id"
+        );
     }
 
     #[test]

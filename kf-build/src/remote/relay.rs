@@ -67,6 +67,14 @@ pub fn serve(selector: AdapterSelector, timeout: Duration) -> std::io::Result<()
                 },
                 Some(w) => Response::Evaluated(Box::new(w.evaluate(&request))),
             },
+            Ok(Request::Prepare(requests)) => match worker.as_mut() {
+                None => Response::Failed {
+                    message: "no adapter is open".into(),
+                },
+                Some(w) => Response::Prepared {
+                    count: w.prepare(&requests),
+                },
+            },
             Ok(Request::Probe) => match worker.as_mut() {
                 None => Response::Failed {
                     message: "no adapter is open".into(),
