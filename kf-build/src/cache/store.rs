@@ -146,9 +146,10 @@ fn differences(search: &Config, recorded: &kf_runtime::cache::SearchRecord) -> V
             recorded.strategy, asked
         ));
     }
-    // A search that saw every point of its space gains nothing from a bigger budget.
+    // A search that saw every point of its space gains nothing from a bigger budget; a search
+    // limited by time has its budget only as a cap, so it does not ask for more evaluations.
     let complete = recorded.strategy == "exhaustive" && recorded.evaluations >= recorded.space_size;
-    if same_strategy && !complete && search.budget > recorded.budget {
+    if same_strategy && !complete && search.time_s.is_none() && search.budget > recorded.budget {
         why.push(format!(
             "the search budget was raised from {} to {}",
             recorded.budget, search.budget
@@ -389,6 +390,17 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
             }
             other => panic!("{other:?}"),
         }
+        // A search limited by time has its budget only as a cap: not stale by budget.
+        let timed = Config {
+            strategy: StrategyKind::Auto,
+            budget: 200,
+            time_s: Some(20.0),
+            ..Config::default()
+        };
+        assert_eq!(
+            entry_state(root, &k, &key, Some(&timed)).status(),
+            "baseline-best"
+        );
         // An exhaustive search saw everything: a bigger budget changes nothing.
         write_entry(root, &baseline_best(&k, "exhaustive", 32)).unwrap();
         assert_eq!(status(&k, Some(64)).status(), "baseline-best");

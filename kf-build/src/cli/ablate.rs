@@ -54,7 +54,7 @@ pub(crate) struct AblateArgs {
 }
 
 /// `--time`: a positive number of seconds.
-fn positive_secs(s: &str) -> Result<f64, String> {
+pub(crate) fn positive_secs(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(t) if t > 0.0 && t.is_finite() => Ok(t),
         _ => Err(format!("`{s}` is not a positive number of seconds")),

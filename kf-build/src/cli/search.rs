@@ -10,9 +10,11 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 /// `tune`'s search settings: what `run.json` records and `--resume` reads back.
 #[derive(Args, Debug)]
 pub(crate) struct SearchArgs {
-    /// Candidate evaluations per kernel (the final verification of the best is extra).
-    #[arg(long, value_name = "N", default_value_t = 32)]
-    pub(crate) budget: u64,
+    /// Candidate evaluations per kernel (the final verification of the best is extra). Given
+    /// alone, it is the search's only limit; otherwise it caps a search limited by time
+    /// (default cap: 200).
+    #[arg(long, value_name = "N")]
+    pub(crate) budget: Option<u64>,
     /// How to search. `qd`: evolve the kernel's code (rewrite operators and parameters, steered by
     /// a quality-diversity archive with gradients). `greedy`: always build on the best so far.
     /// `random`: build on a random correct candidate. `exhaustive`: only the template parameters,
@@ -20,8 +22,9 @@ pub(crate) struct SearchArgs {
     /// the budget, by successive halving otherwise.
     #[arg(long, default_value = "qd", value_parser = strategy_parser())]
     pub(crate) strategy: StrategyKind,
-    /// Stop searching a kernel after this many seconds (the final verification is extra).
-    #[arg(long = "time", value_name = "SECS")]
+    /// Seconds of search per kernel (the final verification is extra). Default: 20, unless
+    /// --budget is given alone; the evaluations are then capped by --budget (default 200).
+    #[arg(long = "time", value_name = "SECS", value_parser = super::ablate::positive_secs)]
     pub(crate) time: Option<f64>,
     /// Turn off gradient-informed steering of the `qd` search.
     #[arg(long)]
@@ -42,16 +45,33 @@ pub(crate) struct SearchArgs {
 impl SearchArgs {
     /// The settings as the search takes them.
     pub(crate) fn config(&self) -> Config {
+        let (budget, time_s) = limits(self.budget, self.time);
         Config {
-            budget: self.budget,
+            budget,
             seed: self.seed,
             timeout: self.timeout,
             strategy: self.strategy,
-            time_s: self.time,
+            time_s,
             gradients: !self.no_gradients,
             operators: self.operators.clone(),
             ..Config::default()
         }
+    }
+}
+
+/// Seconds of search per kernel when neither `--time` nor `--budget` is given.
+pub(crate) const DEFAULT_TIME_S: f64 = 20.0;
+/// The evaluations a search limited by time may spend at most, unless `--budget` says.
+pub(crate) const DEFAULT_CAP: u64 = 200;
+
+/// The search's limits, (evaluations, seconds), from `--budget` and `--time`: time by default,
+/// with evaluations as a cap; a budget given alone is the only limit (as a search that must
+/// spend exactly so many evaluations, e.g. to compare runs, wants).
+fn limits(budget: Option<u64>, time: Option<f64>) -> (u64, Option<f64>) {
+    match (budget, time) {
+        (None, None) => (DEFAULT_CAP, Some(DEFAULT_TIME_S)),
+        (Some(b), t) => (b, t),
+        (None, Some(t)) => (DEFAULT_CAP, Some(t)),
     }
 }
 
@@ -100,5 +120,18 @@ impl LlmArgs {
             no_llm: self.no_llm,
             replay_only: self.llm_replay_only,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_search_is_limited_by_time_unless_a_budget_is_given_alone() {
+        assert_eq!(limits(None, None), (DEFAULT_CAP, Some(DEFAULT_TIME_S)));
+        assert_eq!(limits(None, Some(5.0)), (DEFAULT_CAP, Some(5.0)));
+        assert_eq!(limits(Some(12), None), (12, None));
+        assert_eq!(limits(Some(12), Some(5.0)), (12, Some(5.0)));
     }
 }

@@ -87,7 +87,7 @@ pub fn serve() -> std::io::Result<()> {
                     Response::Evaluated(Box::new(runner.evaluate(&req)))
                 }
             },
-            Ok(Request::Prepare(requests)) => match runner.as_mut() {
+            Ok(Request::Prepare { requests }) => match runner.as_mut() {
                 None => Response::Failed {
                     message: "no adapter is open".into(),
                 },
@@ -393,7 +393,9 @@ impl WorkerProcess {
             return 0;
         }
         match self.call(
-            &Request::Prepare(requests.to_vec()),
+            &Request::Prepare {
+                requests: requests.to_vec(),
+            },
             self.timeout + self.grace,
         ) {
             Ok(Response::Prepared { count }) => count,

@@ -604,7 +604,10 @@ pub enum Request {
     Evaluate(Box<EvalRequest>),
     /// Compile the candidates of a batch ahead of their `Evaluate` requests, which follow in the
     /// same order; answered with [`Response::Prepared`]. Changes no report.
-    Prepare(Vec<EvalRequest>),
+    Prepare {
+        /// The batch, in the order its evaluations will come.
+        requests: Vec<EvalRequest>,
+    },
     /// Measure the adapter's ceilings; answered with [`Response::Probed`].
     Probe,
 }

@@ -1925,6 +1925,30 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     }
 
     #[test]
+    fn a_batch_to_prepare_crosses_the_worker_protocol() {
+        use crate::evaluate::{Request, Response};
+        let requests = saxpy_requests();
+        let line = serde_json::to_string(&Request::Prepare {
+            requests: requests.clone(),
+        })
+        .expect("serializes");
+        match serde_json::from_str::<Request>(&line).expect("parses") {
+            Request::Prepare { requests: back } => {
+                let ids = |r: &[EvalRequest]| -> Vec<String> {
+                    r.iter().map(|r| r.candidate.id.clone()).collect()
+                };
+                assert_eq!(ids(&back), ids(&requests));
+            }
+            other => panic!("{other:?}"),
+        }
+        let line = serde_json::to_string(&Response::Prepared { count: 3 }).expect("serializes");
+        assert!(matches!(
+            serde_json::from_str::<Response>(&line).expect("parses"),
+            Response::Prepared { count: 3 }
+        ));
+    }
+
+    #[test]
     fn compiling_a_batch_ahead_changes_no_verdict() {
         let open = || {
             Runner::new(

@@ -67,7 +67,7 @@ pub fn serve(selector: AdapterSelector, timeout: Duration) -> std::io::Result<()
                 },
                 Some(w) => Response::Evaluated(Box::new(w.evaluate(&request))),
             },
-            Ok(Request::Prepare(requests)) => match worker.as_mut() {
+            Ok(Request::Prepare { requests }) => match worker.as_mut() {
                 None => Response::Failed {
                     message: "no adapter is open".into(),
                 },

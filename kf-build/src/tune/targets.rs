@@ -326,8 +326,17 @@ fn tune_target(target: &mut Target, view: &TargetView<'_>) {
                     if let Some(s) = report.fitness.speedup {
                         best = best.max(s);
                     }
-                    let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-3);
-                    bar.set_message(format!("best {best:.2}x, {cells} cells, {rate:.1} eval/s"));
+                    let elapsed = started.elapsed().as_secs_f64();
+                    let rate = done as f64 / elapsed.max(1e-3);
+                    let clock = view
+                        .options
+                        .search
+                        .time_s
+                        .map(|t| format!(", {elapsed:.0}/{t:.0} s"))
+                        .unwrap_or_default();
+                    bar.set_message(format!(
+                        "best {best:.2}x, {cells} cells, {rate:.1} eval/s{clock}"
+                    ));
                 }
                 Event::Checkpoint(state) => {
                     if let Some(n) = state
