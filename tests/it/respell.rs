@@ -182,3 +182,99 @@ fn respelled_row_reductions_are_reduced_correctly() {
     assert!(evaluated >= 20, "only {evaluated} rewrites evaluated");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// The column-groups form (`reduce(workgroup, column groups, ..)`) of the column sums, with the
+/// guard as an early `return` and as a wrapping `if`, verified at its defaults and at other
+/// points of its two overrides: 60 columns (no multiple of a column count), a 32-wide baseline
+/// workgroup with more columns per workgroup than it has (spare columns), one lane per column,
+/// and a column count that divides no workgroup size.
+#[test]
+fn column_groups_verify_at_several_parameter_points() {
+    use kf_build::operators::reduce::{COLS, WG};
+    use std::borrow::Cow;
+    let (mut worker, target) = worker();
+    let (attr, path) = kernelbench_attr("SUM_DIM1", "batch = 3, rows = 40, cols = 20");
+    let sum_dim1 =
+        std::fs::read_to_string(root().join("examples/kernelbench").join(&path)).unwrap();
+    let strided = corpus()
+        .into_iter()
+        .find(|k| k.name == "col_sum_max_strided.wgsl")
+        .unwrap();
+    let strided_attr = format!("path = \"{}\", {}", strided.name, strided.spec);
+    let strided_wgsl = strided.kernel.baseline.wgsl.to_string();
+    let mut kernels = Vec::new();
+    for (name, attr, wgsl, entry) in [
+        ("SUM_DIM1", &attr, &sum_dim1, "main"),
+        (
+            "col_sum_max_strided",
+            &strided_attr,
+            &strided_wgsl,
+            "colsum",
+        ),
+    ] {
+        kernels.push((name.to_owned(), resolve(name, attr, wgsl)));
+        let guarded = respell::respell(Some(Spelling::Guard), wgsl, entry);
+        assert_ne!(&guarded, wgsl, "{name}: the guard was not respelled");
+        kernels.push((format!("{name} (guard)"), resolve(name, attr, &guarded)));
+    }
+    let mut failures = Vec::new();
+    let mut evaluated = 0;
+    for (label, kernel) in &kernels {
+        let subject = Subject {
+            kernel,
+            program: &kernel.baseline,
+            target: &target,
+        };
+        let canonical = canon::canonicalise(&subject);
+        let rewrites = apply_canonical(&ParallelReduction, &subject, canonical.as_ref())
+            .unwrap_or_else(|e| panic!("{label}: reduce skipped: {e}"));
+        let r = rewrites
+            .iter()
+            .find(|r| r.step.contains("reduce(workgroup, column groups"))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{label}: no column groups among {:?}",
+                    rewrites.iter().map(|r| &r.step).collect::<Vec<_>>()
+                )
+            });
+        let mut points = vec![None];
+        points.extend(
+            [(64u32, 8u32), (128, 64), (64, 128), (64, 24)]
+                .into_iter()
+                .map(Some),
+        );
+        for point in points {
+            let mut program = r.program.clone();
+            if let Some((wg, cols)) = point {
+                program.constants = Cow::Owned(vec![
+                    (Cow::Borrowed(WG), f64::from(wg)),
+                    (Cow::Borrowed(COLS), f64::from(cols)),
+                ]);
+                program.workgroup_size = [wg, 1, 1];
+            }
+            let report = worker.evaluate(&EvalRequest {
+                kernel: kernel.clone(),
+                candidate: Candidate {
+                    id: format!("columns-{evaluated}"),
+                    origin: r.step.clone(),
+                    program: program.clone(),
+                },
+                plan: verify_plan(kernel),
+                ceilings: None,
+                deadline_s: None,
+            });
+            evaluated += 1;
+            if report.fitness.level != 5 {
+                failures.push(format!(
+                    "{label} {} at {point:?}: level {} {:?}\n{}",
+                    r.step,
+                    report.fitness.level,
+                    report.failure.map(|f| f.log),
+                    program.wgsl
+                ));
+            }
+        }
+    }
+    assert_eq!(evaluated, 20);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

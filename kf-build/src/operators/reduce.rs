@@ -1,5 +1,5 @@
-//! Parallel reduction: a workgroup, or a group of lanes of one subgroup, per baseline invocation,
-//! its lanes splitting the loops.
+//! Parallel reduction: a workgroup, a group of lanes of one subgroup, or a column of lanes of a
+//! workgroup, per baseline invocation, its lanes splitting the loops.
 //!
 //! A kernel that gives each invocation a whole row (`for (var c = 0u; c < cols; c++) { s += x[..] }`)
 //! leaves a GPU nearly idle and reads memory with a stride of a row between neighbouring
@@ -55,6 +55,34 @@
 //! `storageBarrier()` (below) has no lane-groups variant. The variant reassociates a
 //! floating-point sum or product, and its step says so (`reduce(subgroup, lane groups, float
 //! sums reassociated)`).
+//!
+//! Lane groups still waste memory bandwidth on such columns: one subgroup load touches
+//! `32 / KF_REDUCE_GROUP` columns × `KF_REDUCE_GROUP` rows, so with groups of 8 it reads 8
+//! segments of 16 bytes, half of each 32-byte memory sector (KernelBench's sum over dim 1 stays at
+//! 0.64× torch's speed on an H200). The "column groups" variant keeps the baseline's neighbouring
+//! invocations on neighbouring lanes instead, and needs only workgroup memory, so it is offered
+//! with or without subgroups: a workgroup of `KF_REDUCE_WG` lanes holds `KF_REDUCE_COLS`
+//! consecutive baseline invocations (in local-invocation order), each split across
+//! `S = KF_REDUCE_WG / KF_REDUCE_COLS` lanes: lane `l` takes column `l % KF_REDUCE_COLS` and split
+//! index `kf_sub = l / KF_REDUCE_COLS`, so a subgroup reads whole rows of neighbouring columns
+//! (`for (var r = kf_sub; r < rows; r += S)`). Each accumulator (and (value, index) pair) goes
+//! through workgroup memory: every lane stores its value at its own index, and after a barrier
+//! every lane folds `mem[s * KF_REDUCE_COLS + col]` for `s = 0 .. S` in that order, so all lanes
+//! of a column get the same bits; a second barrier keeps the memory until all have read it.
+//! Barriers need every lane, so the baseline's guard cannot stay a `return`: it becomes a flag,
+//! `kf_live` (`if (i >= n) { kf_live = false; }`; a wrapping `if (i < n) { .. }` that ends the
+//! function is folded into the flag before it and always taken), global stores outside loops
+//! are made by live lanes of split index 0, and lanes that are not live compute harmlessly (a
+//! read out of bounds is defined in WGSL) and store nothing. That is proven first, else the
+//! variant is skipped with the reason (the other variants are still offered): no split loop
+//! stores; every loop is counted and its bound and step are the same for every invocation
+//! (`is_dispatch_uniform`), so lanes that are not live run the same trip counts (ragged rows
+//! are refused); no called function loops; every other `return` is the whole body of an `if`
+//! outside loops; a branch around a reduction is uniform to naga or is the wrapping guard. The
+//! launch, as for lane groups, rebuilds the baseline's id from (workgroup, column) (see
+//! `column_launch`), and spare columns past the baseline's workgroup are lanes that are not
+//! live. Its step says when it reassociates a floating-point sum (`reduce(workgroup, column
+//! groups, float sums reassociated)`).
 //!
 //! What it proves first, from the IR ([`crate::analysis::ir`]), and skips otherwise: the kernel reads no
 //! invocation builtin but `global_invocation_id`, uses no workgroup memory, barriers, atomics or
@@ -139,6 +167,10 @@ pub const INNER: &str = "KF_REDUCE_INNER";
 /// invocation is a group of lanes of one subgroup (see [`group_launch`]).
 pub const GROUP: &str = "KF_REDUCE_GROUP";
 
+/// The override that sets the baseline invocations (columns) per workgroup of the column-groups
+/// variant (see [`column_launch`]).
+pub const COLS: &str = "KF_REDUCE_COLS";
+
 struct Plan {
     gid_name: String,
     split: Vec<SplitLoop>,
@@ -195,10 +227,17 @@ impl Operator for ParallelReduction {
                     Ok((_, w)) => modes.push(Passes::Groups(w)),
                     Err(why) => failures.push(format!("lane groups: {why}")),
                 }
+            } else {
+                // Column groups need only workgroup memory: offered wherever lane groups would
+                // be, and on adapters without subgroups too.
+                match column_launch(subject.program) {
+                    Ok((_, w)) => modes.push(Passes::Columns(w)),
+                    Err(why) => failures.push(format!("column groups: {why}")),
+                }
             }
             for passes in modes {
                 let useful = match passes {
-                    Passes::Plain | Passes::Groups(_) => true,
+                    Passes::Plain | Passes::Groups(_) | Passes::Columns(_) => true,
                     Passes::Unroll(_) => any_unrollable,
                     Passes::Registers(_) => any_unrollable,
                     Passes::Inner => plan.split.iter().any(|sl| sl.inner.is_some()),
@@ -208,7 +247,12 @@ impl Operator for ParallelReduction {
                 }
                 let text = match render(&a, &plan, combine, passes, max_wg, subject.target) {
                     Ok(text) => text,
-                    Err(why) if matches!(passes, Passes::Inner | Passes::Groups(_)) => {
+                    Err(why)
+                        if matches!(
+                            passes,
+                            Passes::Inner | Passes::Groups(_) | Passes::Columns(_)
+                        ) =>
+                    {
                         failures.push(why.0);
                         continue;
                     }
@@ -251,6 +295,10 @@ enum Passes {
     /// subgroup, many groups per workgroup (see [`group_launch`]). Carries the baseline's
     /// workgroup size.
     Groups([u32; 3]),
+    /// Column groups: `KF_REDUCE_COLS` consecutive baseline invocations per workgroup, each split
+    /// across `KF_REDUCE_WG / KF_REDUCE_COLS` lanes that combine through workgroup memory (see
+    /// [`column_launch`]). Carries the baseline's workgroup size.
+    Columns([u32; 3]),
 }
 
 /// Loads of one read-only buffer element that several split loops repeat (`input[base + c]`
@@ -717,12 +765,49 @@ fn inner_split(a: &Analysis<'_>, outer: usize) -> Option<InnerSplit> {
 /// written over them, stays right when the parameter operator moves them (see
 /// [`group_preamble`]).
 fn group_launch(program: &kf_runtime::Program) -> Result<(Dispatch, [u32; 3]), String> {
+    widened_launch(program, |w| {
+        vec![
+            Op::Lit(w),
+            Op::Size(Cow::Borrowed(GROUP)),
+            Op::Mul,
+            Op::Size(Cow::Borrowed(WG)),
+            Op::CeilDiv,
+        ]
+    })
+}
+
+/// The launch of the column-groups variant, and the baseline's workgroup size.
+///
+/// As in [`group_launch`], each of the baseline's `(nx, ny, nz)` workgroups of `w` ids becomes
+/// `k = cdiv(w, C)` workgroups along x, for `C = min(KF_REDUCE_COLS, KF_REDUCE_WG)` columns per
+/// workgroup: column `c` of the `j`-th of them is the baseline's local invocation `j * C + c`
+/// (in `local_invocation_index` order), so neighbouring lanes keep neighbouring invocations.
+/// Columns past `w` (spare columns of the last of the `k`) are lanes that are not live: they
+/// reach every barrier but store nothing. So the variant runs exactly the ids the baseline ran,
+/// for every value of the two overrides (see [`column_preamble`]).
+fn column_launch(program: &kf_runtime::Program) -> Result<(Dispatch, [u32; 3]), String> {
+    widened_launch(program, |w| {
+        vec![
+            Op::Lit(w),
+            Op::Size(Cow::Borrowed(COLS)),
+            Op::Size(Cow::Borrowed(WG)),
+            Op::Min,
+            Op::CeilDiv,
+        ]
+    })
+}
+
+/// The baseline's launch in workgroups, its count along x multiplied by `per(w)` for a baseline
+/// workgroup of `w` invocations; and the baseline's workgroup size.
+fn widened_launch(
+    program: &kf_runtime::Program,
+    per: impl Fn(u64) -> Vec<Op>,
+) -> Result<(Dispatch, [u32; 3]), String> {
     let wgs = program.workgroup_size;
     if wgs.contains(&0) {
         return Err("the baseline's workgroup size is unknown".into());
     }
     let w: u64 = wgs.iter().map(|&d| u64::from(d)).product();
-    let name = |n: &'static str| Op::Size(Cow::Borrowed(n));
     let mut size = program.dispatch.size.clone();
     for (d, expr) in size.iter_mut().enumerate() {
         let mut ops = expr.ops().to_vec();
@@ -731,14 +816,8 @@ fn group_launch(program: &kf_runtime::Program) -> Result<(Dispatch, [u32; 3]), S
             ops.push(Op::CeilDiv);
         }
         if d == 0 {
-            ops.extend([
-                Op::Lit(w),
-                name(GROUP),
-                Op::Mul,
-                name(WG),
-                Op::CeilDiv,
-                Op::Mul,
-            ]);
+            ops.extend(per(w));
+            ops.push(Op::Mul);
         }
         *expr = SizeExpr::from_ops(ops);
     }
@@ -751,10 +830,10 @@ fn group_launch(program: &kf_runtime::Program) -> Result<(Dispatch, [u32; 3]), S
     ))
 }
 
-/// The statements at the top of the lane-groups variant's body: the lane's place in its group,
-/// its group, and the baseline's invocation id `gid` (named as the baseline names it) rebuilt
-/// from the group, for a baseline workgroup of size `wgs` (see [`group_launch`]).
-fn group_preamble(gid: &str, wgs: [u32; 3]) -> String {
+/// The baseline's invocation id `gid` (named as the baseline names it), rebuilt as a `let` from
+/// `kf_grp`, the baseline's local invocation index, and `kf_k`, the workgroups along x per
+/// baseline workgroup, for a baseline workgroup of size `wgs`.
+fn rebuilt_id(gid: &str, wgs: [u32; 3]) -> String {
     let [wx, wy, wz] = wgs;
     let w = wx * wy * wz;
     // The baseline's local id along each dimension, from the group's place in its workgroup.
@@ -787,9 +866,226 @@ fn group_preamble(gid: &str, wgs: [u32; 3]) -> String {
     let x = dim("(kf_wg.x / kf_k)".to_owned(), wx, 1);
     let y = dim("kf_wg.y".to_owned(), wy, wx);
     let z = dim("kf_wg.z".to_owned(), wz, wx * wy);
+    format!("let {gid} = vec3<u32>({x}, {y}, {z});")
+}
+
+/// The statements at the top of the lane-groups variant's body: the lane's place in its group,
+/// its group, and the baseline's invocation id `gid` (named as the baseline names it) rebuilt
+/// from the group, for a baseline workgroup of size `wgs` (see [`group_launch`]).
+fn group_preamble(gid: &str, wgs: [u32; 3]) -> String {
+    let w: u32 = wgs.iter().product();
+    let id = rebuilt_id(gid, wgs);
     format!(
-        "\n    // KernelFoundry: every invocation of the original kernel is a group of {GROUP} lanes of one\n    // subgroup (lane `kf_sub` of group `kf_grp`), each original workgroup `kf_k` workgroups along x;\n    // the former invocation id is rebuilt from the group.\n    let kf_sub = kf_sg_lane % {GROUP};\n    let kf_k = ({w}u * {GROUP} + {WG} - 1u) / {WG};\n    let kf_grp = (kf_wg.x % kf_k) * ({WG} / {GROUP}) + kf_sg * (kf_sg_size / {GROUP}) + kf_sg_lane / {GROUP};\n    if (kf_grp >= {w}u) {{\n        return;\n    }}\n    let {gid} = vec3<u32>({x}, {y}, {z});"
+        "\n    // KernelFoundry: every invocation of the original kernel is a group of {GROUP} lanes of one\n    // subgroup (lane `kf_sub` of group `kf_grp`), each original workgroup `kf_k` workgroups along x;\n    // the former invocation id is rebuilt from the group.\n    let kf_sub = kf_sg_lane % {GROUP};\n    let kf_k = ({w}u * {GROUP} + {WG} - 1u) / {WG};\n    let kf_grp = (kf_wg.x % kf_k) * ({WG} / {GROUP}) + kf_sg * (kf_sg_size / {GROUP}) + kf_sg_lane / {GROUP};\n    if (kf_grp >= {w}u) {{\n        return;\n    }}\n    {id}"
     )
+}
+
+/// The statements at the top of the column-groups variant's body: the lane's column `kf_col`
+/// and split index `kf_sub`, the column's place `kf_grp` in the baseline's workgroup, whether the
+/// lane is live, and the baseline's invocation id `gid` rebuilt from the column, for a baseline
+/// workgroup of size `wgs` (see [`column_launch`]).
+fn column_preamble(gid: &str, wgs: [u32; 3]) -> String {
+    let w: u32 = wgs.iter().product();
+    let id = rebuilt_id(gid, wgs);
+    format!(
+        "\n    // KernelFoundry: column groups. A workgroup holds `kf_cols` consecutive invocations of the\n    // original kernel (column `kf_col`), each split across `kf_nsub` lanes (split index `kf_sub`),\n    // each original workgroup `kf_k` workgroups along x; the former invocation id is rebuilt from\n    // the column. A lane of a column the original did not run, or whose invocation returned, is\n    // not live (`kf_live`): it reaches every barrier but stores nothing.\n    let kf_cols = min({COLS}, {WG});\n    let kf_col = {LANE} % kf_cols;\n    let kf_sub = {LANE} / kf_cols;\n    let kf_nsub = {WG} / kf_cols;\n    let kf_k = ({w}u + kf_cols - 1u) / kf_cols;\n    let kf_grp = (kf_wg.x % kf_k) * kf_cols + kf_col;\n    var kf_live = kf_grp < {w}u;\n    {id}"
+    )
+}
+
+/// Whether every invocation of a dispatch sees the same value of `h`, to naga too once the
+/// invocation id comes from the lane (no local variables, call results or invocation builtins).
+fn column_uniform(a: &Analysis<'_>, h: Handle<Expression>) -> bool {
+    let mut reads_argument = false;
+    a.visit(h, &mut |e| {
+        if matches!(e, Expression::FunctionArgument(_)) {
+            reads_argument = true;
+        }
+    });
+    !reads_argument && naga_uniform(a, h)
+}
+
+/// Whether `block` (of a function of `module`), or a function it calls, holds a loop.
+fn block_has_loop(module: &naga::Module, block: &naga::Block) -> bool {
+    block.iter().any(|st| match st {
+        Statement::Loop { .. } => true,
+        Statement::Block(b) => block_has_loop(module, b),
+        Statement::If { accept, reject, .. } => {
+            block_has_loop(module, accept) || block_has_loop(module, reject)
+        }
+        Statement::Switch { cases, .. } => cases.iter().any(|c| block_has_loop(module, &c.body)),
+        Statement::Call { function, .. } => {
+            block_has_loop(module, &module.functions[*function].body)
+        }
+        _ => false,
+    })
+}
+
+/// The edits the column-groups variant makes besides the split loops, after proving that lanes
+/// that are not live can run the whole body harmlessly and reach every barrier:
+///
+/// - no split loop stores (a store is the only effect, and outside loops it is skipped by the
+///   lanes that are not live);
+/// - every loop is counted, with a bound and step that are the same for every invocation (the
+///   start too, unless the loop counts up to a `<`/`<=` bound), so that a lane that is not live,
+///   computing with an id the baseline never ran, stops as the live ones do; no called function
+///   loops;
+/// - each `return` (but the last statement) is the only statement of an `if` without `else`
+///   outside loops, the baseline's guard: it becomes `kf_live = false;`;
+/// - a branch around a reduction has a condition naga sees uniform, or is the guard's other
+///   spelling, an `if` without `else` that ends the function (`if (i < n) { .. }`): its condition
+///   is folded into `kf_live` before it and the branch always taken.
+fn column_edits(a: &Analysis<'_>, plan: &Plan) -> Result<Vec<Edit>, Skip> {
+    let skip = |why: String| Err(Skip(format!("column groups: {why}")));
+    for sl in &plan.split {
+        let fx = a.loop_effects(sl.id);
+        if !fx.global_writes.is_empty() || !fx.effectful_calls.is_empty() {
+            return skip(format!(
+                "loop {} stores, and lanes that are not live would run it",
+                loop_label(a, sl.id)
+            ));
+        }
+    }
+    for (id, l) in a.loops.iter().enumerate() {
+        let Some(f) = l.for_loop.as_ref() else {
+            return skip(format!(
+                "loop {} is not a counted loop, so lanes that are not live might not stop",
+                loop_label(a, id)
+            ));
+        };
+        let counts_up = !f.decreasing
+            && f.bounds
+                .iter()
+                .all(|b| matches!(b.cmp, ir::Cmp::Lt | ir::Cmp::Le));
+        let uniform = |h: Handle<Expression>| a.is_dispatch_uniform(h);
+        let start_ok = counts_up || f.init.is_none_or(uniform);
+        if f.bounds.is_empty()
+            || !f
+                .bounds
+                .iter()
+                .all(|b| uniform(b.bound) && b.offset.is_none_or(uniform))
+            || !uniform(f.step)
+            || !start_ok
+        {
+            return skip(format!(
+                "the trip count of loop {} depends on the invocation",
+                loop_label(a, id)
+            ));
+        }
+    }
+    for st in &a.stmts {
+        if let Statement::Call { function, .. } = *st.stmt
+            && block_has_loop(a.module, &a.module.functions[function].body)
+        {
+            return skip(format!(
+                "`{}` loops, and lanes that are not live would call it",
+                a.module.functions[function]
+                    .name
+                    .clone()
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    // The statements of a block part, without `Emit`s.
+    let part_of = |parent: usize, part: ir::Part| -> Vec<usize> {
+        (0..a.stmts.len())
+            .filter(|&o| {
+                a.stmts[o].parent == Some(parent)
+                    && a.stmts[o].part == part
+                    && !matches!(a.stmts[o].stmt, Statement::Emit(_))
+            })
+            .collect()
+    };
+    // Whether statement `s` ends the function: the last of its block, in blocks and branches
+    // that are each the last of theirs (a `return` there is the one at the end, which naga also
+    // writes into both branches of a final `if`).
+    let ends_function = |s: usize| -> bool {
+        let mut x = s;
+        loop {
+            let last = a
+                .siblings(x)
+                .into_iter()
+                .rfind(|&o| !matches!(a.stmts[o].stmt, Statement::Emit(_)));
+            if last != Some(x) {
+                return false;
+            }
+            match a.stmts[x].parent {
+                None => return true,
+                Some(p) if matches!(a.stmts[p].stmt, Statement::Loop { .. }) => return false,
+                Some(p) => x = p,
+            }
+        }
+    };
+    // The statements of a branch that do something: not `Emit`s, nor the return at the end.
+    let acting = |parent: usize, part: ir::Part| -> Vec<usize> {
+        part_of(parent, part)
+            .into_iter()
+            .filter(|&o| !(matches!(a.stmts[o].stmt, Statement::Return { .. }) && ends_function(o)))
+            .collect()
+    };
+    let mut edits = Vec::new();
+    for (s, st) in a.stmts.iter().enumerate() {
+        match *st.stmt {
+            Statement::Return { .. } if ends_function(s) => {}
+            Statement::Return { .. } => {
+                let guard = st.parent.filter(|&p| {
+                    st.loops.is_empty()
+                        && st.part == ir::Part::Accept
+                        && matches!(a.stmts[p].stmt, Statement::If { .. })
+                        && part_of(p, ir::Part::Accept) == [s]
+                        && acting(p, ir::Part::Reject).is_empty()
+                });
+                let (Some(_), Some(span)) = (guard, st.span.as_ref()) else {
+                    return skip(
+                        "a `return` is not the only statement of an `if` outside loops".into(),
+                    );
+                };
+                edits.push(Edit::replace(a.with_semicolon(span), "kf_live = false;"));
+            }
+            Statement::If { condition, .. } if st.loops.is_empty() => {
+                let reduces = plan.split.iter().any(|sl| {
+                    (!sl.accumulators.is_empty() || !sl.args.is_empty())
+                        && a.within(a.loops[sl.id].stmt, s)
+                });
+                if !reduces || column_uniform(a, condition) {
+                    continue;
+                }
+                let span = st.span.clone();
+                let (true, true, Some(span)) = (
+                    acting(s, ir::Part::Reject).is_empty(),
+                    ends_function(s),
+                    span,
+                ) else {
+                    return skip(
+                        "a branch around a reduction depends on the invocation and is not a guard"
+                            .into(),
+                    );
+                };
+                let code = &a.code()[span.clone()];
+                let open = code
+                    .strip_prefix("if")
+                    .and_then(|rest| rest.find('{').map(|o| 2 + o))
+                    .ok_or_else(|| Skip("column groups: a guard's text was not found".into()))?;
+                let cond = span.start + 2..span.start + open;
+                let indent = a.indent_at(span.start);
+                edits.push(Edit::insert(
+                    span.start,
+                    format!(
+                        "// KernelFoundry: the branch is taken by every lane (it holds barriers); lanes it would skip are not live.\n{indent}kf_live = kf_live && ({});\n{indent}",
+                        a.text(&cond).trim()
+                    ),
+                ));
+                edits.push(Edit::replace(cond, " (true) "));
+            }
+            Statement::Switch { .. } if st.loops.is_empty() => {
+                let reduces = plan.split.iter().any(|sl| a.within(a.loops[sl.id].stmt, s));
+                if reduces {
+                    return skip("a reduction sits in a `switch`".into());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(edits)
 }
 
 /// Lanes per group in the lane-groups variant: 2, 4, 8 and 16, at most the smallest subgroup
@@ -832,6 +1128,117 @@ fn group_defaults(target: &Target, wgs: [u32; 3]) -> (u32, u32) {
         .or_else(|| sizes.last().copied())
         .unwrap_or(64);
     (wg, group)
+}
+
+/// The first choice of columns per workgroup of the column-groups variant: the largest
+/// subgroup (so that a subgroup's lanes are neighbouring invocations and its loads coalesce),
+/// or 32 on an adapter without subgroups.
+fn column_base(target: &Target) -> u32 {
+    if target.has_subgroups() {
+        target.limit("subgroup_max_size", 32).clamp(1, 1024) as u32
+    } else {
+        32
+    }
+}
+
+/// Workgroup sizes of the column-groups variant, ascending: those of the whole-workgroup
+/// variants that are multiples of the base column count and hold at least two lanes per column.
+fn column_workgroup_sizes(target: &Target) -> Vec<u32> {
+    let base = column_base(target);
+    workgroup_sizes(target)
+        .into_iter()
+        .filter(|&w| w.is_multiple_of(base) && w >= 2 * base)
+        .collect()
+}
+
+/// Columns per workgroup of the column-groups variant: the base and its multiples by powers of
+/// two, up to half the largest workgroup. Any pair of values is correct (the kernel takes
+/// `min(KF_REDUCE_COLS, KF_REDUCE_WG)` columns, and lanes past a whole number of lanes per column
+/// only repeat work no one reads), but a column count that does not divide the workgroup, or
+/// leaves one lane per column, wastes lanes.
+fn column_counts(target: &Target) -> Vec<u32> {
+    let base = column_base(target);
+    let max = column_workgroup_sizes(target).last().copied().unwrap_or(0);
+    (0..8)
+        .map(|j| base << j)
+        .take_while(|&c| c <= max / 2)
+        .collect()
+}
+
+/// The default (workgroup size, columns per workgroup) of the column-groups variant: 256 lanes
+/// (or the largest size below) and the base column count.
+fn column_defaults(target: &Target) -> (u32, u32) {
+    let sizes = column_workgroup_sizes(target);
+    let wg = sizes
+        .iter()
+        .copied()
+        .filter(|&w| w <= 256)
+        .max()
+        .or_else(|| sizes.first().copied())
+        .unwrap_or(256);
+    (wg, column_base(target).min(wg / 2).max(1))
+}
+
+/// A helper that gives every lane of a column the total of the column's lanes: each lane stores
+/// its value at its own index, and after a barrier every lane folds `mem[s * C + col]` for
+/// `s = 0, 1, ..`, in that fixed order, so every lane of a column gets the same bits. A second
+/// barrier keeps the memory until every lane has read it.
+fn column_helper(op: AccOp, ty: &str) -> String {
+    let tid = type_ident(ty);
+    let mem = format!("kf_red_{tid}");
+    let fold = combine_expr(op, "total", &format!("{mem}[s * cols + col]"));
+    format!(
+        "// The total of a column's lanes, on every lane of the column, folded in split-index order.
+fn kf_cols_{op}_{tid}(value: {ty}, lane: u32, col: u32) -> {ty} {{
+    let cols = min({COLS}, {WG});
+    {mem}[lane] = value;
+    workgroupBarrier();
+    var total = {mem}[col];
+    for (var s = 1u; s < {WG} / cols; s++) {{
+        total = {fold};
+    }}
+    workgroupBarrier();
+    return total;
+}}
+",
+        op = op_name(op)
+    )
+}
+
+fn column_arg_helper_name(op: AccOp, ties: ir::Ties, vt: &str, it: &str) -> String {
+    arg_helper_name(op, ties, vt, it).replacen("kf_reduce_", "kf_cols_", 1)
+}
+
+/// The best (value, index) pair of a column's lanes, on every lane of the column: as
+/// [`column_helper`], keeping the better pair by the loop's own tie rule (see [`arg_helper`]).
+fn column_arg_helper(op: AccOp, ties: ir::Ties, vt: &str, it: &str) -> String {
+    let name = column_arg_helper_name(op, ties, vt, it);
+    let pair = pair_type_name(vt, it);
+    let mem = pair_memory_name(vt, it);
+    let cmp = if op == AccOp::Max { ">" } else { "<" };
+    let tie = match ties {
+        ir::Ties::First => "<",
+        ir::Ties::Last => ">",
+    };
+    format!(
+        "// The best (value, index) pair of a column's lanes, by the loop's tie rule, on every lane of the column.
+fn {name}(value: {vt}, index: {it}, lane: u32, col: u32) -> {pair} {{
+    let cols = min({COLS}, {WG});
+    {mem}[lane] = {pair}(value, index);
+    workgroupBarrier();
+    var best = {mem}[col];
+    for (var s = 1u; s < {WG} / cols; s++) {{
+        let a = best;
+        let b = {mem}[s * cols + col];
+        if (b.v {cmp} a.v || (b.v == a.v && b.i {tie} a.i)) {{
+            best = b;
+        }}
+    }}
+    workgroupBarrier();
+    return best;
+}}
+"
+    )
 }
 
 /// A helper that gives every lane of a group the total of the group's lanes: a butterfly of
@@ -1395,7 +1802,21 @@ fn render(
             }
         }
     }
-    let wg_name = if plan.fold.is_some() || groups.is_some() {
+    let columns = match passes {
+        Passes::Columns(w) => Some(w),
+        _ => None,
+    };
+    if columns.is_some() {
+        for name in [
+            COLS, "kf_sub", "kf_grp", "kf_col", "kf_live", "kf_nsub", "kf_k",
+        ] {
+            if a.code().contains(name) {
+                return Err(Skip(format!("the kernel already uses the name `{name}`")));
+            }
+        }
+        edits.extend(column_edits(a, plan)?);
+    }
+    let wg_name = if plan.fold.is_some() || groups.is_some() || columns.is_some() {
         "kf_wg"
     } else {
         plan.gid_name.as_str()
@@ -1407,6 +1828,11 @@ fn render(
         edits.push(Edit::insert(
             sig.body.start + 1,
             group_preamble(&plan.gid_name, wgs),
+        ));
+    } else if let Some(wgs) = columns {
+        edits.push(Edit::insert(
+            sig.body.start + 1,
+            column_preamble(&plan.gid_name, wgs),
         ));
     } else if let Some(w) = plan.fold {
         edits.push(Edit::insert(
@@ -1440,6 +1866,9 @@ fn render(
     let mut inner_helpers: Vec<(AccOp, String)> = Vec::new();
     // Arg-reductions within a group: helpers by (op, ties, value type, index type).
     let mut inner_arg_helpers: Vec<(AccOp, ir::Ties, String, String)> = Vec::new();
+    // Column groups: helpers by (op, type), and by (op, ties, value type, index type).
+    let mut column_helpers: Vec<(AccOp, String)> = Vec::new();
+    let mut column_arg_helpers: Vec<(AccOp, ir::Ties, String, String)> = Vec::new();
 
     // Reduction helpers needed: (op, type) → sites.
     let mut helpers: Vec<(AccOp, String)> = Vec::new();
@@ -1653,8 +2082,9 @@ fn render(
                     ));
                 }
             }
-            Passes::Groups(_) => {
-                let (init, step) = lane_header(a, f, "kf_sub", GROUP)
+            Passes::Groups(_) | Passes::Columns(_) => {
+                let count = if columns.is_some() { "kf_nsub" } else { GROUP };
+                let (init, step) = lane_header(a, f, "kf_sub", count)
                     .ok_or_else(|| Skip("the loop step cannot be restated".into()))?;
                 edits.push(Edit::replace(init_range, init));
                 edits.push(Edit::replace(step_range, step));
@@ -1680,6 +2110,37 @@ fn render(
         for (acc, fix) in &sl.accumulators {
             let ty = a.type_name(acc.ty);
             let tid = type_ident(&ty);
+            if columns.is_some() {
+                // Within the column only: its lanes' partial results, through workgroup memory.
+                if !column_helpers.iter().any(|(o, t)| *o == acc.op && *t == ty) {
+                    column_helpers.push((acc.op, ty.clone()));
+                }
+                if !types.contains(&ty) {
+                    types.push(ty.clone());
+                    sites.push(1);
+                }
+                let call = format!(
+                    "kf_cols_{}_{tid}({}, {LANE}, kf_col)",
+                    op_name(acc.op),
+                    acc.name
+                );
+                let saved = format!("kf_init_{}_{}", acc.name, sl.id);
+                if *fix {
+                    before.push_str(&format!(
+                        "let {saved} = {name};\n{indent}{name} = {};\n{indent}",
+                        identity(acc.op, &ty),
+                        name = acc.name
+                    ));
+                    after.push_str(&format!(
+                        "\n{indent}{} = {};",
+                        acc.name,
+                        combine_expr(acc.op, &saved, &call)
+                    ));
+                } else {
+                    after.push_str(&format!("\n{indent}{} = {call};", acc.name));
+                }
+                continue;
+            }
             if groups.is_some() {
                 // Within the group only: its lanes' partial results, shuffled together.
                 if !inner_helpers.iter().any(|(o, t)| *o == acc.op && *t == ty) {
@@ -1744,6 +2205,25 @@ fn render(
         }
         for p in &sl.args {
             let (vt, it) = (a.type_name(p.value_ty), a.type_name(p.index_ty));
+            if columns.is_some() {
+                let key = (p.op, p.ties, vt.clone(), it.clone());
+                if !column_arg_helpers.contains(&key) {
+                    column_arg_helpers.push(key);
+                }
+                if !pair_types.contains(&(vt.clone(), it.clone())) {
+                    pair_types.push((vt.clone(), it.clone()));
+                    pair_sites.push(1);
+                }
+                after.push_str(&format!(
+                    "\n{indent}{{ let kf_red_pair = {}({}, {}, {LANE}, kf_col); {} = kf_red_pair.v; {} = kf_red_pair.i; }}",
+                    column_arg_helper_name(p.op, p.ties, &vt, &it),
+                    p.value_name,
+                    p.index_name,
+                    p.value_name,
+                    p.index_name
+                ));
+                continue;
+            }
             if groups.is_some() {
                 let key = (p.op, p.ties, vt.clone(), it.clone());
                 if !inner_arg_helpers.contains(&key) {
@@ -1812,7 +2292,12 @@ fn render(
     }
     // Lane groups have no barrier, so a guard that differs between groups needs no uniform load:
     // the lanes of one group compute the same condition.
-    let guards: &[usize] = if groups.is_some() { &[] } else { &plan.guards };
+    // Column groups turn guards into `kf_live` instead (see `column_edits`).
+    let guards: &[usize] = if groups.is_some() || columns.is_some() {
+        &[]
+    } else {
+        &plan.guards
+    };
     for (n, &s) in guards.iter().enumerate() {
         let span = a.stmts[s].span.clone().expect("checked in plan");
         let code = &a.code()[span.clone()];
@@ -1838,16 +2323,18 @@ fn render(
         ));
     }
     let first_lane = if groups.is_some() {
-        "kf_sub".to_owned()
+        "kf_sub == 0u".to_owned()
+    } else if columns.is_some() {
+        "kf_live && kf_sub == 0u".to_owned()
     } else {
-        LANE.to_owned()
+        format!("{LANE} == 0u")
     };
     for &s in &plan.lane0 {
         let range = a.with_semicolon(&a.stmts[s].span.clone().expect("checked in plan"));
         let text = a.text(&range).trim_end_matches(';');
         edits.push(Edit::replace(
             range,
-            format!("if ({first_lane} == 0u) {{ {text}; }}"),
+            format!("if ({first_lane}) {{ {text}; }}"),
         ));
     }
 
@@ -1860,6 +2347,11 @@ fn render(
         let (wg, group) = group_defaults(target, wgs);
         decls.push_str(&format!(
             "\n// KernelFoundry: every invocation of the original kernel is a group of {GROUP} lanes of one\n// subgroup, {WG} / {GROUP} groups per workgroup; a group's lanes split the loops and combine\n// partial results with subgroup shuffles (no workgroup memory, no barrier).\noverride {WG}: u32 = {wg}u;\n// Lanes per group: a power of two, at most the smallest subgroup.\noverride {GROUP}: u32 = {group}u;\n"
+        ));
+    } else if columns.is_some() {
+        let (wg, cols) = column_defaults(target);
+        decls.push_str(&format!(
+            "\n// KernelFoundry: column groups. {COLS} consecutive invocations of the original kernel\n// per workgroup of {WG} lanes, each split across {WG} / {COLS} lanes\n// that combine their partial results through workgroup memory; neighbouring lanes keep\n// neighbouring invocations, so loads stay coalesced.\noverride {WG}: u32 = {wg}u;\n// Invocations per workgroup: the subgroup size or a multiple of it, at most half the workgroup.\noverride {COLS}: u32 = {cols}u;\n"
         ));
     } else {
         decls.push_str(&format!(
@@ -1921,6 +2413,14 @@ fn render(
     for (op, ties, vt, it) in &arg_helpers {
         decls.push('\n');
         decls.push_str(&arg_helper(*op, *ties, vt, it, combine));
+    }
+    for (op, ties, vt, it) in &column_arg_helpers {
+        decls.push('\n');
+        decls.push_str(&column_arg_helper(*op, *ties, vt, it));
+    }
+    for (op, ty) in &column_helpers {
+        decls.push('\n');
+        decls.push_str(&column_helper(*op, ty));
     }
     for (op, ty) in &helpers {
         let tid = type_ident(ty);
@@ -2057,6 +2557,25 @@ fn finish(
             .map_err(|why| format!("lane groups: {why}"))?
             .0;
     }
+    if let Passes::Columns(_) = passes {
+        sizes = column_workgroup_sizes(subject.target);
+        let counts = column_counts(subject.target);
+        if sizes.is_empty() || counts.is_empty() {
+            return Err(
+                "column groups: no workgroup size holds two lanes per column of a subgroup".into(),
+            );
+        }
+        let (size, cols) = column_defaults(subject.target);
+        wg = size;
+        constants.push((Cow::Borrowed(COLS), f64::from(cols)));
+        params.push((
+            COLS.to_owned(),
+            counts.iter().map(|&c| f64::from(c)).collect(),
+        ));
+        dispatch = column_launch(subject.program)
+            .map_err(|why| format!("column groups: {why}"))?
+            .0;
+    }
     constants.push((Cow::Borrowed(WG), f64::from(wg)));
     let storage = reflected.interface.workgroup_storage_bytes.unwrap_or(0);
     let limit = subject
@@ -2092,6 +2611,10 @@ fn finish(
                     ", lane groups, float sums reassociated".to_owned()
                 }
                 Passes::Groups(_) => ", lane groups".to_owned(),
+                Passes::Columns(_) if plan.reassociates => {
+                    ", column groups, float sums reassociated".to_owned()
+                }
+                Passes::Columns(_) => ", column groups".to_owned(),
             }
         ),
         params: std::iter::once((WG.to_owned(), sizes.iter().map(|&s| f64::from(s)).collect()))

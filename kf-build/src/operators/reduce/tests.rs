@@ -456,7 +456,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     };
     // Within the limit: one workgroup per row, as before.
     let small = testkit::resolve("GEMV", &spec(4096), wgsl);
-    let is_groups = |r: &Rewrite| r.step.contains("lane groups");
+    let is_groups =
+        |r: &Rewrite| r.step.contains("lane groups") || r.step.contains("column groups");
     for r in apply(&ParallelReduction, &small, &testkit::h200()).unwrap() {
         if is_groups(&r) {
             continue;
@@ -476,12 +477,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     for r in &rewrites {
         check_valid(&big, r);
         if is_groups(r) {
-            // Lane groups keep the baseline's workgroups along x: nothing to fold.
+            // Lane and column groups keep the baseline's workgroups along x: nothing to fold.
+            // Column groups hold 32 of the baseline's 64 invocations per workgroup.
             let counts = r
                 .program
                 .workgroups(|n| (n == "rows").then_some(128_256), 65535)
                 .unwrap();
-            assert_eq!(counts, [2004, 1, 1], "{}", r.program.dispatch);
+            let per = if r.step.contains("column") { 2 } else { 1 };
+            assert_eq!(counts, [2004 * per, 1, 1], "{}", r.program.dispatch);
             continue;
         }
         assert!(
@@ -814,4 +817,326 @@ fn lane_groups_skip_loops_that_read_what_other_lanes_wrote() {
         "the corpus kernel still needs its barrier"
     );
     assert!(lane_groups(&rewrites).is_none());
+}
+
+fn column_groups(rewrites: &[Rewrite]) -> Option<&Rewrite> {
+    rewrites
+        .iter()
+        .find(|r| testkit::own_step(r).starts_with("reduce(workgroup, column groups"))
+}
+
+/// Why the column-groups variant of `kernel` is refused on `target`, or `None` when it renders.
+fn column_groups_refusal(
+    kernel: &kf_runtime::resolve::ResolvedKernel,
+    target: &Target,
+) -> Option<String> {
+    let subject = Subject {
+        kernel,
+        program: &kernel.baseline,
+        target,
+    };
+    let parsed = ir::parse(&subject.program.wgsl).unwrap();
+    let a = parsed.analyse(&subject.program.entry).unwrap();
+    let plan = plan(&a, &subject).unwrap_or_else(|e| panic!("no plan: {}", e.0));
+    let (_, w) = column_launch(subject.program).unwrap();
+    render(&a, &plan, Combine::Tree, Passes::Columns(w), 1024, target)
+        .err()
+        .map(|e| e.0)
+}
+
+#[test]
+fn column_groups_split_each_invocation_across_the_workgroup_with_coalesced_loads() {
+    let kernel = sum_dim1();
+    let rewrites = apply(&ParallelReduction, &kernel, &testkit::h200()).unwrap();
+    let r = column_groups(&rewrites)
+        .unwrap_or_else(|| panic!("{:?}", rewrites.iter().map(|r| &r.step).collect::<Vec<_>>()));
+    assert_eq!(
+        r.step,
+        "reduce(workgroup, column groups, float sums reassociated)"
+    );
+    check_valid(&kernel, r);
+    let text = &r.program.wgsl;
+    for expected in [
+        "@compute @workgroup_size(KF_REDUCE_WG)",
+        "fn main(@builtin(workgroup_id) kf_wg: vec3<u32>, @builtin(local_invocation_index) kf_lane: u32) {",
+        "let kf_cols = min(KF_REDUCE_COLS, KF_REDUCE_WG);",
+        "let kf_col = kf_lane % kf_cols;",
+        "let kf_sub = kf_lane / kf_cols;",
+        "let kf_nsub = KF_REDUCE_WG / kf_cols;",
+        "let kf_k = (64u + kf_cols - 1u) / kf_cols;",
+        "let kf_grp = (kf_wg.x % kf_k) * kf_cols + kf_col;",
+        "var kf_live = kf_grp < 64u;",
+        "let gid = vec3<u32>((kf_wg.x / kf_k) * 64u + kf_grp, kf_wg.y, kf_wg.z);",
+        // The guard's `return` is a flag: every lane reaches the barriers.
+        "if (idx >= shape.batch * shape.cols) {\n        kf_live = false;\n    }",
+        "for (var r = kf_sub; r < shape.rows; r += kf_nsub) {",
+        "s = kf_cols_add_f32(s, kf_lane, kf_col);",
+        "if (kf_live && kf_sub == 0u) { out[idx] = s; }",
+        "kf_red_f32[lane] = value;\n    workgroupBarrier();\n    var total = kf_red_f32[col];\n    for (var s = 1u; s < KF_REDUCE_WG / cols; s++) {\n        total = total + kf_red_f32[s * cols + col];\n    }\n    workgroupBarrier();",
+        "var<workgroup> kf_red_f32: array<f32, 1024>;",
+        "override KF_REDUCE_WG: u32 = 256u;",
+        "override KF_REDUCE_COLS: u32 = 32u;",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
+    }
+    for absent in ["return;", "@builtin(subgroup", "workgroupUniformLoad"] {
+        assert!(!text.contains(absent), "`{absent}` in:\n{text}");
+    }
+    assert_eq!(
+        r.program.dispatch.to_string(),
+        "workgroups(cdiv(batch * cols, 64) * cdiv(64, min(KF_REDUCE_COLS, KF_REDUCE_WG)), 1, 1)"
+    );
+    assert_eq!(r.program.workgroup_size, [256, 1, 1]);
+    let param = |r: &Rewrite, n: &str| r.params.iter().find(|(k, _)| k == n).unwrap().1.clone();
+    assert_eq!(r.params[0].0, WG);
+    assert_eq!(param(r, WG), vec![64.0, 128.0, 256.0, 512.0, 1024.0]);
+    assert_eq!(param(r, COLS), vec![32.0, 64.0, 128.0, 256.0, 512.0]);
+    // Without subgroups: workgroup memory only, 32 columns, WebGPU's 256 lanes at most.
+    let plain = apply(&ParallelReduction, &kernel, &testkit::plain()).unwrap();
+    let r = column_groups(&plain).expect("column groups without subgroups");
+    check_valid(&kernel, r);
+    assert_eq!(param(r, WG), vec![64.0, 128.0, 256.0]);
+    assert_eq!(param(r, COLS), vec![32.0, 64.0, 128.0]);
+    assert!(
+        r.program
+            .constants
+            .iter()
+            .any(|(k, v)| k == COLS && *v == 32.0)
+    );
+    // Subgroups of 8 (lavapipe): 8 columns, so a subgroup still reads 8 neighbouring columns.
+    let lavapipe = apply(&ParallelReduction, &kernel, &testkit::lavapipe()).unwrap();
+    let r = column_groups(&lavapipe).expect("column groups on lavapipe");
+    check_valid(&kernel, r);
+    assert_eq!(param(r, COLS)[0], 8.0);
+    assert!(
+        r.program
+            .wgsl
+            .contains("override KF_REDUCE_COLS: u32 = 8u;")
+    );
+    // Column sums and maxima: a sum and a maximum, each through the memory in turn.
+    let strided = testkit::corpus()
+        .into_iter()
+        .find(|k| k.name == "col_sum_max_strided.wgsl")
+        .unwrap();
+    for target in [testkit::h200(), testkit::lavapipe(), testkit::plain()] {
+        let rewrites = apply(&ParallelReduction, &strided.kernel, &target).unwrap();
+        let r = column_groups(&rewrites).expect("column groups on the strided column sums");
+        check_valid(&strided.kernel, r);
+        let text = &r.program.wgsl;
+        for expected in [
+            "total = kf_cols_add_f32(total, kf_lane, kf_col);",
+            "big = kf_cols_max_f32(big, kf_lane, kf_col);",
+            "total = max(total, kf_red_f32[s * cols + col]);",
+            "if (kf_live && kf_sub == 0u) { maxs[i] = big; }",
+            "for (var r: u32 = kf_sub; r < dims.rows; r += kf_nsub) {",
+        ] {
+            assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
+        }
+    }
+    // An arg-reduction combines (value, index) pairs with the loop's tie rule.
+    let kernel = argmax(ARGMAX);
+    let rewrites = apply(&ParallelReduction, &kernel, &testkit::plain()).unwrap();
+    let r = column_groups(&rewrites).expect("column groups of an arg-reduction");
+    assert_eq!(testkit::own_step(r), "reduce(workgroup, column groups)");
+    check_valid(&kernel, r);
+    for expected in [
+        "{ let kf_red_pair = kf_cols_argmax_first_f32_u32(best_v, best_i, kf_lane, kf_col); best_v = kf_red_pair.v; best_i = kf_red_pair.i; }",
+        "let b = kf_red_pairs_f32_u32[s * cols + col];\n        if (b.v > a.v || (b.v == a.v && b.i < a.i)) {",
+    ] {
+        assert!(
+            r.program.wgsl.contains(expected),
+            "missing `{expected}` in:\n{}",
+            r.program.wgsl
+        );
+    }
+}
+
+/// The baseline invocation ids a column-groups `program` runs on `kernel`'s sizes, for a baseline
+/// workgroup of size `wgs`, by the formula its preamble writes: each id with the number of live
+/// lanes that run it, and the number of those that store.
+fn column_ids_run(
+    kernel: &kf_runtime::resolve::ResolvedKernel,
+    program: &kf_runtime::Program,
+    wgs: [u32; 3],
+) -> std::collections::BTreeMap<[u32; 3], (u32, u32)> {
+    let sizes = |n: &str| kernel.sizes.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+    let counts = program.workgroups(sizes, 65535).unwrap();
+    let constant = |n: &str| {
+        program
+            .constants
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| *v as u32)
+            .unwrap()
+    };
+    let (wg, cols) = (constant(WG), constant(COLS).min(constant(WG)));
+    assert_eq!(program.workgroup_size, [wg, 1, 1]);
+    let [bx, by, bz] = wgs;
+    let w = bx * by * bz;
+    let k = w.div_ceil(cols);
+    let mut ids = std::collections::BTreeMap::new();
+    for x in 0..counts[0] {
+        for y in 0..counts[1] {
+            for z in 0..counts[2] {
+                for lane in 0..wg {
+                    let (col, sub) = (lane % cols, lane / cols);
+                    let grp = (x % k) * cols + col;
+                    if grp >= w {
+                        continue;
+                    }
+                    let id = [
+                        (x / k) * bx + grp % bx,
+                        y * by + (grp / bx) % by,
+                        z * bz + grp / (bx * by),
+                    ];
+                    let e = ids.entry(id).or_insert((0, 0));
+                    e.0 += 1;
+                    e.1 += u32::from(sub == 0);
+                }
+            }
+        }
+    }
+    ids
+}
+
+#[test]
+fn column_groups_run_exactly_the_baselines_ids_for_every_parameter_value() {
+    let mut kernels: Vec<(String, kf_runtime::resolve::ResolvedKernel)> = testkit::corpus()
+        .into_iter()
+        .map(|k| (k.name, k.kernel))
+        .collect();
+    kernels.push(("SUM_DIM1".into(), sum_dim1()));
+    let mut checked = Vec::new();
+    for (name, kernel) in &kernels {
+        let Ok(rewrites) = apply(&ParallelReduction, kernel, &testkit::h200()) else {
+            continue;
+        };
+        let Some(r) = column_groups(&rewrites) else {
+            continue;
+        };
+        let baseline = ids_run(kernel, &kernel.baseline, None);
+        let wgs = kernel.baseline.workgroup_size;
+        let param = |n: &str| r.params.iter().find(|(k, _)| k == n).unwrap().1.clone();
+        // Every pair the parameter operator can move to, and a column count that divides no
+        // workgroup size (its spare lanes repeat work no one reads).
+        let mut counts = param(COLS);
+        counts.push(24.0);
+        for wg in param(WG) {
+            for &c in &counts {
+                let mut program = r.program.clone();
+                program.constants =
+                    Cow::Owned(vec![(Cow::Borrowed(WG), wg), (Cow::Borrowed(COLS), c)]);
+                program.workgroup_size = [wg as u32, 1, 1];
+                let ran = column_ids_run(kernel, &program, wgs);
+                let per = wg as u32 / (c as u32).min(wg as u32);
+                for (id, &(lanes, storing)) in &ran {
+                    assert!(baseline.contains_key(id), "{name}: {id:?} was not run");
+                    assert!(lanes >= per, "{name}: WG = {wg}, COLS = {c}: {lanes} lanes");
+                    assert_eq!(storing, 1, "{name}: WG = {wg}, COLS = {c}");
+                }
+                assert_eq!(
+                    ran.len(),
+                    baseline.len(),
+                    "{name}: WG = {wg}, COLS = {c}: ids missing"
+                );
+            }
+        }
+        checked.push((name.clone(), wgs));
+    }
+    assert!(checked.iter().any(|(n, _)| n == "SUM_DIM1"), "{checked:?}");
+    assert!(
+        checked.iter().any(|(n, _)| n == "col_sum_max_strided.wgsl"),
+        "{checked:?}"
+    );
+    assert!(checked.iter().any(|(_, w)| w[1] > 1), "{checked:?}");
+}
+
+#[test]
+fn column_groups_take_a_guard_spelled_as_a_wrapping_if() {
+    let strided = testkit::corpus()
+        .into_iter()
+        .find(|k| k.name == "col_sum_max_strided.wgsl")
+        .unwrap();
+    let spec = "sizes(batch = 3, rows = 40, cols = 20), bind(x = input(batch * rows * cols), out = output(batch * cols), shape = uniform(batch, rows, cols)), grid = (batch * cols)";
+    let guarded = [
+        testkit::resolve(
+            "col_sum_max_strided.wgsl",
+            &strided.spec,
+            &crate::operators::respell::Spelling::Guard
+                .apply(&strided.kernel.baseline.wgsl, "colsum"),
+        ),
+        testkit::resolve(
+            "SUM_DIM1",
+            spec,
+            &crate::operators::respell::Spelling::Guard.apply(SUM_DIM1, "main"),
+        ),
+    ];
+    for kernel in &guarded {
+        assert!(kernel.baseline.wgsl.contains("if (!(("), "not respelled");
+        for target in [testkit::h200(), testkit::plain()] {
+            let rewrites = apply(&ParallelReduction, kernel, &target).unwrap();
+            let r = column_groups(&rewrites).unwrap_or_else(|| {
+                panic!(
+                    "{}: {:?}\n{:?}",
+                    kernel.name,
+                    rewrites.iter().map(|r| &r.step).collect::<Vec<_>>(),
+                    column_groups_refusal(kernel, &target)
+                )
+            });
+            check_valid(kernel, r);
+            let text = &r.program.wgsl;
+            // The condition folds into the flag before the branch, which every lane takes.
+            assert!(text.contains("kf_live = kf_live && ((!(("), "{text}");
+            assert!(text.contains("if (true) {"), "{text}");
+            assert!(text.contains("if (kf_live && kf_sub == 0u) {"), "{text}");
+            assert!(!text.contains("return;"), "{text}");
+        }
+    }
+}
+
+#[test]
+fn column_groups_refuse_trip_counts_that_depend_on_the_invocation_and_stores_in_split_loops() {
+    // Ragged rows: each invocation's loop runs between its own offsets, so a lane that is not
+    // live would run a trip count read from an id the baseline never ran.
+    let ragged = testkit::resolve(
+        "RAGGED",
+        "sizes(n = 50, total = 400), bind(offsets = input(n + 1), x = input(total), out = output(n), shape = uniform(n)), grid = (n)",
+        "struct Shape { n: u32 }
+@group(0) @binding(0) var<storage, read> offsets: array<u32>;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<uniform> shape: Shape;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= shape.n) {
+        return;
+    }
+    var s = 0.0;
+    for (var k = offsets[i]; k < offsets[i + 1u]; k++) {
+        s += x[k];
+    }
+    out[i] = s;
+}
+",
+    );
+    let why = column_groups_refusal(&ragged, &testkit::h200()).expect("refused");
+    assert!(why.contains("depends on the invocation"), "{why}");
+    // The other forms are still offered.
+    let rewrites = apply(&ParallelReduction, &ragged, &testkit::h200()).unwrap();
+    assert!(!rewrites.is_empty());
+    assert!(column_groups(&rewrites).is_none());
+    // A softmax stores in its last split loop.
+    let why = column_groups_refusal(&softmax(), &testkit::h200()).expect("refused");
+    assert!(why.contains("stores"), "{why}");
+    // A guard with more in it than its `return`.
+    let busy = SUM_DIM1.replace("        return;", "        out[0] = 0.0;\n        return;");
+    let busy = testkit::resolve(
+        "SUM_DIM1",
+        "sizes(batch = 3, rows = 40, cols = 20), bind(x = input(batch * rows * cols), out = output(batch * cols), shape = uniform(batch, rows, cols)), grid = (batch * cols)",
+        &busy,
+    );
+    let why = column_groups_refusal(&busy, &testkit::h200()).expect("refused");
+    assert!(why.contains("return"), "{why}");
 }
