@@ -148,6 +148,9 @@ type Arm = (
     Handle<Expression>,
 );
 
+/// A call to a pure function: the callee and its arguments.
+pub type Call = (Handle<naga::Function>, Vec<Handle<Expression>>);
+
 /// Values of locals now, and the value each emitted load of a local read.
 #[derive(Clone, Debug, Default)]
 pub struct Locals {
@@ -155,6 +158,8 @@ pub struct Locals {
     pub current: HashMap<Handle<LocalVariable>, Value>,
     /// What each `Load` of a local read, bound when it was emitted.
     pub loads: HashMap<Handle<Expression>, Value>,
+    /// Results of calls to pure functions ([`is_pure`]): the callee and its arguments.
+    pub calls: HashMap<Handle<Expression>, Call>,
 }
 
 impl Locals {
@@ -169,6 +174,25 @@ impl Locals {
         Locals {
             current,
             loads: HashMap::new(),
+            calls: HashMap::new(),
+        }
+    }
+
+    /// Records a call statement whose result the caller may read like an expression: the callee
+    /// must be pure ([`is_pure`]). Returns whether it was recorded.
+    pub fn call(
+        &mut self,
+        e: &Entry<'_>,
+        function: Handle<naga::Function>,
+        arguments: &[Handle<Expression>],
+        result: Option<Handle<Expression>>,
+    ) -> bool {
+        match result {
+            Some(r) if is_pure(e.module, function) => {
+                self.calls.insert(r, (function, arguments.to_vec()));
+                true
+            }
+            _ => false,
         }
     }
 
@@ -241,6 +265,66 @@ impl Locals {
         );
         Ok(true)
     }
+}
+
+/// Whether calling `f` only computes a value from its arguments: it reads no global variable, takes
+/// no pointer, and calls, stores to memory outside its locals, synchronises and samples nothing.
+/// Such a call can be re-emitted anywhere its arguments can (`gelu(acc)` in an epilogue).
+pub fn is_pure(module: &naga::Module, f: Handle<naga::Function>) -> bool {
+    let func = &module.functions[f];
+    if func
+        .arguments
+        .iter()
+        .any(|a| matches!(module.types[a.ty].inner, naga::TypeInner::Pointer { .. }))
+    {
+        return false;
+    }
+    let expressions_ok = func.expressions.iter().all(|(_, x)| {
+        !matches!(
+            x,
+            Expression::GlobalVariable(_)
+                | Expression::CallResult(_)
+                | Expression::AtomicResult { .. }
+                | Expression::ImageSample { .. }
+                | Expression::ImageLoad { .. }
+                | Expression::ImageQuery { .. }
+                | Expression::WorkGroupUniformLoadResult { .. }
+                | Expression::SubgroupBallotResult
+                | Expression::SubgroupOperationResult { .. }
+                | Expression::RayQueryProceedResult
+        )
+    });
+    fn block_ok(b: &naga::Block, func: &naga::Function) -> bool {
+        b.iter().all(|s| match s {
+            naga::Statement::Emit(_)
+            | naga::Statement::Break
+            | naga::Statement::Continue
+            | naga::Statement::Return { .. } => true,
+            naga::Statement::Block(b) => block_ok(b, func),
+            naga::Statement::If { accept, reject, .. } => {
+                block_ok(accept, func) && block_ok(reject, func)
+            }
+            naga::Statement::Loop {
+                body, continuing, ..
+            } => block_ok(body, func) && block_ok(continuing, func),
+            naga::Statement::Switch { cases, .. } => cases.iter().all(|c| block_ok(&c.body, func)),
+            naga::Statement::Store { pointer, .. } => {
+                // Only into the function's own locals.
+                let mut p = *pointer;
+                loop {
+                    match func.expressions[p] {
+                        Expression::LocalVariable(_) => break true,
+                        Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => {
+                            p = base
+                        }
+                        _ => break false,
+                    }
+                }
+            }
+            _ => false,
+        })
+    }
+    expressions_ok && block_ok(&func.body, func)
 }
 
 /// The name of a local, for messages.
@@ -368,6 +452,15 @@ impl<'a> Exprs<'a> {
                 d.gid[*index as usize] = true;
                 d
             }
+            E::CallResult(_) => match self.locals.calls.get(&h) {
+                Some((_, args)) => args.iter().fold(Deps::default(), |acc, a| {
+                    acc.union(self.deps_memo(*a, memo))
+                }),
+                None => Deps {
+                    unknown: true,
+                    ..Deps::default()
+                },
+            },
             E::GlobalVariable(_) | E::LocalVariable(_) => Deps::default(),
             E::ArrayLength(_) => Deps::default(),
             E::Load { pointer } => match func.expressions[*pointer] {
@@ -586,6 +679,20 @@ impl Printer<'_> {
                 ..
             } => format!("bitcast<{}>({})", e.ty_name(h), self.expr(*expr)?),
             E::ArrayLength(p) => format!("arrayLength(&{})", self.place(*p)?),
+            E::CallResult(f) => {
+                let (_, args) = self
+                    .x
+                    .locals
+                    .calls
+                    .get(&h)
+                    .ok_or_else(|| self.no("the result of a call that is not pure"))?;
+                let name = e.module.functions[*f]
+                    .name
+                    .clone()
+                    .ok_or_else(|| self.no("a call to an unnamed function"))?;
+                let args: Result<Vec<_>, _> = args.iter().map(|a| self.expr(*a)).collect();
+                format!("{name}({})", args?.join(", "))
+            }
             _ => return Err(self.no("this kind of expression")),
         })
     }

@@ -319,6 +319,11 @@ pub enum Var {
     Builtin(BuiltIn, u32),
     /// The variable of a counted loop.
     Loop(Handle<LocalVariable>),
+    /// A builtin component divided by its one divisor in the function (`id.x / n`, see
+    /// [`Analysis::divisor`]); only [`Analysis::split_index_form`] produces it.
+    Quot(BuiltIn, u32),
+    /// A builtin component modulo its one divisor (`id.x % n`).
+    Rem(BuiltIn, u32),
 }
 
 /// A product of an integer and uniform atoms (canonical WGSL text of uniform leaves, sorted).
@@ -441,6 +446,8 @@ fn var_key(v: Var) -> (u8, String, u32) {
     match v {
         Var::Builtin(b, c) => (0, format!("{b:?}"), c),
         Var::Loop(l) => (1, String::new(), l.index() as u32),
+        Var::Quot(b, c) => (2, format!("{b:?}"), c),
+        Var::Rem(b, c) => (3, format!("{b:?}"), c),
     }
 }
 
@@ -1802,10 +1809,56 @@ impl<'a> Analysis<'a> {
 
     /// The affine form of integer expression `h`, if it has one.
     pub fn index_form(&self, h: Handle<Expression>) -> Option<IndexForm> {
-        self.form_depth(h, 0)
+        self.form_depth(h, 0, false)
     }
 
-    fn form_depth(&self, h: Handle<Expression>, depth: u32) -> Option<IndexForm> {
+    /// Like [`Self::index_form`], and a flat id split by `/` and `%` is read as two ids: where a
+    /// builtin component is divided by one divisor everywhere in the function
+    /// ([`Self::divisor`]), `id.x / n` is [`Var::Quot`] and `id.x % n` is [`Var::Rem`] (the
+    /// 2-D id `(q, r)` with `id.x = q * n + r`, `r < n`). Callers that read these forms must know
+    /// the two new variables; plain [`Self::index_form`] never produces them.
+    pub fn split_index_form(&self, h: Handle<Expression>) -> Option<IndexForm> {
+        self.form_depth(h, 0, true)
+    }
+
+    /// The one divisor of builtin component `(b, c)`: every `/` and `%` in the function whose
+    /// left side is exactly that component (through `let`s and casts) has a dispatch-uniform right
+    /// side, all spelled the same (by their inlined text), and there is at least one. Returns one
+    /// of those right sides.
+    pub fn divisor(&self, b: BuiltIn, c: u32) -> Option<Handle<Expression>> {
+        let mut found: Option<(Handle<Expression>, String)> = None;
+        for (_, e) in self.function.expressions.iter() {
+            let Expression::Binary {
+                op: BinaryOperator::Divide | BinaryOperator::Modulo,
+                left,
+                right,
+            } = *e
+            else {
+                continue;
+            };
+            let is_component = self.form_depth(left, 0, false).is_some_and(|f| {
+                f.offset.is_zero()
+                    && f.terms.len() == 1
+                    && f.terms[0].0 == Var::Builtin(b, c)
+                    && f.terms[0].1.as_constant() == Some(1)
+            });
+            if !is_component {
+                continue;
+            }
+            if !self.is_dispatch_uniform(right) {
+                return None;
+            }
+            let text = self.expr_wgsl(right, Naming::Inline)?;
+            match &found {
+                Some((_, t)) if *t != text => return None,
+                Some(_) => {}
+                None => found = Some((right, text)),
+            }
+        }
+        found.map(|(h, _)| h)
+    }
+
+    fn form_depth(&self, h: Handle<Expression>, depth: u32, split: bool) -> Option<IndexForm> {
         if depth > 64 {
             return None;
         }
@@ -1838,7 +1891,9 @@ impl<'a> Analysis<'a> {
                 Expression::LocalVariable(v) if self.is_loop_var(v) => {
                     Some(IndexForm::var(Var::Loop(v)))
                 }
-                Expression::LocalVariable(v) => self.form_depth(self.single_value(v)?, depth + 1),
+                Expression::LocalVariable(v) => {
+                    self.form_depth(self.single_value(v)?, depth + 1, split)
+                }
                 _ => atom(),
             },
             Expression::As {
@@ -1850,15 +1905,15 @@ impl<'a> Analysis<'a> {
                 Some(ScalarKind::Sint | ScalarKind::Uint)
             ) =>
             {
-                self.form_depth(expr, depth + 1)
+                self.form_depth(expr, depth + 1, split)
             }
             Expression::Binary {
                 op: op @ (BinaryOperator::Add | BinaryOperator::Subtract | BinaryOperator::Multiply),
                 left,
                 right,
             } => {
-                let l = self.form_depth(left, depth + 1)?;
-                let r = self.form_depth(right, depth + 1)?;
+                let l = self.form_depth(left, depth + 1, split)?;
+                let r = self.form_depth(right, depth + 1, split)?;
                 match op {
                     BinaryOperator::Add => Some(l.add(&r)),
                     BinaryOperator::Subtract => Some(l.sub(&r)),
@@ -1868,12 +1923,34 @@ impl<'a> Analysis<'a> {
                 }
             }
             Expression::Binary {
+                op: op @ (BinaryOperator::Divide | BinaryOperator::Modulo),
+                left,
+                right,
+            } if split => {
+                let l = self.form_depth(left, depth + 1, false)?;
+                let [(Var::Builtin(b, c), k)] = l.terms.as_slice() else {
+                    return atom();
+                };
+                if !l.offset.is_zero() || k.as_constant() != Some(1) {
+                    return atom();
+                }
+                let d = self.divisor(*b, *c)?;
+                if self.expr_wgsl(d, Naming::Inline)? != self.expr_wgsl(right, Naming::Inline)? {
+                    return None;
+                }
+                Some(IndexForm::var(if op == BinaryOperator::Divide {
+                    Var::Quot(*b, *c)
+                } else {
+                    Var::Rem(*b, *c)
+                }))
+            }
+            Expression::Binary {
                 op: BinaryOperator::ShiftLeft,
                 left,
                 right,
             } => match self.const_int(right) {
                 Some(k) if (0..31).contains(&k) => Some(
-                    self.form_depth(left, depth + 1)?
+                    self.form_depth(left, depth + 1, split)?
                         .scale(&Poly::constant(1 << k)),
                 ),
                 _ => atom(),

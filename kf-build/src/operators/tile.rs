@@ -14,8 +14,9 @@
 //! - the entry point reads only `global_invocation_id` (a `vec3<u32>`), and its body is, in order,
 //!   straight-line code (locals assigned any number of times; naga's lowering of `&&`/`||`),
 //!   bounds guards (`if c { return; }`, or the rest of the body wrapped in `if c { .. }`), exactly
-//!   one loop, straight-line code, exactly one store to a storage buffer, and nothing else (no
-//!   calls, atomics, barriers, other loops or other stores);
+//!   one loop, straight-line code (calls to pure functions among it: `gelu(acc)`, see
+//!   `flow::is_pure`), exactly one store to a storage buffer, and nothing else (no other calls,
+//!   atomics, barriers, other loops or other stores);
 //! - the loop is a counted loop as `ir` recognises it (`for`, `while` with the step last, `loop`
 //!   with `continuing`): an integer counter starting at an invariant value, continuing while
 //!   `k < K` or `k <= K` with `K` invariant (a literal, constant, override, uniform, read-only
@@ -25,7 +26,10 @@
 //! - the loop body updates one `f32` accumulator as `acc + x * y` (either order) or
 //!   `fma(x, y, acc)`, where `x` and `y` are `f32` loads from storage buffers whose indices are
 //!   affine (`ir::IndexForm`) in the counter and in exactly one of `gid.x`/`gid.y` each —
-//!   different ones — with uniform coefficients (plus `gid.z` for a batch);
+//!   different ones — with uniform coefficients (plus `gid.z` for a batch). A flat id counts as
+//!   two: where `gid.x` is divided by one divisor everywhere (`row = gid.x / n`, `col = gid.x %
+//!   n`, `ir::Analysis::split_index_form`) and `gid.y` is unused, the quotient is the y axis and
+//!   the remainder the x axis, and a bare `gid.x` is `row * n + col`;
 //! - the store after the loop writes a buffer other than the two operands, at an index affine in
 //!   both `gid.x` and `gid.y`, a value that depends on the accumulator and not on the counter (any
 //!   epilogue: bias, activation, scaling — it is re-emitted as written);
@@ -54,9 +58,13 @@
 //! unknown trip count, no prefetch) the 64×64 kernel ran at half the speed on an H200. The
 //! rewrites therefore introduce no `override` and leave [`Rewrite::params`] empty.
 //!
+//! **A flat id** launches `d` columns by `cdiv(X, d)` rows (`X` the parent's grid, `d` the
+//! divisor's size from the spec: a literal or a uniform scalar the spec fills with a size), the
+//! virtual id of output `(row, col)` is `row * d + col`, and its store is also guarded by
+//! `col < d`, without which a column past the divisor would name an output of the next row.
+//!
 //! **Limits.** Only `f32` scalar operands and accumulator; output coordinates must be components
-//! of `global_invocation_id` (a row and column recovered from a flat id by `/` and `%` is not
-//! affine, so it is skipped); a store without a bounds guard on both axes is skipped (the rewrite
+//! of `global_invocation_id` or the two halves of a flat id split by one divisor; a store without a bounds guard on both axes is skipped (the rewrite
 //! computes whole blocks and could not tell which outputs the baseline leaves alone); an
 //! accumulator or counter declared without a value (`var acc: f32;`) is skipped; vector operands
 //! (`array<vec4<f32>>`) and `f16` are skipped; the accumulation order changes (within the
@@ -70,6 +78,7 @@ use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
 use kf_runtime::expr::{Op, SizeExpr};
 use kf_runtime::program::{Dispatch, DispatchMode};
+use kf_runtime::resolve::ResolvedKernel;
 use naga::{Expression, Handle, Statement};
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -218,7 +227,7 @@ impl Operator for Tile {
             .analyse(&program.entry)
             .map_err(|e| Skip(e.to_string()))?;
         let entry = Entry::new(&analysis)?;
-        let (matmul, locals) = recognise(&entry, &analysis)?;
+        let (matmul, locals) = recognise(&entry, &analysis, subject.kernel)?;
         let x = Exprs {
             e: &entry,
             locals: &locals,
@@ -303,6 +312,16 @@ pub struct Matmul {
     guards: Vec<Guard>,
     store_pointer: Handle<Expression>,
     store_value: Handle<Expression>,
+    /// A flat id: `gid.x` is split by `/` and `%` with this divisor into the row (`gid.x / d`,
+    /// slot y) and the column (`gid.x % d`, slot x); the kernel reads no other component but z.
+    split: Option<Split>,
+}
+
+/// The divisor of a flat id, and its value as a size expression (for the launch rule).
+#[derive(Clone, Debug)]
+struct Split {
+    divisor: Handle<Expression>,
+    size: SizeExpr,
 }
 
 /// Walks the entry point's statements, proving the pattern.
@@ -438,6 +457,14 @@ impl<'a> Walk<'a> {
                     }
                     self.looped = Some(self.main_loop(body, continuing, *break_if)?);
                 }
+                // A pure function in the epilogue (`c[..] = gelu(acc)`): re-emitted as called.
+                Statement::Call {
+                    function,
+                    arguments,
+                    result,
+                } if self.looped.is_some()
+                    && self.store.is_none()
+                    && self.locals.call(self.e, *function, arguments, *result) => {}
                 Statement::Return { value: None } if rest_is_return => return Ok(()),
                 other => {
                     return Err(Skip(format!(
@@ -595,12 +622,17 @@ impl<'a> Walk<'a> {
 }
 
 /// Proves the matmul pattern on `e`, or says why it does not hold.
-pub fn recognise<'a>(e: &'a Entry<'a>, ir: &'a Analysis<'a>) -> Result<(Matmul, Locals), Skip> {
+pub fn recognise<'a>(
+    e: &'a Entry<'a>,
+    ir: &'a Analysis<'a>,
+    kernel: &ResolvedKernel,
+) -> Result<(Matmul, Locals), Skip> {
     if e.gid_arg.is_none() {
         return Err(Skip(
             "the entry point does not read global_invocation_id".into(),
         ));
     }
+    let split = flat_id(e, ir, kernel)?;
     let mut walk = Walk {
         e,
         ir,
@@ -658,7 +690,7 @@ pub fn recognise<'a>(e: &'a Entry<'a>, ir: &'a Analysis<'a>) -> Result<(Matmul, 
         .ok_or_else(|| Skip("the result is not stored to a storage buffer".into()))?;
     let store_index = element_index(e, store_pointer)
         .ok_or_else(|| Skip("the result is not stored to an array element".into()))?;
-    let store_affine = form(ir, store_index, facts.counter)
+    let store_affine = form(ir, store_index, facts.counter, split.is_some())
         .filter(|f| f.counter.is_none())
         .ok_or_else(|| Skip("the output index is not affine in the invocation id".into()))?;
     let value_deps = x.deps(store_value);
@@ -693,7 +725,7 @@ pub fn recognise<'a>(e: &'a Entry<'a>, ir: &'a Analysis<'a>) -> Result<(Matmul, 
         }
         let index = element_index(e, pointer)
             .ok_or_else(|| Skip("an operand is not read by array index".into()))?;
-        let a = form(ir, index, facts.counter).ok_or_else(|| {
+        let a = form(ir, index, facts.counter, split.is_some()).ok_or_else(|| {
             Skip(
                 "an operand's index is not affine in the invocation id and the loop counter".into(),
             )
@@ -736,7 +768,13 @@ pub fn recognise<'a>(e: &'a Entry<'a>, ir: &'a Analysis<'a>) -> Result<(Matmul, 
                 "a guard is not a bounds test on the invocation id".into(),
             ));
         }
-        for (seen, used) in guarded.iter_mut().zip(d.gid) {
+        let mut used = d.gid;
+        if split.is_some() {
+            // A bound on the flat id bounds the row; the column is bounded by the divisor, a
+            // guard the rewrite adds.
+            used[1] |= used[0];
+        }
+        for (seen, used) in guarded.iter_mut().zip(used) {
             *seen |= used;
         }
         batch |= d.gid[2];
@@ -788,9 +826,111 @@ pub fn recognise<'a>(e: &'a Entry<'a>, ir: &'a Analysis<'a>) -> Result<(Matmul, 
             guards,
             store_pointer,
             store_value,
+            split,
         },
         locals,
     ))
+}
+
+/// Whether the kernel takes its output's row and column from a flat id, `gid.x / d` and
+/// `gid.x % d` with one dispatch-uniform divisor `d` whose value the spec gives (a literal, or a
+/// uniform the spec fills with a size). Such a kernel reads no `gid.y`: its two output axes become
+/// slots y (the row) and x (the column) of a virtual 2-D id.
+fn flat_id(
+    e: &Entry<'_>,
+    ir: &Analysis<'_>,
+    kernel: &ResolvedKernel,
+) -> Result<Option<Split>, Skip> {
+    let gid = naga::BuiltIn::GlobalInvocationId;
+    let Some(divisor) = ir.divisor(gid, 0) else {
+        return Ok(None);
+    };
+    if ir
+        .builtins
+        .iter()
+        .any(|b| b.builtin == gid && b.components[1])
+    {
+        return Ok(None);
+    }
+    let size = uniform_size(e, ir, kernel, divisor).ok_or_else(|| {
+        Skip(
+            "the flat id's divisor is neither a literal nor a uniform the spec gives a size".into(),
+        )
+    })?;
+    Ok(Some(Split { divisor, size }))
+}
+
+/// The size expression the spec gives the dispatch-uniform integer `h`: a literal, or a scalar of
+/// a uniform buffer (a member, a vector component) whose `uniform(..)` value is a size.
+fn uniform_size(
+    e: &Entry<'_>,
+    ir: &Analysis<'_>,
+    kernel: &ResolvedKernel,
+    h: Handle<Expression>,
+) -> Option<SizeExpr> {
+    if let Some(k) = ir.const_int(h) {
+        return u64::try_from(k).ok().map(SizeExpr::lit);
+    }
+    let pointer = match e.func.expressions[h] {
+        Expression::Load { pointer } => pointer,
+        // `u.v.y` on a loaded vector.
+        Expression::AccessIndex { base, index } => {
+            let Expression::Load { pointer } = e.func.expressions[base] else {
+                return None;
+            };
+            return uniform_scalar(e, kernel, pointer, index * 4);
+        }
+        _ => return None,
+    };
+    uniform_scalar(e, kernel, pointer, 0)
+}
+
+/// The size of the uniform scalar at `pointer`, `extra` bytes further on.
+fn uniform_scalar(
+    e: &Entry<'_>,
+    kernel: &ResolvedKernel,
+    pointer: Handle<Expression>,
+    extra: u32,
+) -> Option<SizeExpr> {
+    // Byte offset of the pointer inside its global.
+    let mut offset = extra;
+    let mut at = pointer;
+    let g = loop {
+        match e.func.expressions[at] {
+            Expression::GlobalVariable(g) => break g,
+            Expression::AccessIndex { base, index } => {
+                let mut ty = e.ty(base);
+                if let naga::TypeInner::Pointer { base: b, .. } = ty {
+                    ty = &e.module.types[*b].inner;
+                }
+                offset += match ty {
+                    naga::TypeInner::Struct { members, .. } => members.get(index as usize)?.offset,
+                    naga::TypeInner::Vector { scalar, .. } => index * u32::from(scalar.width),
+                    _ => return None,
+                };
+                at = base;
+            }
+            _ => return None,
+        }
+    };
+    let var = &e.module.global_variables[g];
+    if var.space != naga::AddressSpace::Uniform {
+        return None;
+    }
+    let rb = var.binding.as_ref()?;
+    let plan = kernel
+        .buffers
+        .iter()
+        .find(|b| b.binding.group == rb.group && b.binding.binding == rb.binding)?;
+    let slot = plan
+        .binding
+        .layout
+        .scalars(0)
+        .position(|(o, _)| o == u64::from(offset))?;
+    match plan.values.get(slot)? {
+        kf_runtime::spec::Value::Size(s) => Some(s.clone()),
+        kf_runtime::spec::Value::Float(_) => None,
+    }
 }
 
 /// An index's affine form (proven by `ir`) over the invocation-id components and the loop counter:
@@ -800,19 +940,45 @@ struct Form {
     counter: Option<bool>,
 }
 
+///
+/// With a flat id (`split`), `gid.x / d` is slot y, `gid.x % d` slot x, and a bare `gid.x`
+/// (`= (gid.x / d) * d + gid.x % d`) both: unit in x where its coefficient is 1, never in y.
 fn form(
     ir: &Analysis<'_>,
     h: Handle<Expression>,
     counter: Handle<naga::LocalVariable>,
+    split: bool,
 ) -> Option<Form> {
-    let f: IndexForm = ir.index_form(h)?;
+    let f: IndexForm = if split {
+        ir.split_index_form(h)?
+    } else {
+        ir.index_form(h)?
+    };
     let mut out = Form {
         gid: [None; 3],
         counter: None,
     };
+    let gid = naga::BuiltIn::GlobalInvocationId;
+    if split {
+        // Coefficients of the column and the row: a bare `gid.x` adds to both.
+        let (bare, quot, rem) = (
+            f.coeff(Var::Builtin(gid, 0)),
+            f.coeff(Var::Quot(gid, 0)),
+            f.coeff(Var::Rem(gid, 0)),
+        );
+        let column = bare.add(&rem);
+        if !column.is_zero() {
+            out.gid[0] = Some(column.as_constant() == Some(1));
+        }
+        if !bare.is_zero() || !quot.is_zero() {
+            out.gid[1] = Some(bare.is_zero() && quot.as_constant() == Some(1));
+        }
+    }
     for (v, c) in &f.terms {
         let unit = c.as_constant() == Some(1);
         match *v {
+            Var::Builtin(b, 0) | Var::Quot(b, 0) | Var::Rem(b, 0) if split && b == gid => {}
+            Var::Builtin(b, 1) if split && b == gid => return None,
             Var::Builtin(naga::BuiltIn::GlobalInvocationId, k) if k < 3 => {
                 out.gid[k as usize] = Some(unit)
             }
@@ -843,11 +1009,15 @@ const AXES: [&str; 3] = ["x", "y", "z"];
 const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
 
 /// `vec3<u32>(..)` with `u` and `v` on their axes and the batch in z.
-fn gid3(m: &Matmul, u: &str, v: &str) -> String {
+/// With a flat id (`divisor` is its text), the row and column fold back into `gid.x`.
+fn gid3(m: &Matmul, divisor: Option<&str>, u: &str, v: &str) -> String {
     let mut c = ["0u".to_owned(), "0u".to_owned(), "kft_z".to_owned()];
     c[m.u_axis] = u.to_owned();
     c[m.v_axis] = v.to_owned();
-    format!("vec3<u32>({}, {}, {})", c[0], c[1], c[2])
+    match divisor {
+        Some(d) => format!("vec3<u32>(({}) * {d} + ({}), 0u, {})", c[1], c[0], c[2]),
+        None => format!("vec3<u32>({}, {}, {})", c[0], c[1], c[2]),
+    }
 }
 
 /// The tiled entry point (with its module-scope declarations), as WGSL text.
@@ -858,6 +1028,18 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     let (su, sv) = (cfg.stride(cfg.bu), cfg.stride(cfg.bv));
     let ty = &m.counter_ty;
     let with_counter = |c: &str| vec![Some(c.to_owned()), None];
+    let divisor_text = match &m.split {
+        Some(split) => Some(
+            Printer {
+                x,
+                gid: "kft_gid",
+                symbols: &[],
+            }
+            .expr(split.divisor)?,
+        ),
+        None => None,
+    };
+    let divisor = divisor_text.as_deref();
     let cond_text = |p: &Printer<'_>| -> Result<String, Skip> {
         let c = p.expr(m.cond)?;
         Ok(if m.continue_when { c } else { format!("!{c}") })
@@ -939,9 +1121,9 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
             for l in 0..cfg.loads(*extent) {
                 let here = format!("{origin} + kft_i");
                 let gid = if side == 0 {
-                    gid3(m, &here, "0u")
+                    gid3(m, divisor, &here, "0u")
                 } else {
-                    gid3(m, "0u", &here)
+                    gid3(m, divisor, "0u", &here)
                 };
                 let _ = writeln!(w, "{indent}{{");
                 let _ = writeln!(w, "{indent}    {}", position(*extent, *fastest, l));
@@ -1104,8 +1286,17 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
                 symbols: &[None, Some(acc)],
             };
             let _ = writeln!(w, "    {{");
-            let _ = writeln!(w, "        let kft_gid = {};", gid3(m, &u, &v));
-            let _ = writeln!(w, "        if {active} {{");
+            let _ = writeln!(w, "        let kft_gid = {};", gid3(m, divisor, &u, &v));
+            match divisor {
+                // The column must stay below the divisor, or the flat id names another output.
+                Some(d) => {
+                    let column = if m.v_axis == 0 { &v } else { &u };
+                    let _ = writeln!(w, "        if ({column}) < {d} && {active} {{");
+                }
+                None => {
+                    let _ = writeln!(w, "        if {active} {{");
+                }
+            }
             let _ = writeln!(
                 w,
                 "            {} = {};",
@@ -1130,11 +1321,22 @@ fn extent(parent: &Program, dim: usize) -> Vec<Op> {
     ops
 }
 
-/// Workgroup counts: the parent's grid divided into blocks, the batch in z.
+/// Workgroup counts: the parent's grid divided into blocks, the batch in z. A flat id's grid `X`
+/// becomes `d` columns by `cdiv(X, d)` rows.
 fn launch_rule(m: &Matmul, parent: &Program, cfg: &Config) -> Dispatch {
+    let grid = |dim: usize| match &m.split {
+        None => extent(parent, dim),
+        Some(split) if dim == 0 => split.size.ops().to_vec(),
+        Some(split) => {
+            let mut ops = extent(parent, 0);
+            ops.extend_from_slice(split.size.ops());
+            ops.push(Op::CeilDiv);
+            ops
+        }
+    };
     let blocks = |dim: usize| {
         let block = if dim == m.u_axis { cfg.bu } else { cfg.bv };
-        let mut ops = extent(parent, dim);
+        let mut ops = grid(dim);
         ops.extend([
             Op::Lit(u64::from(block - 1)),
             Op::Add,

@@ -34,6 +34,16 @@ fn form_text(a: &Analysis<'_>, f: &IndexForm) -> String {
                     ["x", "y", "z", "w"][*c as usize]
                 ),
                 Var::Loop(l) => a.function.local_variables[*l].name.clone().unwrap(),
+                Var::Quot(b, c) => format!(
+                    "{}.{}/",
+                    b.try_to_wgsl().unwrap(),
+                    ["x", "y", "z", "w"][*c as usize]
+                ),
+                Var::Rem(b, c) => format!(
+                    "{}.{}%",
+                    b.try_to_wgsl().unwrap(),
+                    ["x", "y", "z", "w"][*c as usize]
+                ),
             };
             format!("({c})*{v}")
         })

@@ -112,7 +112,8 @@ fn skip_reasons_name_the_broken_premise() {
         why("skip_gather_conv.wgsl")
     );
     assert!(why("skip_row_sum.wgsl").contains("sum of products"));
-    assert!(why("skip_flat_id.wgsl").contains("not affine"));
+    assert!(why("skip_flat_id_two_divisors.wgsl").contains("not affine"));
+    assert!(why("skip_impure_call.wgsl").contains("function call"));
     assert!(why("skip_unguarded.wgsl").contains("guarded"));
 }
 
@@ -239,4 +240,55 @@ fn the_rest_of_the_module_is_kept_byte_for_byte() {
         out.contains("bias[") && out.contains("p.alpha") && out.contains("max("),
         "{out}"
     );
+}
+
+#[test]
+fn a_flat_id_launches_its_columns_by_the_divisor_and_its_rows_by_the_rest() {
+    let (kernel, _) = load("flat_id.wgsl");
+    let rw = apply(&Tile::blocked(), &kernel, &Target::default()).unwrap();
+    // The grid m * n becomes n columns (x, the divisor) by cdiv(m * n, n) rows (y).
+    assert_eq!(
+        rw[0].program.dispatch.to_string(),
+        "workgroups((n + 63) / 64, (cdiv(m * n, n) + 63) / 64, 1)"
+    );
+    // Every stored output keeps its column below the divisor: a column of n or more would name
+    // the next row's output through the flat id.
+    let text = rw[0].program.wgsl.as_ref();
+    assert!(text.contains(") < dims.n && "), "{text}");
+    assert!(
+        text.contains(
+            "vec3<u32>((kft_u0 + 0u + kft_tu) * dims.n + (kft_v0 + 0u + kft_tv), 0u, kft_z)"
+        ) || text.contains("* dims.n + (kft_v0"),
+        "{text}"
+    );
+    // A uniform vector spelling reaches the same form, its divisor a vector component.
+    let (kernel, _) = load("flat_id_while_vec_uniform.wgsl");
+    let rw = apply(&Tile::shared(), &kernel, &Target::default()).unwrap();
+    assert_eq!(
+        rw[0].program.dispatch.to_string(),
+        "workgroups((n + 15) / 16, (cdiv(m * n, n) + 15) / 16, 1)"
+    );
+}
+
+#[test]
+fn a_pure_epilogue_function_is_called_on_every_output() {
+    let (kernel, _) = load("gelu_call.wgsl");
+    for op in [Tile::shared(), Tile::blocked()] {
+        for rw in apply(&op, &kernel, &Target::default()).unwrap() {
+            let text = rw.program.wgsl.as_ref();
+            // The function stays at module scope and each output's store calls it.
+            assert!(text.contains("fn gelu(v: f32) -> f32"), "{text}");
+            let stores = text.matches("] = gelu((kft_acc_").count();
+            // `tile(64x64, 8x8 per invocation, k16)`: 64 outputs per invocation, 64 stores.
+            let per = rw
+                .step
+                .split(", ")
+                .nth(1)
+                .unwrap()
+                .trim_end_matches(" per invocation");
+            let (ru, rv) = per.split_once('x').unwrap();
+            let outputs: usize = ru.parse::<usize>().unwrap() * rv.parse::<usize>().unwrap();
+            assert_eq!(stores, outputs, "{}: {text}", rw.step);
+        }
+    }
 }

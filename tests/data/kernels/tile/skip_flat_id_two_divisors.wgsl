@@ -1,5 +1,5 @@
-// A matmul over a flat invocation id: row and column come from `/` and `%`, which are not affine
-// in the invocation id, so the block structure cannot be proven.
+// A flat id split by two different divisors: `gid.x / n` and `gid.x % k` are not the two halves
+// of one 2-D id, so no block structure is proven.
 // spec: sizes(m = 24, n = 20, k = 16), bind(a = input(m * k), b = input(k * n), c = output(m * n), dims = uniform(m, n, k)), grid = (m * n)
 // expect: skip
 struct Dims {
@@ -19,7 +19,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let row = gid.x / dims.n;
-    let col = gid.x % dims.n;
+    let col = gid.x % dims.k;
     var acc = 0.0;
     for (var i = 0u; i < dims.k; i++) {
         acc += a[row * dims.k + i] * b[i * dims.n + col];
