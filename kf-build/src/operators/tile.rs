@@ -50,6 +50,14 @@
 //! printed from the IR with `global_invocation_id` replaced by the output's virtual id — so the
 //! code has no early return and every barrier is in uniform control flow.
 //!
+//! **Counter groups** (`Config::ks`): the workgroup holds `ks` groups of `TV×TU` invocations
+//! over the same block; group `g` stages and multiplies slices `g, g + ks, ..` (one loop for
+//! all, so every barrier stays in uniform control flow; a group's slice past the bound loads
+//! zeros), then groups `1..ks` leave their sums in workgroup memory and group 0 adds them in group
+//! order and stores. This is split-K inside one launch: a long reduction into a small output
+//! (256×256 outputs over K = 65536) gets `ks` times the invocations, without the scratch buffer a
+//! second launch would need, which the user's bind group layout does not have.
+//!
 //! **The launch rule** becomes workgroup counts over the baseline's grid, `(X + BX - 1) / BX` per
 //! axis (`BX` the block extent along it) and the batch extent in z, so block sizes are literals
 //! and each configuration is its own [`Rewrite`]. The slice depth is a literal too, although it
@@ -104,6 +112,11 @@ pub struct Config {
     pub rv: u32,
     /// Counter values per staged slice.
     pub bk: u32,
+    /// Groups of invocations that split the counter's range: group `g` multiplies slices
+    /// `g, g + ks, ..`, and the groups' sums are added in workgroup memory before the stores.
+    /// More invocations for the same block: the GPU stays busy when the output has few blocks
+    /// (a long reduction into a small output) or when each invocation holds many outputs.
+    pub ks: u32,
 }
 
 impl Config {
@@ -115,9 +128,13 @@ impl Config {
     pub fn tv(&self) -> u32 {
         self.bv / self.rv
     }
+    /// Invocations of one counter group.
+    pub fn group_invocations(&self) -> u32 {
+        self.tu() * self.tv()
+    }
     /// Invocations per workgroup.
     pub fn invocations(&self) -> u32 {
-        self.tu() * self.tv()
+        self.group_invocations() * self.ks
     }
     /// Whether accumulators and staged slices are `vec4<f32>`.
     fn vec4(&self) -> bool {
@@ -135,16 +152,24 @@ impl Config {
     /// Bytes of workgroup memory.
     pub fn storage_bytes(&self) -> u64 {
         let elem = if self.vec4() { 16 } else { 4 };
-        u64::from(self.stride(self.bu) + self.stride(self.bv)) * u64::from(self.bk) * elem
+        let tiles = u64::from(self.stride(self.bu) + self.stride(self.bv)) * u64::from(self.bk);
+        // Each group's slices, and the sums of every group but the first.
+        tiles * elem * u64::from(self.ks)
+            + u64::from(self.ks - 1) * u64::from(self.bu) * u64::from(self.bv) * 4
     }
     /// Elements of each slice one invocation loads (the prefetch registers per operand).
     fn loads(&self, extent: u32) -> u32 {
-        extent * self.bk / self.invocations()
+        extent * self.bk / self.group_invocations()
     }
     /// `64x64 4x4 k16`.
     fn label(&self) -> String {
+        let split = if self.ks > 1 {
+            format!(", {} counter groups", self.ks)
+        } else {
+            String::new()
+        };
         format!(
-            "{}x{}, {}x{} per invocation, k{}",
+            "{}x{}, {}x{} per invocation, k{}{split}",
             self.bu, self.bv, self.ru, self.rv, self.bk
         )
     }
@@ -176,16 +201,25 @@ impl Tile {
 
     /// The configurations this operator offers.
     pub fn configs(&self) -> &'static [Config] {
-        const fn c(bu: u32, bv: u32, ru: u32, rv: u32, bk: u32) -> Config {
-            Config { bu, bv, ru, rv, bk }
+        const fn c(bu: u32, bv: u32, ru: u32, rv: u32, bk: u32, ks: u32) -> Config {
+            Config {
+                bu,
+                bv,
+                ru,
+                rv,
+                bk,
+                ks,
+            }
         }
-        const BLOCKED: [Config; 4] = [
-            c(64, 64, 4, 4, 16),
-            c(64, 64, 8, 8, 16),
-            c(64, 128, 4, 8, 8),
-            c(128, 128, 8, 8, 8),
+        const BLOCKED: [Config; 6] = [
+            c(64, 64, 4, 4, 16, 1),
+            c(64, 64, 8, 8, 16, 1),
+            c(64, 128, 4, 8, 8, 1),
+            c(128, 128, 8, 8, 8, 1),
+            c(64, 64, 8, 8, 16, 2),
+            c(32, 32, 4, 4, 16, 4),
         ];
-        const SHARED: [Config; 1] = [c(16, 16, 1, 1, 16)];
+        const SHARED: [Config; 2] = [c(16, 16, 1, 1, 16, 1), c(16, 16, 1, 1, 16, 4)];
         if self.register_blocking {
             &BLOCKED
         } else {
@@ -246,6 +280,7 @@ impl Operator for Tile {
                 <= target.limit("max_compute_invocations_per_workgroup", 256)
                 && u64::from(cfg.tv()) <= target.limit("max_compute_workgroup_size_x", 256)
                 && u64::from(cfg.tu()) <= target.limit("max_compute_workgroup_size_y", 256)
+                && u64::from(cfg.ks) <= target.limit("max_compute_workgroup_size_z", 64)
                 && cfg.storage_bytes() <= storage;
             if !fits {
                 reasons.push(format!(
@@ -264,7 +299,7 @@ impl Operator for Tile {
                     wgsl: Cow::Owned(text),
                     entry: program.entry.clone(),
                     constants: program.constants.clone(),
-                    workgroup_size: [cfg.tv(), cfg.tu(), 1],
+                    workgroup_size: [cfg.tv(), cfg.tu(), cfg.ks],
                     workgroup_storage_bytes: cfg.storage_bytes() as u32,
                     dispatch: launch_rule(&matmul, program, cfg),
                     then: Cow::Borrowed(&[]),
@@ -1022,7 +1057,13 @@ fn gid3(m: &Matmul, divisor: Option<&str>, u: &str, v: &str) -> String {
 
 /// The tiled entry point (with its module-scope declarations), as WGSL text.
 fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String, Skip> {
-    let (tu, tv, nt, bk) = (cfg.tu(), cfg.tv(), cfg.invocations(), cfg.bk);
+    let (tu, tv, nt, bk, ks) = (cfg.tu(), cfg.tv(), cfg.group_invocations(), cfg.bk, cfg.ks);
+    // The invocation's index in its counter group, and the group's first counter offset.
+    let (lid, gk) = if ks > 1 {
+        ("kft_lid", format!("kft_grp * {bk}u + "))
+    } else {
+        ("kft_tid", String::new())
+    };
     let vec4 = cfg.vec4();
     let elem = if vec4 { "vec4<f32>" } else { "f32" };
     let (su, sv) = (cfg.stride(cfg.bu), cfg.stride(cfg.bv));
@@ -1064,16 +1105,48 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
          // staging {bk}-deep slices of both operands through workgroup memory.",
         cfg.bu, cfg.bv, cfg.ru, cfg.rv
     );
-    let _ = writeln!(w, "var<workgroup> kft_tile_u: array<{elem}, {}>;", su * bk);
-    let _ = writeln!(w, "var<workgroup> kft_tile_v: array<{elem}, {}>;", sv * bk);
+    let _ = writeln!(
+        w,
+        "var<workgroup> kft_tile_u: array<{elem}, {}>;",
+        su * bk * ks
+    );
+    let _ = writeln!(
+        w,
+        "var<workgroup> kft_tile_v: array<{elem}, {}>;",
+        sv * bk * ks
+    );
+    let acc_cols = if vec4 { cfg.rv / 4 } else { cfg.rv };
+    let accs = cfg.ru * acc_cols;
+    if ks > 1 {
+        let _ = writeln!(
+            w,
+            "var<workgroup> kft_sums: array<{elem}, {}>;",
+            (ks - 1) * accs * nt
+        );
+    }
     let _ = writeln!(w);
-    let _ = writeln!(w, "@compute @workgroup_size({tv}, {tu}, 1)");
+    let _ = writeln!(w, "@compute @workgroup_size({tv}, {tu}, {ks})");
     let _ = writeln!(
         w,
         "fn {entry}(@builtin(local_invocation_index) kft_tid: u32, @builtin(workgroup_id) kft_wid: vec3<u32>) {{"
     );
-    let _ = writeln!(w, "    let kft_tv = kft_tid % {tv}u;");
-    let _ = writeln!(w, "    let kft_tu = kft_tid / {tv}u;");
+    if ks > 1 {
+        let _ = writeln!(w, "    let kft_grp = kft_tid / {nt}u;");
+        let _ = writeln!(w, "    let kft_lid = kft_tid % {nt}u;");
+    }
+    if ks > 1 {
+        let _ = writeln!(w, "    let kft_ou = kft_grp * {}u;", su * bk);
+        let _ = writeln!(w, "    let kft_ov = kft_grp * {}u;", sv * bk);
+    }
+    let offset = |side: &str| {
+        if ks > 1 {
+            format!("kft_o{side} + ")
+        } else {
+            String::new()
+        }
+    };
+    let _ = writeln!(w, "    let kft_tv = {lid} % {tv}u;");
+    let _ = writeln!(w, "    let kft_tu = {lid} / {tv}u;");
     let _ = writeln!(
         w,
         "    let kft_u0 = kft_wid.{} * {}u;",
@@ -1089,7 +1162,6 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
         "    let kft_z = {};",
         if m.batch { "kft_wid.z" } else { "0u" }
     );
-    let acc_cols = if vec4 { cfg.rv / 4 } else { cfg.rv };
     for r in 0..cfg.ru {
         for c in 0..acc_cols {
             let _ = writeln!(w, "    var kft_acc_{r}_{c} = {elem}();");
@@ -1109,7 +1181,7 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     // Where element `l` of an invocation's share of a slice sits: (index along the axis, counter
     // offset), coalesced along whichever has unit stride in memory.
     let position = |extent: u32, counter_fastest: bool, l: u32| -> String {
-        let e = format!("kft_tid + {}u", l * nt);
+        let e = format!("{lid} + {}u", l * nt);
         if counter_fastest {
             format!("let kft_i = ({e}) / {bk}u; let kft_kk = ({e}) % {bk}u;")
         } else {
@@ -1127,7 +1199,7 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
                 };
                 let _ = writeln!(w, "{indent}{{");
                 let _ = writeln!(w, "{indent}    {}", position(*extent, *fastest, l));
-                let _ = writeln!(w, "{indent}    let kft_k = {slice} + {ty}(kft_kk);");
+                let _ = writeln!(w, "{indent}    let kft_k = {slice} + {ty}({gk}kft_kk);");
                 let _ = writeln!(w, "{indent}    let kft_gid = {gid};");
                 let _ = writeln!(w, "{indent}    kft_p{name}_{l} = 0.0f;");
                 let _ = writeln!(w, "{indent}    if {load_cond} {{");
@@ -1153,15 +1225,17 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     })?;
     let _ = writeln!(
         w,
-        "    for (var kft_t: {ty} = kft_start; {head_cond}; kft_t = kft_t + {ty}({bk})) {{"
+        "    for (var kft_t: {ty} = kft_start; {head_cond}; kft_t = kft_t + {ty}({})) {{",
+        bk * ks
     );
     for (name, extent, stride, _, fastest) in sides {
         let tile = format!("kft_tile_{name}");
+        let off = offset(name);
         for l in 0..cfg.loads(extent) {
             let target = if vec4 {
-                format!("{tile}[kft_kk * {stride}u + kft_i / 4u][kft_i % 4u]")
+                format!("{tile}[{off}kft_kk * {stride}u + kft_i / 4u][kft_i % 4u]")
             } else {
-                format!("{tile}[kft_kk * {stride}u + kft_i]")
+                format!("{tile}[{off}kft_kk * {stride}u + kft_i]")
             };
             let _ = writeln!(
                 w,
@@ -1173,7 +1247,7 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     let _ = writeln!(w, "        workgroupBarrier();");
     // The next slice, skipped as a whole (a uniform branch) after the last one: without that
     // branch the 64x128 kernel ran 1.45x slower on an H200.
-    let next = format!("kft_t + {ty}({bk})");
+    let next = format!("kft_t + {ty}({})", bk * ks);
     let next_syms = with_counter(&next);
     let next_cond = cond_text(&Printer {
         x,
@@ -1191,14 +1265,16 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
         for g in 0..cfg.ru / 4 {
             let _ = writeln!(
                 w,
-                "            let kft_a_{g} = kft_tile_u[kft_kk * {su}u + {}u + kft_tu];",
+                "            let kft_a_{g} = kft_tile_u[{}kft_kk * {su}u + {}u + kft_tu];",
+                offset("u"),
                 g * tu
             );
         }
         for g in 0..cfg.rv / 4 {
             let _ = writeln!(
                 w,
-                "            let kft_b_{g} = kft_tile_v[kft_kk * {sv}u + {}u + kft_tv];",
+                "            let kft_b_{g} = kft_tile_v[{}kft_kk * {sv}u + {}u + kft_tv];",
+                offset("v"),
                 g * tv
             );
         }
@@ -1216,14 +1292,16 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
         for r in 0..cfg.ru {
             let _ = writeln!(
                 w,
-                "            let kft_a_{r} = kft_tile_u[kft_kk * {su}u + {}u + kft_tu];",
+                "            let kft_a_{r} = kft_tile_u[{}kft_kk * {su}u + {}u + kft_tu];",
+                offset("u"),
                 r * tu
             );
         }
         for c in 0..cfg.rv {
             let _ = writeln!(
                 w,
-                "            let kft_b_{c} = kft_tile_v[kft_kk * {sv}u + {}u + kft_tv];",
+                "            let kft_b_{c} = kft_tile_v[{}kft_kk * {sv}u + {}u + kft_tv];",
+                offset("v"),
                 c * tv
             );
         }
@@ -1239,6 +1317,40 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     let _ = writeln!(w, "        }}");
     let _ = writeln!(w, "        workgroupBarrier();");
     let _ = writeln!(w, "    }}");
+
+    // Counter groups: every group but the first leaves its sums in workgroup memory (each
+    // accumulator a run of `nt` consecutive entries, one per invocation), and the first adds them
+    // in group order.
+    if ks > 1 {
+        let at =
+            |g: &str, i: u32| format!("kft_sums[({g}) * {}u + {}u + kft_lid]", accs * nt, i * nt);
+        let _ = writeln!(w, "    if kft_grp > 0u {{");
+        for r in 0..cfg.ru {
+            for c in 0..acc_cols {
+                let _ = writeln!(
+                    w,
+                    "        {} = kft_acc_{r}_{c};",
+                    at("kft_grp - 1u", r * acc_cols + c)
+                );
+            }
+        }
+        let _ = writeln!(w, "    }}");
+        let _ = writeln!(w, "    workgroupBarrier();");
+        let _ = writeln!(w, "    if kft_grp != 0u {{");
+        let _ = writeln!(w, "        return;");
+        let _ = writeln!(w, "    }}");
+        for g in 1..ks {
+            for r in 0..cfg.ru {
+                for c in 0..acc_cols {
+                    let _ = writeln!(
+                        w,
+                        "    kft_acc_{r}_{c} = kft_acc_{r}_{c} + {};",
+                        at(&format!("{}u", g - 1), r * acc_cols + c)
+                    );
+                }
+            }
+        }
+    }
 
     // One guarded store per output, with the baseline's guard, index and epilogue.
     let plain = Printer {

@@ -47,9 +47,24 @@ fn apply(op: &Tile, kernel: &ResolvedKernel, target: &Target) -> Result<Vec<Rewr
     })
 }
 
+/// Limits like a discrete GPU's (an H200 reports these), under which every configuration fits.
+fn roomy() -> Target {
+    let mut target = Target::default();
+    for (name, value) in [
+        ("max_compute_invocations_per_workgroup", 1024),
+        ("max_compute_workgroup_size_x", 1024),
+        ("max_compute_workgroup_size_y", 1024),
+        ("max_compute_workgroup_size_z", 64),
+        ("max_compute_workgroup_storage_size", 49152),
+    ] {
+        target.limits.insert(name.into(), value);
+    }
+    target
+}
+
 #[test]
 fn every_rewrite_validates_and_keeps_the_interface() {
-    let target = Target::default();
+    let target = roomy();
     let mut seen = 0;
     for file in files() {
         let (kernel, expect) = load(&file);
@@ -67,11 +82,11 @@ fn every_rewrite_validates_and_keeps_the_interface() {
                 assert!(mismatches.is_empty(), "{file} {}: {mismatches:?}", rw.step);
                 assert_eq!(r.interface.workgroup_size, rw.program.workgroup_size);
                 assert_eq!(rw.program.dispatch.mode, DispatchMode::Workgroups);
-                // Nothing tunable is introduced; the block fits the default limits.
+                // Nothing tunable is introduced; the block fits the limits.
                 assert!(rw.params.is_empty());
                 assert_eq!(rw.program.constants, kernel.baseline.constants);
-                assert!(u64::from(rw.program.workgroup_storage_bytes) <= 16384);
-                assert!(rw.program.invocations_per_workgroup() <= 256);
+                assert!(u64::from(rw.program.workgroup_storage_bytes) <= 49152);
+                assert!(rw.program.invocations_per_workgroup() <= 1024);
                 seen += 1;
             }
         }
@@ -207,9 +222,9 @@ fn every_configuration_splits_its_slices_evenly() {
     for op in [Tile::shared(), Tile::blocked()] {
         for c in op.configs() {
             assert_eq!(c.bu % c.ru + c.bv % c.rv, 0, "{c:?}");
-            assert_eq!((c.bu * c.bk) % c.invocations(), 0, "{c:?}");
-            assert_eq!((c.bv * c.bk) % c.invocations(), 0, "{c:?}");
-            assert!(c.storage_bytes() <= 16384, "{c:?}");
+            assert_eq!((c.bu * c.bk) % c.group_invocations(), 0, "{c:?}");
+            assert_eq!((c.bv * c.bk) % c.group_invocations(), 0, "{c:?}");
+            assert!(c.storage_bytes() <= 49152, "{c:?}");
         }
     }
 }
@@ -291,4 +306,50 @@ fn a_pure_epilogue_function_is_called_on_every_output() {
             assert_eq!(stores, outputs, "{}: {text}", rw.step);
         }
     }
+}
+
+#[test]
+fn configurations_beyond_the_adapters_limits_are_not_offered() {
+    // WebGPU's default limits (256 invocations, 16 KiB of workgroup memory) leave out the
+    // counter-group configurations, which need more of both.
+    let (kernel, _) = load("quickstart.wgsl");
+    for op in [Tile::shared(), Tile::blocked()] {
+        let small = apply(&op, &kernel, &Target::default()).unwrap();
+        let all = apply(&op, &kernel, &roomy()).unwrap();
+        assert!(small.len() < all.len(), "{}", op.name());
+        assert!(small.iter().all(|r| !r.step.contains("counter groups")));
+        assert!(all.iter().any(|r| r.step.contains("counter groups")));
+        for r in &small {
+            assert!(r.program.workgroup_storage_bytes <= 16384, "{}", r.step);
+            assert!(r.program.invocations_per_workgroup() <= 256, "{}", r.step);
+        }
+    }
+}
+
+#[test]
+fn counter_groups_add_their_sums_before_the_first_group_stores() {
+    let (kernel, _) = load("quickstart.wgsl");
+    let rw = apply(&Tile::blocked(), &kernel, &roomy()).unwrap();
+    let split = rw
+        .iter()
+        .find(|r| r.step.contains("4 counter groups"))
+        .expect("a configuration with four counter groups");
+    let text = split.program.wgsl.as_ref();
+    assert_eq!(split.program.workgroup_size[2], 4);
+    // The loop steps over the four groups' slices at once, and the sums of groups 1..3 are added.
+    assert!(text.contains("kft_t = kft_t + u32(64)"), "{text}");
+    for g in 0..3 {
+        assert!(text.contains(&format!("kft_sums[({g}u) * ")), "{text}");
+    }
+    // The other groups leave after the barrier: only group 0 stores.
+    let leave = text
+        .find("if kft_grp != 0u {")
+        .expect("group 0 stores alone");
+    let barrier = text[..leave].rfind("workgroupBarrier();").unwrap();
+    assert!(
+        text[barrier..leave]
+            .trim_start_matches("workgroupBarrier();")
+            .trim()
+            .is_empty()
+    );
 }
