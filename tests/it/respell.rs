@@ -7,7 +7,8 @@ use kf_build::evaluate::process::WorkerProcess;
 use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
 use kf_build::operators::reduce::ParallelReduction;
 use kf_build::operators::respell::{self, Spelling};
-use kf_build::operators::{Subject, Target, apply_canonical, canon};
+use kf_build::operators::tile::Tile;
+use kf_build::operators::{Operator, Subject, Target, apply_canonical, canon};
 use kf_runtime::resolve::ResolvedKernel;
 use kf_tests::*;
 
@@ -21,22 +22,43 @@ fn reduce_and_verify(
     label: &str,
     kernel: &ResolvedKernel,
 ) -> (usize, Vec<String>) {
+    rewrite_and_verify(
+        &ParallelReduction,
+        worker,
+        target,
+        label,
+        kernel,
+        usize::MAX,
+    )
+}
+
+/// `op`'s rewrites of `kernel` (through its canonical form, as the search applies operators), the
+/// first `most` of them evaluated; the failures, and how many rewrites were evaluated.
+fn rewrite_and_verify(
+    op: &dyn Operator,
+    worker: &mut WorkerProcess,
+    target: &Target,
+    label: &str,
+    kernel: &ResolvedKernel,
+    most: usize,
+) -> (usize, Vec<String>) {
     let subject = Subject {
         kernel,
         program: &kernel.baseline,
         target,
     };
     let canonical = canon::canonicalise(&subject);
-    let rewrites = match apply_canonical(&ParallelReduction, &subject, canonical.as_ref()) {
+    let mut rewrites = match apply_canonical(op, &subject, canonical.as_ref()) {
         Ok(r) => r,
-        Err(skip) => return (0, vec![format!("{label}: reduce skipped: {skip}")]),
+        Err(skip) => return (0, vec![format!("{label}: {} skipped: {skip}", op.name())]),
     };
+    rewrites.truncate(most);
     let mut failures = Vec::new();
     for (i, r) in rewrites.iter().enumerate() {
         let report = worker.evaluate(&EvalRequest {
             kernel: kernel.clone(),
             candidate: Candidate {
-                id: format!("reduce-{i}"),
+                id: format!("{}-{i}", op.name()),
                 origin: r.step.clone(),
                 program: r.program.clone(),
             },
@@ -139,22 +161,43 @@ fn respelled_row_reductions_are_reduced_correctly() {
         Some(Spelling::ExtremumIf),
         Some(Spelling::ExtremumSelect),
         Some(Spelling::ArgSelect),
-        None,
     ];
-    let mut table = String::from("reduce on the adapter, kernel × spelling:\n");
+    let (table, evaluated, failures) = over_spellings(&subset, &spellings, |label, kernel| {
+        reduce_and_verify(&mut worker, &target, label, kernel)
+    });
+    eprintln!("reduce on the adapter, kernel × spelling:\n{table}");
+    assert!(evaluated >= 20, "only {evaluated} rewrites evaluated");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Every corpus kernel of `subset` under every spelling of `spellings` that changes it (`None`:
+/// as written), checked by `check` (which returns how many rewrites it evaluated and its
+/// failures): the kernel × spelling table, the evaluations and the failures.
+fn over_spellings(
+    subset: &[&str],
+    spellings: &[Option<Spelling>],
+    mut check: impl FnMut(&str, &ResolvedKernel) -> (usize, Vec<String>),
+) -> (String, usize, Vec<String>) {
+    let mut table = String::new();
     let mut failures = Vec::new();
     let mut evaluated = 0;
-    for k in corpus()
+    let kernels: Vec<_> = corpus()
         .into_iter()
         .filter(|k| subset.contains(&k.name.as_str()))
-    {
+        .collect();
+    assert_eq!(
+        kernels.len(),
+        subset.len(),
+        "a kernel of the subset is missing"
+    );
+    for k in kernels {
         let text = k.kernel.baseline.wgsl.to_string();
         let entry = k.kernel.baseline.entry.to_string();
         table.push_str(&format!("{:<28}", k.name));
-        for s in spellings {
+        for &s in spellings {
             let name = respell::name(s);
             let respelled = respell::respell(s, &text, &entry);
-            if respelled == text {
+            if respelled == text && s.is_some() {
                 table.push_str(&format!(" {name}: -"));
                 continue;
             }
@@ -163,24 +206,21 @@ fn respelled_row_reductions_are_reduced_correctly() {
                 &format!("path = \"{}\", {}", k.name, k.spec),
                 &respelled,
             );
-            let (n, f) = reduce_and_verify(
-                &mut worker,
-                &target,
-                &format!("{} ({name})", k.name),
-                &kernel,
-            );
+            let (n, f) = check(&format!("{} ({name})", k.name), &kernel);
             evaluated += n;
             table.push_str(&format!(
                 " {name}: {}",
-                if f.is_empty() { "level 5" } else { "FAILED" }
+                if f.is_empty() && n > 0 {
+                    "level 5"
+                } else {
+                    "FAILED"
+                }
             ));
             failures.extend(f);
         }
         table.push('\n');
     }
-    eprintln!("{table}");
-    assert!(evaluated >= 20, "only {evaluated} rewrites evaluated");
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    (table, evaluated, failures)
 }
 
 /// The column-groups form (`reduce(workgroup, column groups, ..)`) of the column sums, with the
@@ -277,4 +317,33 @@ fn column_groups_verify_at_several_parameter_points() {
     }
     assert_eq!(evaluated, 20);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Matmuls as people write them (a flat id split by `/` and `%`; an epilogue in a function of its
+/// own) under every spelling that changes them: `tile` and `tile-blocked` fire on each and their
+/// rewrites verify. Three rewrites per operator and spelling (one staged tile, the blocked 64x64
+/// shapes), which covers the column guard a flat id needs and the re-emitted call.
+#[test]
+fn respelled_matmuls_are_tiled_correctly() {
+    let (mut worker, target) = worker();
+    let subset = ["matmul_flat_id.wgsl", "matmul_gelu_fn.wgsl"];
+    let spellings = [
+        Some(Spelling::Comments),
+        Some(Spelling::Parens),
+        Some(Spelling::Compound),
+        Some(Spelling::Rename),
+        None,
+    ];
+    let (table, evaluated, failures) = over_spellings(&subset, &spellings, |label, kernel| {
+        let mut all = (0, Vec::new());
+        for op in [Tile::shared(), Tile::blocked()] {
+            let (n, f) = rewrite_and_verify(&op, &mut worker, &target, label, kernel, 3);
+            all.0 += n;
+            all.1.extend(f);
+        }
+        all
+    });
+    eprintln!("tile on the adapter, kernel × spelling:\n{table}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(evaluated >= 30, "only {evaluated} rewrites evaluated");
 }

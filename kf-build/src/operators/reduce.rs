@@ -2107,6 +2107,28 @@ fn render(
             ));
         }
         let mut after = String::new();
+        // The accumulator gets the combined partial results after the loop (`call`); one that
+        // does not start at its identity (`fix`) is saved and reset before the loop and its saved
+        // value added back.
+        let combined =
+            |before: &mut String, after: &mut String, acc: &Accumulator, fix: bool, call: &str| {
+                let ty = a.type_name(acc.ty);
+                let saved = format!("kf_init_{}_{}", acc.name, sl.id);
+                if fix {
+                    before.push_str(&format!(
+                        "let {saved} = {name};\n{indent}{name} = {};\n{indent}",
+                        identity(acc.op, &ty),
+                        name = acc.name
+                    ));
+                    after.push_str(&format!(
+                        "\n{indent}{} = {};",
+                        acc.name,
+                        combine_expr(acc.op, &saved, call)
+                    ));
+                } else {
+                    after.push_str(&format!("\n{indent}{} = {call};", acc.name));
+                }
+            };
         for (acc, fix) in &sl.accumulators {
             let ty = a.type_name(acc.ty);
             let tid = type_ident(&ty);
@@ -2124,21 +2146,7 @@ fn render(
                     op_name(acc.op),
                     acc.name
                 );
-                let saved = format!("kf_init_{}_{}", acc.name, sl.id);
-                if *fix {
-                    before.push_str(&format!(
-                        "let {saved} = {name};\n{indent}{name} = {};\n{indent}",
-                        identity(acc.op, &ty),
-                        name = acc.name
-                    ));
-                    after.push_str(&format!(
-                        "\n{indent}{} = {};",
-                        acc.name,
-                        combine_expr(acc.op, &saved, &call)
-                    ));
-                } else {
-                    after.push_str(&format!("\n{indent}{} = {call};", acc.name));
-                }
+                combined(&mut before, &mut after, acc, *fix, &call);
                 continue;
             }
             if groups.is_some() {
@@ -2147,21 +2155,7 @@ fn render(
                     inner_helpers.push((acc.op, ty.clone()));
                 }
                 let call = format!("kf_inner_{}_{tid}({})", op_name(acc.op), acc.name);
-                let saved = format!("kf_init_{}_{}", acc.name, sl.id);
-                if *fix {
-                    before.push_str(&format!(
-                        "let {saved} = {name};\n{indent}{name} = {};\n{indent}",
-                        identity(acc.op, &ty),
-                        name = acc.name
-                    ));
-                    after.push_str(&format!(
-                        "\n{indent}{} = {};",
-                        acc.name,
-                        combine_expr(acc.op, &saved, &call)
-                    ));
-                } else {
-                    after.push_str(&format!("\n{indent}{} = {call};", acc.name));
-                }
+                combined(&mut before, &mut after, acc, *fix, &call);
                 continue;
             }
             if !helpers.iter().any(|(o, t)| *o == acc.op && *t == ty) {
@@ -2187,21 +2181,7 @@ fn render(
                     acc.name
                 ),
             };
-            let saved = format!("kf_init_{}_{}", acc.name, sl.id);
-            if *fix {
-                before.push_str(&format!(
-                    "let {saved} = {name};\n{indent}{name} = {};\n{indent}",
-                    identity(acc.op, &ty),
-                    name = acc.name
-                ));
-                after.push_str(&format!(
-                    "\n{indent}{} = {};",
-                    acc.name,
-                    combine_expr(acc.op, &saved, &call)
-                ));
-            } else {
-                after.push_str(&format!("\n{indent}{} = {call};", acc.name));
-            }
+            combined(&mut before, &mut after, acc, *fix, &call);
         }
         for p in &sl.args {
             let (vt, it) = (a.type_name(p.value_ty), a.type_name(p.index_ty));

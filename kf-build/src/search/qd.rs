@@ -526,11 +526,15 @@ pub(crate) fn chain_next(origin: &[String]) -> Option<&'static str> {
 }
 
 /// Rewrites of the user's kernel each operator gets before the search builds on children: one
-/// per 16 evaluations of the budget, between 1 and 8; 8 for a search limited by time (`reduce`
-/// has six forms on a row reduction, `tile` more).
+/// per 16 evaluations of the budget, between 1 and 8; for a search limited by time, as many as
+/// the most forms an operator has (`ROOT_FORMS`: `tile-blocked` has ten block shapes, `reduce`
+/// six forms on a row reduction), so that none is left to chance when the time allows.
+/// The most forms one operator offers on one kernel (tile-blocked's block shapes).
+const ROOT_FORMS: usize = 10;
+
 pub(crate) fn root_variants(config: &Config) -> usize {
     if config.time_s.is_some() {
-        8
+        ROOT_FORMS
     } else {
         (config.budget / 16).clamp(1, 8) as usize
     }

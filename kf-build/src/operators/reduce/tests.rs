@@ -637,22 +637,44 @@ fn every_invocation_becomes_a_group_of_lanes_of_one_subgroup() {
 /// The baseline invocation ids `program` runs on `kernel`'s sizes, each with the number of
 /// lanes that run it, when the adapter makes subgroups of `sg` consecutive invocations: for the
 /// baseline each id once; for a lane-groups rewrite, by the formula its preamble writes.
+/// Workgroups `program` launches at the kernel's declared sizes.
+fn workgroup_counts(
+    kernel: &kf_runtime::resolve::ResolvedKernel,
+    program: &kf_runtime::Program,
+) -> [u32; 3] {
+    let sizes = |n: &str| kernel.sizes.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+    program.workgroups(sizes, 65535).unwrap()
+}
+
+/// The value of override `name` among `program`'s constants.
+fn constant(program: &kf_runtime::Program, name: &str) -> u32 {
+    program
+        .constants
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| *v as u32)
+        .unwrap()
+}
+
+/// The baseline invocation id that group `grp` of workgroup `wid` stands for, where `k`
+/// workgroups share one baseline workgroup of `b` invocations along x.
+fn baseline_id(wid: [u32; 3], k: u32, grp: u32, b: [u32; 3]) -> [u32; 3] {
+    let ([x, y, z], [bx, by, bz]) = (wid, b);
+    [
+        (x / k) * bx + grp % bx,
+        y * by + (grp / bx) % by,
+        z * bz + grp / (bx * by),
+    ]
+}
+
 fn ids_run(
     kernel: &kf_runtime::resolve::ResolvedKernel,
     program: &kf_runtime::Program,
     groups: Option<([u32; 3], u32)>,
 ) -> std::collections::BTreeMap<[u32; 3], u32> {
-    let sizes = |n: &str| kernel.sizes.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
-    let counts = program.workgroups(sizes, 65535).unwrap();
+    let counts = workgroup_counts(kernel, program);
     let [wx, wy, wz] = program.workgroup_size;
-    let constant = |n: &str| {
-        program
-            .constants
-            .iter()
-            .find(|(k, _)| k == n)
-            .map(|(_, v)| *v as u32)
-            .unwrap()
-    };
+    let constant = |n: &str| constant(program, n);
     let mut ids = std::collections::BTreeMap::new();
     for x in 0..counts[0] {
         for y in 0..counts[1] {
@@ -679,11 +701,7 @@ fn ids_run(
                             if grp >= w {
                                 continue;
                             }
-                            let id = [
-                                (x / k) * bx + grp % bx,
-                                y * by + (grp / bx) % by,
-                                z * bz + grp / (bx * by),
-                            ];
+                            let id = baseline_id([x, y, z], k, grp, [bx, by, bz]);
                             *ids.entry(id).or_insert(0) += 1;
                         }
                     }
@@ -694,21 +712,30 @@ fn ids_run(
     ids
 }
 
-#[test]
-fn lane_groups_run_exactly_the_baselines_ids_for_every_parameter_value() {
+/// Every corpus kernel (and SUM_DIM1) with the rewrite `pick` takes from its reductions on an
+/// H200-like adapter, where it has one.
+fn forms_on_corpus(
+    pick: fn(&[Rewrite]) -> Option<&Rewrite>,
+) -> Vec<(String, kf_runtime::resolve::ResolvedKernel, Rewrite)> {
     let mut kernels: Vec<(String, kf_runtime::resolve::ResolvedKernel)> = testkit::corpus()
         .into_iter()
         .map(|k| (k.name, k.kernel))
         .collect();
     kernels.push(("SUM_DIM1".into(), sum_dim1()));
+    kernels
+        .into_iter()
+        .filter_map(|(name, kernel)| {
+            let rewrites = apply(&ParallelReduction, &kernel, &testkit::h200()).ok()?;
+            let r = pick(&rewrites)?.clone();
+            Some((name, kernel, r))
+        })
+        .collect()
+}
+
+#[test]
+fn lane_groups_run_exactly_the_baselines_ids_for_every_parameter_value() {
     let mut checked = Vec::new();
-    for (name, kernel) in &kernels {
-        let Ok(rewrites) = apply(&ParallelReduction, kernel, &testkit::h200()) else {
-            continue;
-        };
-        let Some(r) = lane_groups(&rewrites) else {
-            continue;
-        };
+    for (name, kernel, r) in &forms_on_corpus(lane_groups) {
         let baseline = ids_run(kernel, &kernel.baseline, None);
         let wgs = kernel.baseline.workgroup_size;
         let param = |n: &str| r.params.iter().find(|(k, _)| k == n).unwrap().1.clone();
@@ -959,16 +986,8 @@ fn column_ids_run(
     program: &kf_runtime::Program,
     wgs: [u32; 3],
 ) -> std::collections::BTreeMap<[u32; 3], (u32, u32)> {
-    let sizes = |n: &str| kernel.sizes.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
-    let counts = program.workgroups(sizes, 65535).unwrap();
-    let constant = |n: &str| {
-        program
-            .constants
-            .iter()
-            .find(|(k, _)| k == n)
-            .map(|(_, v)| *v as u32)
-            .unwrap()
-    };
+    let counts = workgroup_counts(kernel, program);
+    let constant = |n: &str| constant(program, n);
     let (wg, cols) = (constant(WG), constant(COLS).min(constant(WG)));
     assert_eq!(program.workgroup_size, [wg, 1, 1]);
     let [bx, by, bz] = wgs;
@@ -984,11 +1003,7 @@ fn column_ids_run(
                     if grp >= w {
                         continue;
                     }
-                    let id = [
-                        (x / k) * bx + grp % bx,
-                        y * by + (grp / bx) % by,
-                        z * bz + grp / (bx * by),
-                    ];
+                    let id = baseline_id([x, y, z], k, grp, [bx, by, bz]);
                     let e = ids.entry(id).or_insert((0, 0));
                     e.0 += 1;
                     e.1 += u32::from(sub == 0);
@@ -1001,19 +1016,8 @@ fn column_ids_run(
 
 #[test]
 fn column_groups_run_exactly_the_baselines_ids_for_every_parameter_value() {
-    let mut kernels: Vec<(String, kf_runtime::resolve::ResolvedKernel)> = testkit::corpus()
-        .into_iter()
-        .map(|k| (k.name, k.kernel))
-        .collect();
-    kernels.push(("SUM_DIM1".into(), sum_dim1()));
     let mut checked = Vec::new();
-    for (name, kernel) in &kernels {
-        let Ok(rewrites) = apply(&ParallelReduction, kernel, &testkit::h200()) else {
-            continue;
-        };
-        let Some(r) = column_groups(&rewrites) else {
-            continue;
-        };
+    for (name, kernel, r) in &forms_on_corpus(column_groups) {
         let baseline = ids_run(kernel, &kernel.baseline, None);
         let wgs = kernel.baseline.workgroup_size;
         let param = |n: &str| r.params.iter().find(|(k, _)| k == n).unwrap().1.clone();

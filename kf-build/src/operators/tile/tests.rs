@@ -353,3 +353,22 @@ fn counter_groups_add_their_sums_before_the_first_group_stores() {
             .is_empty()
     );
 }
+
+#[test]
+fn the_corpus_fires_and_skips_as_its_headers_say() {
+    let corpus = crate::operators::testkit::corpus();
+    let mut fired = 0;
+    for k in &corpus {
+        for op in [Tile::shared(), Tile::blocked()] {
+            let result = apply(&op, &k.kernel, &crate::operators::testkit::lavapipe());
+            if k.fires.iter().any(|f| f == op.name()) {
+                let rewrites = result.unwrap_or_else(|e| panic!("{}: skipped: {e}", k.name));
+                assert!(!rewrites.is_empty(), "{}", k.name);
+                fired += 1;
+            } else if k.skips.iter().any(|f| f == op.name()) {
+                assert!(result.is_err(), "{}: must skip", k.name);
+            }
+        }
+    }
+    assert!(fired >= 4, "only {fired} corpus kernels tiled");
+}
