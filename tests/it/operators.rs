@@ -7,6 +7,7 @@ use kf_build::evaluate::process::WorkerProcess;
 use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
 use kf_build::operators::coarsen::Coarsen;
 use kf_build::operators::reduce::ParallelReduction;
+use kf_build::operators::scan::Scan;
 use kf_build::operators::vectorize::VectorizedAccess;
 use kf_build::operators::{Operator, Subject, Target};
 use kf_runtime::resolve::ResolvedKernel;
@@ -93,6 +94,7 @@ pub(crate) fn verify_plan(kernel: &ResolvedKernel) -> kf_build::evaluate::EvalPl
 fn operators() -> Vec<Box<dyn Operator>> {
     vec![
         Box::new(ParallelReduction),
+        Box::new(Scan),
         Box::new(Coarsen),
         Box::new(VectorizedAccess),
     ]

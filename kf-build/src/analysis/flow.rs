@@ -20,7 +20,7 @@
 use super::Skip;
 use super::expr::binary_op_wgsl;
 use super::ir::Analysis;
-use naga::{Expression, Handle, LocalVariable};
+use naga::{Expression, Handle, LocalVariable, Statement};
 use std::collections::HashMap;
 
 /// The entry point under analysis.
@@ -325,6 +325,58 @@ pub fn is_pure(module: &naga::Module, f: Handle<naga::Function>) -> bool {
         })
     }
     expressions_ok && block_ok(&func.body, func)
+}
+
+/// A guard of an entry point that computes one result per invocation: the result is computed only
+/// where `cond == active_when` (for every guard).
+#[derive(Clone, Copy, Debug)]
+pub struct Guard {
+    /// The condition.
+    pub cond: Handle<Expression>,
+    /// The value for which the invocation goes on.
+    pub active_when: bool,
+}
+
+/// Whether `block` is exactly `return;`.
+pub fn is_return(block: &naga::Block) -> bool {
+    matches!(
+        block.iter().collect::<Vec<_>>().as_slice(),
+        [Statement::Return { value: None }]
+    )
+}
+
+/// Whether `block` is exactly `break;`.
+pub fn is_break(block: &naga::Block) -> bool {
+    matches!(
+        block.iter().collect::<Vec<_>>().as_slice(),
+        [Statement::Break]
+    )
+}
+
+/// Statements of a block with nested plain blocks spliced in.
+pub fn flatten<'b>(block: &'b naga::Block, out: &mut Vec<&'b Statement>) {
+    for s in block.iter() {
+        match s {
+            Statement::Block(b) => flatten(b, out),
+            other => out.push(other),
+        }
+    }
+}
+
+/// A statement's kind, for skip reasons ("a function call").
+pub fn statement_kind(s: &Statement) -> &'static str {
+    match s {
+        Statement::Call { .. } => "a function call",
+        Statement::Atomic { .. } => "an atomic",
+        Statement::ControlBarrier(_) | Statement::MemoryBarrier(_) => "a barrier",
+        Statement::Switch { .. } => "a switch",
+        Statement::Loop { .. } => "a second loop",
+        Statement::Store { .. } => "a store",
+        Statement::If { .. } => "an if",
+        Statement::Return { .. } => "a return",
+        Statement::Break | Statement::Continue => "a break or continue",
+        _ => "a statement",
+    }
 }
 
 /// The name of a local, for messages.

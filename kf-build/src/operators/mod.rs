@@ -22,6 +22,7 @@ pub mod params;
 pub mod reduce;
 pub mod reshape;
 pub mod respell;
+pub mod scan;
 #[cfg(test)]
 mod testing;
 #[cfg(test)]
@@ -205,6 +206,7 @@ pub fn all() -> Vec<Box<dyn Operator>> {
         Box::new(tile::Tile::shared()),
         Box::new(tile::Tile::blocked()),
         Box::new(reduce::ParallelReduction),
+        Box::new(scan::Scan),
         Box::new(coarsen::Coarsen),
         Box::new(vectorize::VectorizedAccess),
     ]

@@ -80,7 +80,9 @@
 //! whose overrides set the workgroup size keeps those constants, now unused by the entry point.
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
-use crate::analysis::flow::{Deps, Entry, Exprs, Locals, Printer, Value};
+use crate::analysis::flow::{
+    Deps, Entry, Exprs, Guard, Locals, Printer, Value, flatten, is_break, is_return, statement_kind,
+};
 use crate::analysis::ir::{self, AccOp, Analysis, Cmp, IndexForm, Var};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
@@ -319,13 +321,6 @@ impl Operator for Tile {
     }
 }
 
-/// A guard: outputs are computed only where `cond == active_when` (for every guard).
-#[derive(Clone, Copy, Debug)]
-struct Guard {
-    cond: Handle<Expression>,
-    active_when: bool,
-}
-
 /// One operand of the product: its load, and how to read it coalesced.
 #[derive(Clone, Copy, Debug)]
 struct Operand {
@@ -382,45 +377,6 @@ struct LoopFacts {
     continue_when: bool,
     acc_init: Value,
     update: Handle<Expression>,
-}
-
-fn is_return(block: &naga::Block) -> bool {
-    matches!(
-        block.iter().collect::<Vec<_>>().as_slice(),
-        [Statement::Return { value: None }]
-    )
-}
-
-fn is_break(block: &naga::Block) -> bool {
-    matches!(
-        block.iter().collect::<Vec<_>>().as_slice(),
-        [Statement::Break]
-    )
-}
-
-/// Statements of a block with nested plain blocks spliced in.
-fn flatten<'b>(block: &'b naga::Block, out: &mut Vec<&'b Statement>) {
-    for s in block.iter() {
-        match s {
-            Statement::Block(b) => flatten(b, out),
-            other => out.push(other),
-        }
-    }
-}
-
-fn statement_kind(s: &Statement) -> &'static str {
-    match s {
-        Statement::Call { .. } => "a function call",
-        Statement::Atomic { .. } => "an atomic",
-        Statement::ControlBarrier(_) | Statement::MemoryBarrier(_) => "a barrier",
-        Statement::Switch { .. } => "a switch",
-        Statement::Loop { .. } => "a second loop",
-        Statement::Store { .. } => "a store",
-        Statement::If { .. } => "an if",
-        Statement::Return { .. } => "a return",
-        Statement::Break | Statement::Continue => "a break or continue",
-        _ => "a statement",
-    }
 }
 
 impl<'a> Walk<'a> {

@@ -965,9 +965,10 @@ fn operators_with_several_forms_get_several_tries_on_the_users_kernel() {
         .iter()
         .filter(|o| o.starts_with("reduce("))
         .count();
-    assert_eq!(
-        reduce_on_root,
-        forms("reduce").min(3),
+    // The root rounds give it three tries; a parent drawn at random afterwards may be the
+    // user's kernel again, so more are possible before the first chain.
+    assert!(
+        reduce_on_root >= forms("reduce").min(3),
         "reduce's forms tried on the user's kernel before any chain: {origins:?}"
     );
 }

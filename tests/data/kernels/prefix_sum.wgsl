@@ -1,5 +1,6 @@
 // Row prefix sum: the running value is written every iteration (a loop-carried dependency).
 // spec: sizes(rows = 4, cols = 64), bind(x = input(rows * cols), y = output(rows * cols), dims = uniform(rows, cols)), grid = (rows)
+// fires: scan
 // skips: reduce
 struct Dims { rows: u32, cols: u32 }
 @group(0) @binding(0) var<storage, read> x: array<f32>;
