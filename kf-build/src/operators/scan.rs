@@ -110,14 +110,22 @@ impl Operator for Scan {
         }
         let target = subject.target;
         let mut rewrites = Vec::new();
-        for w in WIDTHS {
+        let forms: &[bool] = if target.has_subgroups() {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for (w, &subgroups) in WIDTHS
+            .iter()
+            .flat_map(|&w| forms.iter().map(move |s| (w, s)))
+        {
             if u64::from(w) > target.limit("max_compute_invocations_per_workgroup", 256)
                 || u64::from(w) > target.limit("max_compute_workgroup_size_x", 256)
                 || u64::from(w) * 4 > target.limit("max_compute_workgroup_storage_size", 16384)
             {
                 continue;
             }
-            let function = generate(&scan, &x, w, &program.entry)?;
+            let function = generate(&scan, &x, w, subgroups, &program.entry)?;
             let mut text = String::with_capacity(wgsl.len() + function.len());
             text.push_str(&wgsl[..range.start]);
             text.push_str(&function);
@@ -132,7 +140,10 @@ impl Operator for Scan {
                     dispatch: dispatch.clone(),
                     then: Cow::Borrowed(&[]),
                 },
-                step: format!("scan({w} lanes, float sums reassociated)"),
+                step: format!(
+                    "scan({w} lanes{}, float sums reassociated)",
+                    if subgroups { ", subgroups" } else { "" }
+                ),
                 params: Vec::new(),
             });
         }
@@ -421,7 +432,13 @@ fn recognise<'a>(e: &'a Entry<'a>, a: &'a Analysis<'a>) -> Result<(RowScan, Loca
 }
 
 /// The scanning entry point (with its workgroup memory), as WGSL text.
-fn generate(m: &RowScan, x: &Exprs<'_>, w: u32, entry: &str) -> Result<String, Skip> {
+fn generate(
+    m: &RowScan,
+    x: &Exprs<'_>,
+    w: u32,
+    subgroups: bool,
+    entry: &str,
+) -> Result<String, Skip> {
     let ty = &m.counter_ty;
     let printer = |symbols: &[Option<String>], h: Handle<Expression>| {
         Printer {
@@ -467,8 +484,20 @@ fn generate(m: &RowScan, x: &Exprs<'_>, w: u32, entry: &str) -> Result<String, S
     let _ = writeln!(w_, "@compute @workgroup_size({w}, 1, 1)");
     let _ = writeln!(
         w_,
-        "fn {entry}(@builtin(workgroup_id) kfs_gid: vec3<u32>, @builtin(local_invocation_index) kfs_lane: u32) {{"
+        "fn {entry}(@builtin(workgroup_id) kfs_gid: vec3<u32>, @builtin(local_invocation_index) kfs_lid: u32{}) {{",
+        if subgroups {
+            ", @builtin(subgroup_id) kfs_sg: u32, @builtin(subgroup_invocation_id) kfs_sl: u32, @builtin(subgroup_size) kfs_sgsize: u32, @builtin(num_subgroups) kfs_nsg: u32"
+        } else {
+            ""
+        }
     );
+    // The lane's place in a tile: with subgroups, subgroup by subgroup, so that a subgroup's
+    // inclusive sum and the totals of the subgroups before it make the prefix.
+    if subgroups {
+        let _ = writeln!(w_, "    let kfs_lane = kfs_sg * kfs_sgsize + kfs_sl;");
+    } else {
+        let _ = writeln!(w_, "    let kfs_lane = kfs_lid;");
+    }
     if !active.is_empty() {
         // The id is the workgroup's: every lane takes the same branch.
         let _ = writeln!(w_, "    if !({}) {{", active.join(" && "));
@@ -487,24 +516,48 @@ fn generate(m: &RowScan, x: &Exprs<'_>, w: u32, entry: &str) -> Result<String, S
     let _ = writeln!(w_, "        if kfs_in {{");
     let _ = writeln!(w_, "            kfs_v = {term};");
     let _ = writeln!(w_, "        }}");
-    let _ = writeln!(w_, "        kfs_buf[kfs_lane] = kfs_v;");
-    let _ = writeln!(w_, "        workgroupBarrier();");
-    let _ = writeln!(
-        w_,
-        "        for (var kfs_o = 1u; kfs_o < {w}u; kfs_o = kfs_o * 2u) {{"
-    );
-    let _ = writeln!(w_, "            var kfs_add = 0.0f;");
-    let _ = writeln!(w_, "            if kfs_lane >= kfs_o {{");
-    let _ = writeln!(w_, "                kfs_add = kfs_buf[kfs_lane - kfs_o];");
-    let _ = writeln!(w_, "            }}");
-    let _ = writeln!(w_, "            workgroupBarrier();");
-    let _ = writeln!(
-        w_,
-        "            kfs_buf[kfs_lane] = kfs_buf[kfs_lane] + kfs_add;"
-    );
-    let _ = writeln!(w_, "            workgroupBarrier();");
-    let _ = writeln!(w_, "        }}");
-    let _ = writeln!(w_, "        let kfs_acc = kfs_carry + kfs_buf[kfs_lane];");
+    if subgroups {
+        // The subgroup's inclusive sums; its last lane leaves the subgroup's total.
+        let _ = writeln!(w_, "        let kfs_x = subgroupInclusiveAdd(kfs_v);");
+        let _ = writeln!(w_, "        if kfs_sl == kfs_sgsize - 1u {{");
+        let _ = writeln!(w_, "            kfs_buf[kfs_sg] = kfs_x;");
+        let _ = writeln!(w_, "        }}");
+        let _ = writeln!(w_, "        workgroupBarrier();");
+        let _ = writeln!(w_, "        var kfs_before = 0.0f;");
+        let _ = writeln!(w_, "        var kfs_total = 0.0f;");
+        let _ = writeln!(
+            w_,
+            "        for (var kfs_s = 0u; kfs_s < kfs_nsg; kfs_s = kfs_s + 1u) {{"
+        );
+        let _ = writeln!(w_, "            if kfs_s == kfs_sg {{");
+        let _ = writeln!(w_, "                kfs_before = kfs_total;");
+        let _ = writeln!(w_, "            }}");
+        let _ = writeln!(w_, "            kfs_total = kfs_total + kfs_buf[kfs_s];");
+        let _ = writeln!(w_, "        }}");
+        let _ = writeln!(
+            w_,
+            "        let kfs_acc = kfs_carry + (kfs_before + kfs_x);"
+        );
+    } else {
+        let _ = writeln!(w_, "        kfs_buf[kfs_lane] = kfs_v;");
+        let _ = writeln!(w_, "        workgroupBarrier();");
+        let _ = writeln!(
+            w_,
+            "        for (var kfs_o = 1u; kfs_o < {w}u; kfs_o = kfs_o * 2u) {{"
+        );
+        let _ = writeln!(w_, "            var kfs_add = 0.0f;");
+        let _ = writeln!(w_, "            if kfs_lane >= kfs_o {{");
+        let _ = writeln!(w_, "                kfs_add = kfs_buf[kfs_lane - kfs_o];");
+        let _ = writeln!(w_, "            }}");
+        let _ = writeln!(w_, "            workgroupBarrier();");
+        let _ = writeln!(
+            w_,
+            "            kfs_buf[kfs_lane] = kfs_buf[kfs_lane] + kfs_add;"
+        );
+        let _ = writeln!(w_, "            workgroupBarrier();");
+        let _ = writeln!(w_, "        }}");
+        let _ = writeln!(w_, "        let kfs_acc = kfs_carry + kfs_buf[kfs_lane];");
+    }
     let _ = writeln!(w_, "        if kfs_in {{");
     for &(pointer, value) in &m.stores {
         let p = Printer {
@@ -520,7 +573,11 @@ fn generate(m: &RowScan, x: &Exprs<'_>, w: u32, entry: &str) -> Result<String, S
         );
     }
     let _ = writeln!(w_, "        }}");
-    let _ = writeln!(w_, "        kfs_carry = kfs_carry + kfs_buf[{}u];", w - 1);
+    if subgroups {
+        let _ = writeln!(w_, "        kfs_carry = kfs_carry + kfs_total;");
+    } else {
+        let _ = writeln!(w_, "        kfs_carry = kfs_carry + kfs_buf[{}u];", w - 1);
+    }
     let _ = writeln!(w_, "        workgroupBarrier();");
     let _ = writeln!(w_, "    }}");
     let _ = writeln!(w_, "}}");
