@@ -327,6 +327,34 @@ pub fn is_pure(module: &naga::Module, f: Handle<naga::Function>) -> bool {
     expressions_ok && block_ok(&func.body, func)
 }
 
+/// The kernel's one loop as a counted loop that steps its counter by +1 while `counter < K` (or
+/// `<=`), `K` with no offset: the loop of a matrix product's sum or a row's scan.
+pub fn one_unit_loop<'a>(a: &'a super::ir::Analysis<'_>) -> Result<&'a super::ir::ForLoop, Skip> {
+    if a.loops.len() != 1 {
+        return Err(Skip("the kernel does not have exactly one loop".into()));
+    }
+    let fl = a.loops[0].for_loop.as_ref().ok_or_else(|| {
+        Skip(format!(
+            "the loop is not a counted loop ({})",
+            a.loops[0].not_counted.as_deref().unwrap_or("unrecognised")
+        ))
+    })?;
+    let bound_ok = matches!(
+        fl.bounds.as_slice(),
+        [super::ir::Bound {
+            cmp: super::ir::Cmp::Lt | super::ir::Cmp::Le,
+            offset: None,
+            ..
+        }]
+    );
+    if !bound_ok || fl.decreasing || a.const_int(fl.step) != Some(1) {
+        return Err(Skip(
+            "the loop is not `counter < K` (or `<=`) stepping by one".into(),
+        ));
+    }
+    Ok(fl)
+}
+
 /// A guard of an entry point that computes one result per invocation: the result is computed only
 /// where `cond == active_when` (for every guard).
 #[derive(Clone, Copy, Debug)]

@@ -212,6 +212,26 @@ pub fn all() -> Vec<Box<dyn Operator>> {
     ]
 }
 
+/// A launch rule with one workgroup per invocation of `parent`'s launch (its invocations per axis
+/// as workgroup counts): `reduce` and `scan` give every former invocation a workgroup.
+pub fn one_workgroup_per_invocation(parent: &Program) -> kf_runtime::Dispatch {
+    let mut size = parent.dispatch.size.clone();
+    if parent.dispatch.mode == kf_runtime::DispatchMode::Workgroups {
+        for (expr, &w) in size.iter_mut().zip(&parent.workgroup_size) {
+            if w != 1 {
+                let mut ops = expr.ops().to_vec();
+                ops.push(kf_runtime::expr::Op::Lit(u64::from(w)));
+                ops.push(kf_runtime::expr::Op::Mul);
+                *expr = kf_runtime::expr::SizeExpr::from_ops(ops);
+            }
+        }
+    }
+    kf_runtime::Dispatch {
+        mode: kf_runtime::DispatchMode::Workgroups,
+        size,
+    }
+}
+
 /// A rewrite operator.
 pub trait Operator: Send + Sync {
     /// A short stable name, e.g. `coarsen`.

@@ -605,18 +605,7 @@ fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
     }
 
     // One workgroup per former invocation.
-    let parent = subject.program;
-    let mut size = parent.dispatch.size.clone();
-    if parent.dispatch.mode == DispatchMode::Workgroups {
-        for (expr, &w) in size.iter_mut().zip(&parent.workgroup_size) {
-            if w != 1 {
-                let mut ops = expr.ops().to_vec();
-                ops.push(Op::Lit(u64::from(w)));
-                ops.push(Op::Mul);
-                *expr = SizeExpr::from_ops(ops);
-            }
-        }
-    }
+    let mut size = super::one_workgroup_per_invocation(subject.program).size;
     let fold = fold_rows(subject, &mut size)?;
     let reassociates = split.iter().any(|sl| {
         sl.accumulators.iter().any(|(acc, _)| {

@@ -36,13 +36,12 @@
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
-    Entry, Exprs, Guard, Locals, Printer, Value, flatten, is_break, is_return, statement_kind,
+    Entry, Exprs, Guard, Locals, Printer, Value, flatten, is_break, is_return, one_unit_loop,
+    statement_kind,
 };
-use crate::analysis::ir::{self, AccOp, Analysis, Cmp};
+use crate::analysis::ir::{self, AccOp, Analysis};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
-use kf_runtime::expr::{Op, SizeExpr};
-use kf_runtime::program::{Dispatch, DispatchMode};
 use naga::{Expression, Handle, Statement};
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -94,7 +93,7 @@ impl Operator for Scan {
             .entry_signature()
             .ok_or_else(|| Skip("cannot find the entry point's text".into()))?;
         let range = signature.attributes.start..signature.body.end;
-        let dispatch = launch_rule(program);
+        let dispatch = super::one_workgroup_per_invocation(program);
         let limit = subject
             .target
             .limit("max_compute_workgroups_per_dimension", 65535);
@@ -176,28 +175,7 @@ fn recognise<'a>(e: &'a Entry<'a>, a: &'a Analysis<'a>) -> Result<(RowScan, Loca
             "the entry point does not read global_invocation_id".into(),
         ));
     }
-    if a.loops.len() != 1 {
-        return Err(Skip("the kernel does not have exactly one loop".into()));
-    }
-    let fl = a.loops[0].for_loop.as_ref().ok_or_else(|| {
-        Skip(format!(
-            "the loop is not a counted loop ({})",
-            a.loops[0].not_counted.as_deref().unwrap_or("unrecognised")
-        ))
-    })?;
-    let bound_ok = matches!(
-        fl.bounds.as_slice(),
-        [ir::Bound {
-            cmp: Cmp::Lt | Cmp::Le,
-            offset: None,
-            ..
-        }]
-    );
-    if !bound_ok || fl.decreasing || a.const_int(fl.step) != Some(1) {
-        return Err(Skip(
-            "the loop is not `counter < K` (or `<=`) stepping by one".into(),
-        ));
-    }
+    let fl = one_unit_loop(a)?;
     let fx = a.loop_effects(0);
     let mut carried: Vec<Handle<naga::LocalVariable>> = fx
         .accumulators
@@ -582,25 +560,6 @@ fn generate(
     let _ = writeln!(w_, "    }}");
     let _ = writeln!(w_, "}}");
     Ok(o)
-}
-
-/// One workgroup per invocation of the parent's launch.
-fn launch_rule(parent: &Program) -> Dispatch {
-    let mut size = parent.dispatch.size.clone();
-    if parent.dispatch.mode == DispatchMode::Workgroups {
-        for (expr, &w) in size.iter_mut().zip(&parent.workgroup_size) {
-            if w != 1 {
-                let mut ops = expr.ops().to_vec();
-                ops.push(Op::Lit(u64::from(w)));
-                ops.push(Op::Mul);
-                *expr = SizeExpr::from_ops(ops);
-            }
-        }
-    }
-    Dispatch {
-        mode: DispatchMode::Workgroups,
-        size,
-    }
 }
 
 #[cfg(test)]

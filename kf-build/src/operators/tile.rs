@@ -81,9 +81,10 @@
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
-    Deps, Entry, Exprs, Guard, Locals, Printer, Value, flatten, is_break, is_return, statement_kind,
+    Deps, Entry, Exprs, Guard, Locals, Printer, Value, flatten, is_break, is_return, one_unit_loop,
+    statement_kind,
 };
-use crate::analysis::ir::{self, AccOp, Analysis, Cmp, IndexForm, Var};
+use crate::analysis::ir::{self, AccOp, Analysis, IndexForm, Var};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
 use kf_runtime::expr::{Op, SizeExpr};
@@ -483,28 +484,10 @@ impl<'a> Walk<'a> {
         break_if: Option<Handle<Expression>>,
     ) -> Result<LoopFacts, Skip> {
         let (e, a) = (self.e, self.ir);
-        if break_if.is_some() || a.loops.len() != 1 {
+        if break_if.is_some() {
             return Err(Skip("the kernel does not have exactly one loop".into()));
         }
-        let fl = a.loops[0].for_loop.as_ref().ok_or_else(|| {
-            Skip(format!(
-                "the loop is not a counted loop ({})",
-                a.loops[0].not_counted.as_deref().unwrap_or("unrecognised")
-            ))
-        })?;
-        let bound_ok = matches!(
-            fl.bounds.as_slice(),
-            [ir::Bound {
-                cmp: Cmp::Lt | Cmp::Le,
-                offset: None,
-                ..
-            }]
-        );
-        if !bound_ok || fl.decreasing || a.const_int(fl.step) != Some(1) {
-            return Err(Skip(
-                "the loop is not `counter < K` (or `<=`) stepping by one".into(),
-            ));
-        }
+        let fl = one_unit_loop(a)?;
         // The accumulator: `ir` recognises `acc = acc + f`; `acc = fma(x, y, acc)` it reports as
         // loop-carried, and the update's shape is checked below either way.
         let fx = a.loop_effects(0);
