@@ -2118,6 +2118,13 @@ fn render(
                     after.push_str(&format!("\n{indent}{} = {call};", acc.name));
                 }
             };
+        // An arg pair gets the combined pair after the loop (`call` returns it).
+        let pair_combined = |after: &mut String, p: &ir::ArgAccumulator, call: &str| {
+            after.push_str(&format!(
+                "\n{indent}{{ let kf_red_pair = {call}; {} = kf_red_pair.v; {} = kf_red_pair.i; }}",
+                p.value_name, p.index_name
+            ));
+        };
         for (acc, fix) in &sl.accumulators {
             let ty = a.type_name(acc.ty);
             let tid = type_ident(&ty);
@@ -2183,14 +2190,13 @@ fn render(
                     pair_types.push((vt.clone(), it.clone()));
                     pair_sites.push(1);
                 }
-                after.push_str(&format!(
-                    "\n{indent}{{ let kf_red_pair = {}({}, {}, {LANE}, kf_col); {} = kf_red_pair.v; {} = kf_red_pair.i; }}",
+                let call = format!(
+                    "{}({}, {}, {LANE}, kf_col)",
                     column_arg_helper_name(p.op, p.ties, &vt, &it),
                     p.value_name,
-                    p.index_name,
-                    p.value_name,
                     p.index_name
-                ));
+                );
+                pair_combined(&mut after, p, &call);
                 continue;
             }
             if groups.is_some() {
@@ -2198,14 +2204,13 @@ fn render(
                 if !inner_arg_helpers.contains(&key) {
                     inner_arg_helpers.push(key);
                 }
-                after.push_str(&format!(
-                    "\n{indent}{{ let kf_red_pair = {}({}, {}); {} = kf_red_pair.v; {} = kf_red_pair.i; }}",
+                let call = format!(
+                    "{}({}, {})",
                     inner_arg_helper_name(p.op, p.ties, &vt, &it),
                     p.value_name,
-                    p.index_name,
-                    p.value_name,
                     p.index_name
-                ));
+                );
+                pair_combined(&mut after, p, &call);
                 continue;
             }
             let key = (p.op, p.ties, vt.clone(), it.clone());
@@ -2233,10 +2238,7 @@ fn render(
                     p.value_name, p.index_name
                 ),
             };
-            after.push_str(&format!(
-                "\n{indent}{{ let kf_red_pair = {call}; {} = kf_red_pair.v; {} = kf_red_pair.i; }}",
-                p.value_name, p.index_name
-            ));
+            pair_combined(&mut after, p, &call);
         }
         if let Passes::Registers(k) = passes {
             // Register arrays are declared before the first loop that fills one.
