@@ -333,10 +333,18 @@ pub fn one_unit_loop<'a>(a: &'a super::ir::Analysis<'_>) -> Result<&'a super::ir
     if a.loops.len() != 1 {
         return Err(Skip("the kernel does not have exactly one loop".into()));
     }
-    let fl = a.loops[0].for_loop.as_ref().ok_or_else(|| {
+    unit_loop(a, 0)
+}
+
+/// Loop `id` of `a` as a counted loop `counter < K` (or `<=`) stepping by one, or why it is not.
+pub fn unit_loop<'a>(
+    a: &'a super::ir::Analysis<'_>,
+    id: usize,
+) -> Result<&'a super::ir::ForLoop, Skip> {
+    let fl = a.loops[id].for_loop.as_ref().ok_or_else(|| {
         Skip(format!(
             "the loop is not a counted loop ({})",
-            a.loops[0].not_counted.as_deref().unwrap_or("unrecognised")
+            a.loops[id].not_counted.as_deref().unwrap_or("unrecognised")
         ))
     })?;
     let bound_ok = matches!(

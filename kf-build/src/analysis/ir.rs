@@ -2267,7 +2267,8 @@ impl<'a> Analysis<'a> {
             && self.previous_sibling(parent).is_none()
     }
 
-    fn local_root(&self, mut h: Handle<Expression>) -> Option<Handle<LocalVariable>> {
+    /// The local variable a pointer (a local, or an element or member of one) is rooted in.
+    pub fn local_root(&self, mut h: Handle<Expression>) -> Option<Handle<LocalVariable>> {
         loop {
             match self.function.expressions[h] {
                 Expression::LocalVariable(v) => return Some(v),

@@ -82,7 +82,7 @@
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
     Deps, Entry, Exprs, Guard, Locals, Printer, Value, flatten, is_break, is_return, one_unit_loop,
-    statement_kind,
+    statement_kind, unit_loop,
 };
 use crate::analysis::ir::{self, AccOp, Analysis, IndexForm, Var};
 use crate::evolve::descriptor::Dim;
@@ -97,6 +97,9 @@ use std::fmt::Write as _;
 /// The symbol numbers the pattern gives its loop-carried values.
 const COUNTER: usize = 0;
 const ACC: usize = 1;
+/// In the rows form, the column loop's counter and the row's accumulator.
+const COL: usize = 2;
+const ROW: usize = 3;
 
 /// Prefix of every identifier the rewrite introduces (a source that already has it is skipped).
 const PREFIX: &str = "kft_";
@@ -118,7 +121,9 @@ pub struct Config {
     /// Groups of invocations that split the counter's range: group `g` multiplies slices
     /// `g, g + ks, ..`, and the groups' sums are added in workgroup memory before the stores.
     /// More invocations for the same block: the GPU stays busy when the output has few blocks
-    /// (a long reduction into a small output) or when each invocation holds many outputs.
+    /// (a long reduction into a small output) or when each invocation holds many outputs. In
+    /// the rows form the groups split the columns instead: group `g` takes block `g` of every
+    /// `ks` blocks of columns, and the row's partial sums of all groups are added at the end.
     pub ks: u32,
 }
 
@@ -159,6 +164,13 @@ impl Config {
         // Each group's slices, and the sums of every group but the first.
         tiles * elem * u64::from(self.ks)
             + u64::from(self.ks - 1) * u64::from(self.bu) * u64::from(self.bv) * 4
+    }
+    /// Bytes of workgroup memory in the rows form: each group's slices, and a partial sum per
+    /// row and column invocation.
+    pub fn rows_storage_bytes(&self) -> u64 {
+        let elem = if self.vec4() { 16 } else { 4 };
+        let tiles = u64::from(self.stride(self.bu) + self.stride(self.bv)) * u64::from(self.bk);
+        tiles * elem * u64::from(self.ks) + u64::from(self.bu * self.tv() * self.ks) * 4
     }
     /// Elements of each slice one invocation loads (the prefetch registers per operand).
     fn loads(&self, extent: u32) -> u32 {
@@ -233,6 +245,37 @@ impl Tile {
             &SHARED
         }
     }
+
+    /// The configurations of the rows form: fewer rows per block, so that a short column of rows
+    /// still fills the GPU, and groups (`ks`) that split the columns rather than the counter.
+    pub fn row_configs(&self) -> &'static [Config] {
+        const fn c(bu: u32, bv: u32, ru: u32, rv: u32, bk: u32, ks: u32) -> Config {
+            Config {
+                bu,
+                bv,
+                ru,
+                rv,
+                bk,
+                ks,
+            }
+        }
+        const BLOCKED: [Config; 8] = [
+            c(8, 64, 1, 4, 16, 4),
+            c(8, 128, 4, 4, 16, 4),
+            c(16, 64, 2, 4, 16, 4),
+            c(16, 64, 4, 4, 16, 4),
+            c(32, 64, 4, 4, 16, 2),
+            c(16, 64, 2, 4, 16, 1),
+            c(16, 128, 2, 4, 16, 1),
+            c(32, 128, 4, 4, 16, 1),
+        ];
+        const SHARED: [Config; 2] = [c(16, 16, 1, 1, 16, 1), c(8, 32, 1, 1, 32, 2)];
+        if self.register_blocking {
+            &BLOCKED
+        } else {
+            &SHARED
+        }
+    }
 }
 
 impl Operator for Tile {
@@ -282,17 +325,34 @@ impl Operator for Tile {
         let storage = target.limit("max_compute_workgroup_storage_size", 16384);
         let mut rewrites = Vec::new();
         let mut reasons = Vec::new();
-        for cfg in self.configs() {
+        let (configs, row_bytes, form) = match matmul.rows {
+            Some(_) => (self.row_configs(), true, "rows, "),
+            None => (self.configs(), false, ""),
+        };
+        // The rows form's groups split the columns.
+        let label = |cfg: &Config| {
+            if row_bytes {
+                cfg.label().replace("counter groups", "column groups")
+            } else {
+                cfg.label()
+            }
+        };
+        for cfg in configs {
+            let bytes = if row_bytes {
+                cfg.rows_storage_bytes()
+            } else {
+                cfg.storage_bytes()
+            };
             let fits = u64::from(cfg.invocations())
                 <= target.limit("max_compute_invocations_per_workgroup", 256)
                 && u64::from(cfg.tv()) <= target.limit("max_compute_workgroup_size_x", 256)
                 && u64::from(cfg.tu()) <= target.limit("max_compute_workgroup_size_y", 256)
                 && u64::from(cfg.ks) <= target.limit("max_compute_workgroup_size_z", 64)
-                && cfg.storage_bytes() <= storage;
+                && bytes <= storage;
             if !fits {
                 reasons.push(format!(
                     "{} exceeds the adapter's workgroup limits",
-                    cfg.label()
+                    label(cfg)
                 ));
                 continue;
             }
@@ -307,11 +367,11 @@ impl Operator for Tile {
                     entry: program.entry.clone(),
                     constants: program.constants.clone(),
                     workgroup_size: [cfg.tv(), cfg.tu(), cfg.ks],
-                    workgroup_storage_bytes: cfg.storage_bytes() as u32,
+                    workgroup_storage_bytes: bytes as u32,
                     dispatch: launch_rule(&matmul, program, cfg),
                     then: Cow::Borrowed(&[]),
                 },
-                step: format!("{}({})", self.name(), cfg.label()),
+                step: format!("{}({form}{})", self.name(), label(cfg)),
                 params: Vec::new(),
             });
         }
@@ -350,6 +410,22 @@ pub struct Matmul {
     /// A flat id: `gid.x` is split by `/` and `%` with this divisor into the row (`gid.x / d`,
     /// slot y) and the column (`gid.x % d`, slot x); the kernel reads no other component but z.
     split: Option<Split>,
+    /// The rows form: the output is one value per row, a sum over a column loop around the
+    /// product (u is `gid.x`, v the column counter).
+    rows: Option<Rows>,
+}
+
+/// The column loop of the rows form, proven.
+#[derive(Clone, Debug)]
+struct Rows {
+    counter_ty: String,
+    start: Value,
+    cond: Handle<Expression>,
+    continue_when: bool,
+    /// The row accumulator's value before the loop.
+    init: Value,
+    /// `total + f(dot, j)`, over the symbols ACC, COL and ROW.
+    update: Handle<Expression>,
 }
 
 /// The divisor of a flat id, and its value as a size expression (for the launch rule).
@@ -366,7 +442,23 @@ struct Walk<'a> {
     locals: Locals,
     guards: Vec<Guard>,
     looped: Option<LoopFacts>,
+    /// The column loop around the product's loop, in the rows form.
+    outer: Option<OuterFacts>,
     store: Option<(Handle<Expression>, Handle<Expression>)>,
+}
+
+/// The column loop of the rows form: `for (var j = ..; j < J; j++) { dot = ..; for .. { dot +=
+/// x * y } total = total + f(dot, j); }`.
+#[derive(Clone, Copy, Debug)]
+struct OuterFacts {
+    counter_ty: Handle<naga::Type>,
+    counter: Handle<naga::LocalVariable>,
+    start: Value,
+    cond: Handle<Expression>,
+    continue_when: bool,
+    /// The row accumulator's value before the loop, and its update.
+    init: Value,
+    update: Handle<Expression>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -451,7 +543,12 @@ impl<'a> Walk<'a> {
                     if self.looped.is_some() {
                         return Err(Skip("more than one loop".into()));
                     }
-                    self.looped = Some(self.main_loop(body, continuing, *break_if)?);
+                    let a = self.ir;
+                    if a.loops.len() == 2 && a.loops[1].parent == Some(0) {
+                        self.outer = Some(self.outer_loop(body, continuing, *break_if)?);
+                    } else {
+                        self.looped = Some(self.main_loop(0, body, continuing, *break_if)?);
+                    }
                 }
                 // A pure function in the epilogue (`c[..] = gelu(acc)`): re-emitted as called.
                 Statement::Call {
@@ -479,6 +576,7 @@ impl<'a> Walk<'a> {
     /// accumulator as symbols.
     fn main_loop(
         &mut self,
+        id: usize,
         body: &naga::Block,
         continuing: &naga::Block,
         break_if: Option<Handle<Expression>>,
@@ -487,10 +585,14 @@ impl<'a> Walk<'a> {
         if break_if.is_some() {
             return Err(Skip("the kernel does not have exactly one loop".into()));
         }
-        let fl = one_unit_loop(a)?;
+        let fl = if id == 0 {
+            one_unit_loop(a)?
+        } else {
+            unit_loop(a, id)?
+        };
         // The accumulator: `ir` recognises `acc = acc + f`; `acc = fma(x, y, acc)` it reports as
         // loop-carried, and the update's shape is checked below either way.
-        let fx = a.loop_effects(0);
+        let fx = a.loop_effects(id);
         let mut candidates: Vec<Handle<naga::LocalVariable>> = fx
             .accumulators
             .iter()
@@ -597,6 +699,168 @@ impl<'a> Walk<'a> {
             update,
         })
     }
+
+    /// The column loop of the rows form (see the module documentation): a counted loop stepping
+    /// by one over an invariant range whose body sets the product's accumulator, runs the
+    /// product's loop ([`Walk::main_loop`]) and adds a function of the product and the column to
+    /// one `f32` row accumulator, with no other effect.
+    fn outer_loop(
+        &mut self,
+        body: &naga::Block,
+        continuing: &naga::Block,
+        break_if: Option<Handle<Expression>>,
+    ) -> Result<OuterFacts, Skip> {
+        let (e, a) = (self.e, self.ir);
+        if break_if.is_some() {
+            return Err(Skip("the column loop ends with `break if`".into()));
+        }
+        let fl = unit_loop(a, 0)?;
+        let fx = a.loop_effects(0);
+        if !fx.global_writes.is_empty()
+            || !fx.effectful_calls.is_empty()
+            || !fx.other.is_empty()
+            || !fx.args.is_empty()
+        {
+            return Err(Skip(
+                "the column loop has effects besides its accumulation".into(),
+            ));
+        }
+        // Locals the product's loop writes (its accumulator and counter) are reset by every
+        // column; the row accumulator is the one other local the column loop carries.
+        let inner: Vec<Handle<naga::LocalVariable>> = a
+            .loop_stmts(1)
+            .filter_map(|s| match *a.stmts[s].stmt {
+                Statement::Store { pointer, .. } => a.local_root(pointer),
+                _ => None,
+            })
+            .collect();
+        let accs: Vec<&ir::Accumulator> = fx
+            .accumulators
+            .iter()
+            .filter(|acc| !inner.contains(&acc.var))
+            .collect();
+        let [acc] = accs[..] else {
+            return Err(Skip(
+                "the column loop does not update exactly one accumulator".into(),
+            ));
+        };
+        if acc.op != AccOp::Add
+            || !matches!(
+                e.module.types[acc.ty].inner,
+                naga::TypeInner::Scalar(naga::Scalar::F32)
+            )
+        {
+            return Err(Skip(
+                "the column loop's accumulator is not an f32 sum".into(),
+            ));
+        }
+        if let Some((v, why)) = fx
+            .carried
+            .iter()
+            .find(|(v, _)| !inner.contains(v) && !fx.private.contains(v))
+        {
+            return Err(Skip(format!(
+                "the column loop carries `{}` ({why})",
+                crate::analysis::flow::local_name(e, *v)
+            )));
+        }
+        let counter = fl.var;
+        let start = *self
+            .locals
+            .current
+            .get(&counter)
+            .ok_or_else(|| Skip("the column counter has no value before its loop".into()))?;
+        let init = *self
+            .locals
+            .current
+            .get(&acc.var)
+            .ok_or_else(|| Skip("the row accumulator has no value before the loop".into()))?;
+        {
+            let x = Exprs {
+                e,
+                locals: &self.locals,
+            };
+            let invariant = |v: Value| match v {
+                Value::Expr(h) => x.deps(h).is_invariant(),
+                _ => false,
+            };
+            if !invariant(start) || !x.deps(fl.bounds[0].bound).is_invariant() {
+                return Err(Skip(
+                    "the column loop's start or bound varies between invocations".into(),
+                ));
+            }
+        }
+        self.locals.current.insert(counter, Value::Symbol(COL));
+        self.locals.current.insert(acc.var, Value::Symbol(ROW));
+        let mut list = Vec::new();
+        flatten(body, &mut list);
+        let mut cont = Vec::new();
+        flatten(continuing, &mut cont);
+        let mut exit_seen = false;
+        let mut update = None;
+        for s in list.into_iter().chain(cont) {
+            match s {
+                Statement::Emit(r) => self.locals.emit(e, r)?,
+                Statement::If { accept, reject, .. }
+                    if !exit_seen
+                        && ((accept.is_empty() && is_break(reject))
+                            || (is_break(accept) && reject.is_empty())) =>
+                {
+                    exit_seen = true;
+                }
+                Statement::Store { pointer, value } if exit_seen => {
+                    let Some(l) = e.as_local(*pointer) else {
+                        return Err(Skip("the column loop stores to memory".into()));
+                    };
+                    if l == acc.var {
+                        if self.looped.is_none() || update.is_some() {
+                            return Err(Skip(
+                                "the row accumulator is not updated once, after the product".into(),
+                            ));
+                        }
+                        update = Some(*value);
+                        self.locals.current.remove(&l);
+                    } else if l == counter {
+                        // The step (`ir` proved it is `+ 1`).
+                        self.locals.current.remove(&l);
+                    } else {
+                        self.locals.current.insert(l, Value::Expr(*value));
+                    }
+                }
+                Statement::Loop {
+                    body,
+                    continuing,
+                    break_if,
+                } if exit_seen && self.looped.is_none() => {
+                    self.looped = Some(self.main_loop(1, body, continuing, *break_if)?);
+                }
+                Statement::Call {
+                    function,
+                    arguments,
+                    result,
+                } if self.locals.call(e, *function, arguments, *result) => {}
+                other => {
+                    return Err(Skip(format!(
+                        "the column loop has {} besides its test, product and accumulation",
+                        statement_kind(other)
+                    )));
+                }
+            }
+        }
+        let update =
+            update.ok_or_else(|| Skip("the column loop does not update its accumulator".into()))?;
+        self.locals.current.remove(&counter);
+        self.locals.current.insert(acc.var, Value::Symbol(ROW));
+        Ok(OuterFacts {
+            counter_ty: fl.var_ty,
+            counter,
+            start,
+            cond: fl.cond,
+            continue_when: !fl.cond_negated,
+            init,
+            update,
+        })
+    }
 }
 
 /// Proves the matmul pattern on `e`, or says why it does not hold.
@@ -617,10 +881,16 @@ pub fn recognise<'a>(
         locals: Locals::new(e.func),
         guards: Vec::new(),
         looped: None,
+        outer: None,
         store: None,
     };
     walk.block(&e.func.body)?;
     let facts = walk.looped.ok_or_else(|| Skip("no loop".into()))?;
+    let outer = walk.outer;
+    if outer.is_some() && split.is_some() {
+        return Err(Skip("a column loop with a flat id".into()));
+    }
+    let col = outer.map(|o| o.counter);
     let (store_pointer, store_value) = walk
         .store
         .ok_or_else(|| Skip("no store after the loop".into()))?;
@@ -668,11 +938,12 @@ pub fn recognise<'a>(
         .ok_or_else(|| Skip("the result is not stored to a storage buffer".into()))?;
     let store_index = element_index(e, store_pointer)
         .ok_or_else(|| Skip("the result is not stored to an array element".into()))?;
-    let store_affine = form(ir, store_index, facts.counter, split.is_some())
-        .filter(|f| f.counter.is_none())
+    let store_affine = form(ir, store_index, facts.counter, split.is_some(), col)
+        .filter(|f| f.counter.is_none() && f.col.is_none())
         .ok_or_else(|| Skip("the output index is not affine in the invocation id".into()))?;
     let value_deps = x.deps(store_value);
-    if !value_deps.has_symbol(ACC) || value_deps.has_symbol(COUNTER) || value_deps.unknown {
+    let result = if outer.is_some() { ROW } else { ACC };
+    if !value_deps.has_symbol(result) || value_deps.symbols != 1 << result || value_deps.unknown {
         return Err(Skip(
             "the stored value is not a function of the accumulator".into(),
         ));
@@ -703,7 +974,7 @@ pub fn recognise<'a>(
         }
         let index = element_index(e, pointer)
             .ok_or_else(|| Skip("an operand is not read by array index".into()))?;
-        let a = form(ir, index, facts.counter, split.is_some()).ok_or_else(|| {
+        let a = form(ir, index, facts.counter, split.is_some(), col).ok_or_else(|| {
             Skip(
                 "an operand's index is not affine in the invocation id and the loop counter".into(),
             )
@@ -713,7 +984,16 @@ pub fn recognise<'a>(
                 "an operand's index does not step with the loop counter".into(),
             ));
         };
-        let planar: Vec<usize> = (0..2).filter(|&d| a.gid[d].is_some()).collect();
+        // In the rows form the column counter is the second axis.
+        let mut planar: Vec<usize> = (0..2).filter(|&d| a.gid[d].is_some()).collect();
+        if a.col.is_some() {
+            planar.push(1);
+        }
+        if outer.is_some() && (a.gid[1].is_some() || a.gid[2].is_some()) {
+            return Err(Skip(
+                "an operand of a column loop's product reads gid.y or gid.z".into(),
+            ));
+        }
         let [axis] = planar[..] else {
             return Err(Skip(
                 "an operand's index does not use exactly one of gid.x and gid.y".into(),
@@ -721,9 +1001,10 @@ pub fn recognise<'a>(
         };
         batch |= a.gid[2].is_some();
         axes[n] = axis;
+        let axis_unit = if a.col.is_some() { a.col } else { a.gid[axis] };
         ops[n] = Some(Operand {
             load,
-            counter_fastest: counter_unit || a.gid[axis] != Some(true),
+            counter_fastest: counter_unit || axis_unit != Some(true),
         });
     }
     if axes[0] == axes[1] {
@@ -731,7 +1012,13 @@ pub fn recognise<'a>(
             "both operands are indexed by the same invocation axis".into(),
         ));
     }
-    if store_affine.gid[0].is_none() || store_affine.gid[1].is_none() {
+    if outer.is_some() {
+        if store_affine.gid[0].is_none() || store_affine.gid[1].is_some() || batch {
+            return Err(Skip(
+                "the row's result is not stored at an index of gid.x alone".into(),
+            ));
+        }
+    } else if store_affine.gid[0].is_none() || store_affine.gid[1].is_none() {
         return Err(Skip(
             "the output index does not use both gid.x and gid.y".into(),
         ));
@@ -757,7 +1044,13 @@ pub fn recognise<'a>(
         }
         batch |= d.gid[2];
     }
-    if !(guarded[0] && guarded[1]) {
+    if outer.is_some() {
+        if !guarded[0] || guarded[1] || guarded[2] {
+            return Err(Skip(
+                "the row's store is not guarded by a bound on gid.x alone".into(),
+            ));
+        }
+    } else if !(guarded[0] && guarded[1]) {
         return Err(Skip(
             "the store is not guarded by bounds on both gid.x and gid.y".into(),
         ));
@@ -769,20 +1062,63 @@ pub fn recognise<'a>(
             ..Deps::default()
         },
     };
-    if init_deps.symbols != 0 || init_deps.unknown {
+    // In the rows form the product may start at a value of the column (`z = bias[j]`).
+    let allowed = if outer.is_some() { 1 << COL } else { 0 };
+    if init_deps.symbols & !allowed != 0 || init_deps.unknown {
         return Err(Skip(
             "the accumulator's initial value is not understood".into(),
         ));
     }
     batch |= init_deps.gid[2] || value_deps.gid[2];
+    let rows = match outer {
+        None => None,
+        Some(o) => {
+            let row_init = match o.init {
+                Value::Expr(h) => x.deps(h),
+                _ => Deps {
+                    unknown: true,
+                    ..Deps::default()
+                },
+            };
+            if row_init.symbols != 0 || row_init.unknown || row_init.gid[1] || row_init.gid[2] {
+                return Err(Skip(
+                    "the row accumulator's initial value is not understood".into(),
+                ));
+            }
+            let update = x.deps(o.update);
+            if update.unknown
+                || update.has_symbol(COUNTER)
+                || update.gid[1]
+                || update.gid[2]
+                || !update.has_symbol(ROW)
+            {
+                return Err(Skip(
+                    "the row accumulator's update is not a function of the product and the column"
+                        .into(),
+                ));
+            }
+            if batch {
+                return Err(Skip("a column loop in a batched kernel".into()));
+            }
+            Some(Rows {
+                counter_ty: e.type_name(o.counter_ty),
+                start: o.start,
+                cond: o.cond,
+                continue_when: o.continue_when,
+                init: o.init,
+                update: o.update,
+            })
+        }
+    };
 
     // v is the output's unit-stride axis when there is one, else the second operand's.
-    let v_axis =
-        if store_affine.gid[axes[0]] == Some(true) && store_affine.gid[axes[1]] != Some(true) {
-            axes[0]
-        } else {
-            axes[1]
-        };
+    let v_axis = if rows.is_some() {
+        1
+    } else if store_affine.gid[axes[0]] == Some(true) && store_affine.gid[axes[1]] != Some(true) {
+        axes[0]
+    } else {
+        axes[1]
+    };
     let u_axis = 1 - v_axis;
     let (ou, ov) = if axes[0] == u_axis {
         (ops[0], ops[1])
@@ -805,6 +1141,7 @@ pub fn recognise<'a>(
             store_pointer,
             store_value,
             split,
+            rows,
         },
         locals,
     ))
@@ -916,6 +1253,8 @@ fn uniform_scalar(
 struct Form {
     gid: [Option<bool>; 3],
     counter: Option<bool>,
+    /// The rows form's column counter.
+    col: Option<bool>,
 }
 
 ///
@@ -926,6 +1265,7 @@ fn form(
     h: Handle<Expression>,
     counter: Handle<naga::LocalVariable>,
     split: bool,
+    col: Option<Handle<naga::LocalVariable>>,
 ) -> Option<Form> {
     let f: IndexForm = if split {
         ir.split_index_form(h)?
@@ -935,6 +1275,7 @@ fn form(
     let mut out = Form {
         gid: [None; 3],
         counter: None,
+        col: None,
     };
     let gid = naga::BuiltIn::GlobalInvocationId;
     if split {
@@ -961,6 +1302,7 @@ fn form(
                 out.gid[k as usize] = Some(unit)
             }
             Var::Loop(l) if l == counter => out.counter = Some(unit),
+            Var::Loop(l) if Some(l) == col => out.col = Some(unit),
             _ => return None,
         }
     }
@@ -1001,9 +1343,14 @@ fn gid3(m: &Matmul, divisor: Option<&str>, u: &str, v: &str) -> String {
 /// The tiled entry point (with its module-scope declarations), as WGSL text.
 fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String, Skip> {
     let (tu, tv, nt, bk, ks) = (cfg.tu(), cfg.tv(), cfg.group_invocations(), cfg.bk, cfg.ks);
-    // The invocation's index in its counter group, and the group's first counter offset.
-    let (lid, gk) = if ks > 1 {
+    // In the rows form the `ks` groups split the columns, not the counter: each walks every
+    // counter value of its own blocks of columns.
+    let kgroups = if m.rows.is_some() { 1 } else { ks };
+    // The invocation's index in its group, and the group's first counter offset.
+    let (lid, gk) = if kgroups > 1 {
         ("kft_lid", format!("kft_grp * {bk}u + "))
+    } else if ks > 1 {
+        ("kft_lid", String::new())
     } else {
         ("kft_tid", String::new())
     };
@@ -1011,7 +1358,14 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     let elem = if vec4 { "vec4<f32>" } else { "f32" };
     let (su, sv) = (cfg.stride(cfg.bu), cfg.stride(cfg.bv));
     let ty = &m.counter_ty;
-    let with_counter = |c: &str| vec![Some(c.to_owned()), None];
+    // The rows form prints the column as `kft_j`, which each use defines.
+    let with_counter = |c: &str| {
+        let mut syms = vec![Some(c.to_owned()), None];
+        if m.rows.is_some() {
+            syms.push(Some("kft_j".to_owned()));
+        }
+        syms
+    };
     let divisor_text = match &m.split {
         Some(split) => Some(
             Printer {
@@ -1035,6 +1389,24 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
         symbols: &counter_syms,
     };
     let load_cond = cond_text(&in_slice)?;
+    // The column loop's condition at column `j`.
+    let col_cond = |j: &str| -> Result<String, Skip> {
+        let Some(rows) = &m.rows else {
+            return Ok("true".into());
+        };
+        let syms = [None, None, Some(j.to_owned())];
+        let c = Printer {
+            x,
+            gid: "kft_gid",
+            symbols: &syms,
+        }
+        .expr(rows.cond)?;
+        Ok(if rows.continue_when {
+            c
+        } else {
+            format!("!{c}")
+        })
+    };
     let loads = [
         in_slice.expr(m.operands[0].load)?,
         in_slice.expr(m.operands[1].load)?,
@@ -1060,11 +1432,18 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     );
     let acc_cols = if vec4 { cfg.rv / 4 } else { cfg.rv };
     let accs = cfg.ru * acc_cols;
-    if ks > 1 {
+    if kgroups > 1 {
         let _ = writeln!(
             w,
             "var<workgroup> kft_sums: array<{elem}, {}>;",
             (ks - 1) * accs * nt
+        );
+    }
+    if m.rows.is_some() {
+        let _ = writeln!(
+            w,
+            "var<workgroup> kft_rows: array<f32, {}>;",
+            cfg.bu * tv * ks
         );
     }
     let _ = writeln!(w);
@@ -1095,16 +1474,51 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
         "    let kft_u0 = kft_wid.{} * {}u;",
         AXES[m.u_axis], cfg.bu
     );
-    let _ = writeln!(
-        w,
-        "    let kft_v0 = kft_wid.{} * {}u;",
-        AXES[m.v_axis], cfg.bv
-    );
+    if m.rows.is_none() {
+        let _ = writeln!(
+            w,
+            "    let kft_v0 = kft_wid.{} * {}u;",
+            AXES[m.v_axis], cfg.bv
+        );
+    }
     let _ = writeln!(
         w,
         "    let kft_z = {};",
         if m.batch { "kft_wid.z" } else { "0u" }
     );
+    // The rows form: each invocation keeps a partial sum per row it holds, and the product runs
+    // once per block of columns.
+    if let Some(rows) = &m.rows {
+        for r in 0..cfg.ru {
+            let _ = writeln!(w, "    var kft_row_{r} = 0.0f;");
+        }
+        let start = Printer {
+            x,
+            gid: "kft_gid",
+            symbols: &[],
+        }
+        .value(rows.start)?;
+        let ct = &rows.counter_ty;
+        let _ = writeln!(
+            w,
+            "    for (var kft_c0: {ct} = {start}; {}; kft_c0 = kft_c0 + {ct}({})) {{",
+            col_cond("kft_c0")?,
+            cfg.bv * ks
+        );
+        // One trip count for the whole workgroup (its barriers need it): group `g` takes the
+        // `g`-th block of columns of each step of `ks` blocks.
+        if ks > 1 {
+            let _ = writeln!(
+                w,
+                "        let kft_v0 = kft_c0 + {ct}(kft_grp * {}u);",
+                cfg.bv
+            );
+        } else {
+            let _ = writeln!(w, "        let kft_v0 = kft_c0;");
+        }
+    }
+    let mut product = String::new();
+    let w = &mut product;
     for r in 0..cfg.ru {
         for c in 0..acc_cols {
             let _ = writeln!(w, "    var kft_acc_{r}_{c} = {elem}();");
@@ -1135,17 +1549,36 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
         for (side, (name, extent, _, origin, fastest)) in sides.iter().enumerate() {
             for l in 0..cfg.loads(*extent) {
                 let here = format!("{origin} + kft_i");
-                let gid = if side == 0 {
-                    gid3(m, divisor, &here, "0u")
-                } else {
-                    gid3(m, divisor, "0u", &here)
+                // In the rows form the second operand is read at column `kft_j`.
+                let (gid, cond) = match &m.rows {
+                    Some(rows) if side == 1 => {
+                        let _ = writeln!(w, "{indent}{{");
+                        let _ = writeln!(w, "{indent}    {}", position(*extent, *fastest, l));
+                        let _ = writeln!(
+                            w,
+                            "{indent}    let kft_j = {origin} + {}(kft_i);",
+                            rows.counter_ty
+                        );
+                        (
+                            "vec3<u32>(0u, 0u, 0u)".to_owned(),
+                            format!("{load_cond} && {}", col_cond("kft_j").unwrap_or_default()),
+                        )
+                    }
+                    _ => {
+                        let _ = writeln!(w, "{indent}{{");
+                        let _ = writeln!(w, "{indent}    {}", position(*extent, *fastest, l));
+                        let gid = if side == 0 {
+                            gid3(m, divisor, &here, "0u")
+                        } else {
+                            gid3(m, divisor, "0u", &here)
+                        };
+                        (gid, load_cond.clone())
+                    }
                 };
-                let _ = writeln!(w, "{indent}{{");
-                let _ = writeln!(w, "{indent}    {}", position(*extent, *fastest, l));
                 let _ = writeln!(w, "{indent}    let kft_k = {slice} + {ty}({gk}kft_kk);");
                 let _ = writeln!(w, "{indent}    let kft_gid = {gid};");
                 let _ = writeln!(w, "{indent}    kft_p{name}_{l} = 0.0f;");
-                let _ = writeln!(w, "{indent}    if {load_cond} {{");
+                let _ = writeln!(w, "{indent}    if {cond} {{");
                 let _ = writeln!(w, "{indent}        kft_p{name}_{l} = {};", loads[side]);
                 let _ = writeln!(w, "{indent}    }}");
                 let _ = writeln!(w, "{indent}}}");
@@ -1169,7 +1602,7 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     let _ = writeln!(
         w,
         "    for (var kft_t: {ty} = kft_start; {head_cond}; kft_t = kft_t + {ty}({})) {{",
-        bk * ks
+        bk * kgroups
     );
     for (name, extent, stride, _, fastest) in sides {
         let tile = format!("kft_tile_{name}");
@@ -1190,7 +1623,7 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     let _ = writeln!(w, "        workgroupBarrier();");
     // The next slice, skipped as a whole (a uniform branch) after the last one: without that
     // branch the 64x128 kernel ran 1.45x slower on an H200.
-    let next = format!("kft_t + {ty}({})", bk * ks);
+    let next = format!("kft_t + {ty}({})", bk * kgroups);
     let next_syms = with_counter(&next);
     let next_cond = cond_text(&Printer {
         x,
@@ -1264,7 +1697,7 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     // Counter groups: every group but the first leaves its sums in workgroup memory (each
     // accumulator a run of `nt` consecutive entries, one per invocation), and the first adds them
     // in group order.
-    if ks > 1 {
+    if kgroups > 1 {
         let at =
             |g: &str, i: u32| format!("kft_sums[({g}) * {}u + {}u + kft_lid]", accs * nt, i * nt);
         let _ = writeln!(w, "    if kft_grp > 0u {{");
@@ -1301,10 +1734,19 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
         gid: "kft_gid",
         symbols: &[],
     };
+    // In the rows form the product's initial value may be one of the column (`bias[j]`).
+    let col_syms = [None, None, Some("kft_j".to_owned())];
     let init = if x.is_float_zero(m.acc_init) {
         None
     } else {
-        Some(plain.value(m.acc_init)?)
+        Some(
+            Printer {
+                x,
+                gid: "kft_gid",
+                symbols: &col_syms,
+            }
+            .value(m.acc_init)?,
+        )
     };
     let active: Vec<String> = m
         .guards
@@ -1335,6 +1777,29 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
                 Some(i) => format!("{i} + {reg}"),
                 None => reg,
             };
+            if let Some(rows) = &m.rows {
+                // Add this column's term to the row's partial sum.
+                let v = v.trim_start_matches("kft_v0 + ");
+                let syms = [
+                    None,
+                    Some(acc),
+                    Some("kft_j".to_owned()),
+                    Some(format!("kft_row_{r}")),
+                ];
+                let p = Printer {
+                    x,
+                    gid: "kft_gid",
+                    symbols: &syms,
+                };
+                let _ = writeln!(w, "    {{");
+                let _ = writeln!(w, "        let kft_gid = vec3<u32>({u}, 0u, 0u);");
+                let _ = writeln!(w, "        let kft_j = kft_v0 + {}({v});", rows.counter_ty);
+                let _ = writeln!(w, "        if {active} && {} {{", col_cond("kft_j")?);
+                let _ = writeln!(w, "            kft_row_{r} = {};", p.expr(rows.update)?);
+                let _ = writeln!(w, "        }}");
+                let _ = writeln!(w, "    }}");
+                continue;
+            }
             let p = Printer {
                 x,
                 gid: "kft_gid",
@@ -1362,6 +1827,93 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
             let _ = writeln!(w, "    }}");
         }
     }
+    let Some(rows) = &m.rows else {
+        o.push_str(&product);
+        o.push_str("}\n");
+        return Ok(o);
+    };
+    // The rows form: close the column loop, add up each row's partial sums in workgroup memory
+    // (in the order of the invocations that hold them), and store each row's result once.
+    for line in product.lines() {
+        if line.is_empty() {
+            o.push('\n');
+        } else {
+            let _ = writeln!(o, "    {line}");
+        }
+    }
+    let w = &mut o;
+    let _ = writeln!(w, "    }}");
+    let slot = |r: u32| {
+        if vec4 {
+            format!("({}u + kft_tu) * 4u + {}u", (r / 4) * tu, r % 4)
+        } else {
+            format!("{}u + kft_tu", r * tu)
+        }
+    };
+    // Each row's partial sums: `tv` per column group, in the order of the columns they hold.
+    let parts = tv * ks;
+    let own = if ks > 1 {
+        format!("kft_grp * {tv}u + kft_tv")
+    } else {
+        "kft_tv".to_owned()
+    };
+    for r in 0..cfg.ru {
+        let _ = writeln!(
+            w,
+            "    kft_rows[({}) * {parts}u + {own}] = kft_row_{r};",
+            slot(r)
+        );
+    }
+    let _ = writeln!(w, "    workgroupBarrier();");
+    if ks > 1 {
+        let _ = writeln!(w, "    if kft_tv == 0u && kft_grp == 0u {{");
+    } else {
+        let _ = writeln!(w, "    if kft_tv == 0u {{");
+    }
+    let row_init = if x.is_float_zero(rows.init) {
+        None
+    } else {
+        Some(plain.value(rows.init)?)
+    };
+    for r in 0..cfg.ru {
+        let at = format!("({}) * {parts}u", slot(r));
+        let total = match &row_init {
+            Some(i) => format!("{i} + kft_total"),
+            None => "kft_total".to_owned(),
+        };
+        let syms = [None, None, None, Some(total)];
+        let p = Printer {
+            x,
+            gid: "kft_gid",
+            symbols: &syms,
+        };
+        let _ = writeln!(w, "        {{");
+        let _ = writeln!(w, "            var kft_total = kft_rows[{at}];");
+        let _ = writeln!(
+            w,
+            "            for (var kft_s = 1u; kft_s < {parts}u; kft_s = kft_s + 1u) {{"
+        );
+        let _ = writeln!(
+            w,
+            "                kft_total = kft_total + kft_rows[{at} + kft_s];"
+        );
+        let _ = writeln!(w, "            }}");
+        let _ = writeln!(
+            w,
+            "            let kft_gid = vec3<u32>(kft_u0 + {}, 0u, 0u);",
+            slot(r)
+        );
+        let _ = writeln!(w, "            if {active} {{");
+        let _ = writeln!(
+            w,
+            "                {} = {};",
+            p.place(m.store_pointer)?,
+            p.expr(m.store_value)?
+        );
+        let _ = writeln!(w, "            }}");
+        let _ = writeln!(w, "        }}");
+    }
+    let _ = writeln!(w, "    }}");
     let _ = writeln!(w, "}}");
     Ok(o)
 }
@@ -1389,6 +1941,20 @@ fn launch_rule(m: &Matmul, parent: &Program, cfg: &Config) -> Dispatch {
             ops
         }
     };
+    if m.rows.is_some() {
+        // One workgroup per block of rows; each walks every column.
+        let mut ops = extent(parent, 0);
+        ops.extend([
+            Op::Lit(u64::from(cfg.bu - 1)),
+            Op::Add,
+            Op::Lit(u64::from(cfg.bu)),
+            Op::Div,
+        ]);
+        return Dispatch {
+            mode: DispatchMode::Workgroups,
+            size: [SizeExpr::from_ops(ops), SizeExpr::lit(1), SizeExpr::lit(1)],
+        };
+    }
     let blocks = |dim: usize| {
         let block = if dim == m.u_axis { cfg.bu } else { cfg.bv };
         let mut ops = grid(dim);

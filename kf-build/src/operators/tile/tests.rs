@@ -74,7 +74,19 @@ fn every_rewrite_validates_and_keeps_the_interface() {
         for op in [Tile::shared(), Tile::blocked()] {
             let rewrites = apply(&op, &kernel, &target)
                 .unwrap_or_else(|s| panic!("{file}: {} skipped: {s}", op.name()));
-            assert_eq!(rewrites.len(), op.configs().len(), "{file}");
+            // A row's sum over a column loop (`rows_*.wgsl`) has configurations of its own.
+            let configs = if file.starts_with("rows_") {
+                op.row_configs()
+            } else {
+                op.configs()
+            };
+            assert_eq!(rewrites.len(), configs.len(), "{file}");
+            assert!(
+                rewrites
+                    .iter()
+                    .all(|r| r.step.contains("(rows, ") == file.starts_with("rows_")),
+                "{file}"
+            );
             for rw in rewrites {
                 let r = reflect(&rw.program.wgsl, Some(&rw.program.entry), &file)
                     .unwrap_or_else(|e| panic!("{file} {}: {e}\n{}", rw.step, rw.program.wgsl));
@@ -130,6 +142,7 @@ fn skip_reasons_name_the_broken_premise() {
     assert!(why("skip_flat_id_two_divisors.wgsl").contains("not affine"));
     assert!(why("skip_impure_call.wgsl").contains("function call"));
     assert!(why("skip_unguarded.wgsl").contains("guarded"));
+    assert!(why("skip_rows_two_accumulators.wgsl").contains("exactly one accumulator"));
 }
 
 #[test]
@@ -371,4 +384,26 @@ fn the_corpus_fires_and_skips_as_its_headers_say() {
         }
     }
     assert!(fired >= 4, "only {fired} corpus kernels tiled");
+}
+
+#[test]
+fn every_configuration_shares_its_slices_evenly() {
+    // Each invocation loads `extent * bk / invocations` elements of each slice: a remainder would
+    // leave part of a slice unloaded.
+    for op in [Tile::shared(), Tile::blocked()] {
+        for cfg in op.configs().iter().chain(op.row_configs()) {
+            let nt = cfg.group_invocations();
+            for extent in [cfg.bu, cfg.bv] {
+                assert!(
+                    (extent * cfg.bk).is_multiple_of(nt) && extent * cfg.bk >= nt,
+                    "{cfg:?}: a slice of {extent}x{} over {nt} invocations",
+                    cfg.bk
+                );
+            }
+            assert!(
+                cfg.bu.is_multiple_of(cfg.ru) && cfg.bv.is_multiple_of(cfg.rv),
+                "{cfg:?}"
+            );
+        }
+    }
 }
