@@ -1144,3 +1144,73 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let why = column_groups_refusal(&busy, &testkit::h200()).expect("refused");
     assert!(why.contains("return"), "{why}");
 }
+
+#[test]
+fn a_loop_that_accumulates_through_memory_has_its_nested_loop_split_and_its_range_chunked() {
+    let corpus = testkit::corpus();
+    for name in ["attention_rows_score_fn.wgsl", "weighted_rows_while.wgsl"] {
+        let k = corpus.iter().find(|k| k.name == name).unwrap();
+        let rewrites = apply(&ParallelReduction, &k.kernel, &testkit::h200()).unwrap();
+        let steps: Vec<&str> = rewrites.iter().map(testkit::own_step).collect();
+        // The position loop is not split (its iterations share the output row through memory);
+        // the plain forms split the channel loop inside it, the chunked forms share the
+        // positions in chunks; no form that needs a top-level split of it is offered.
+        assert!(steps.contains(&"reduce(subgroup)"), "{name}: {steps:?}");
+        assert!(
+            steps.contains(&"reduce(subgroup, outer loop in chunks)"),
+            "{name}: {steps:?}"
+        );
+        assert!(
+            !steps
+                .iter()
+                .any(|s| s.contains("lane groups") || s.contains("column groups")),
+            "{name}: {steps:?}"
+        );
+        let chunked = rewrites
+            .iter()
+            .find(|r| testkit::own_step(r).ends_with("in chunks)"))
+            .unwrap();
+        let text = &chunked.program.wgsl;
+        assert!(text.contains("kf_chunk_"), "{name}:\n{text}");
+        // Each lane keeps the output element it owns in a register across a chunk.
+        assert!(text.contains("var kf_elem = out["), "{name}:\n{text}");
+        assert!(text.matches("workgroupBarrier();").count() >= 2, "{name}");
+    }
+}
+
+#[test]
+fn a_nested_loop_that_reads_the_outer_loops_running_sum_is_split_but_not_chunked() {
+    // `out[(row * n + j) * d + c] = acc`: every lane runs the position loop whole, so each has
+    // the running sum, and the lane of `c` writes the elements of its `c` at every position. The
+    // chunked form would give each lane a partial of `acc`, so it is not offered.
+    let wgsl = "struct D { rows: u32, n: u32, d: u32 }
+@group(0) @binding(0) var<storage, read> v: array<f32>;
+@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+@group(0) @binding(2) var<uniform> dims: D;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let row = gid.x;
+    if (row >= dims.rows) { return; }
+    var acc = 0.0;
+    for (var j = 0u; j < dims.n; j++) {
+        acc += v[j];
+        for (var c = 0u; c < dims.d; c++) {
+            out[(row * dims.n + j) * dims.d + c] = acc;
+        }
+    }
+}";
+    let k = testkit::resolve(
+        "running.wgsl",
+        "sizes(rows = 4, n = 8, d = 4), bind(v = input(n), out = output(rows * n * d), dims = uniform(rows, n, d)), grid = (rows)",
+        wgsl,
+    );
+    let rewrites = apply(&ParallelReduction, &k, &testkit::h200()).unwrap();
+    let steps: Vec<&str> = rewrites.iter().map(testkit::own_step).collect();
+    assert_eq!(steps, ["reduce(subgroup)", "reduce(workgroup)"]);
+    let text = &rewrites[0].program.wgsl;
+    assert!(text.contains("for (var j = 0u; j < dims.n; j++)"), "{text}");
+    assert!(
+        text.contains("for (var c = kf_lane; c < dims.d; c += KF_REDUCE_WG)"),
+        "{text}"
+    );
+}
