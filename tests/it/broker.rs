@@ -737,7 +737,14 @@ fn one_archive_and_one_entry_per_adapter_key() {
     assert_eq!(one.code, Some(0), "{}", one.dump());
     let j = one.json();
     assert_eq!(j["adapter"]["key"], gl_key.as_str(), "{}", one.dump());
-    assert_eq!(j["kernels"][0]["status"], "tuned", "{}", one.dump());
+    // The GL key's entry is measured: a tuned variant, or the baseline where the tune on this
+    // noisy CPU driver found nothing faster (whether it does is timing, not what is tested).
+    let status = j["kernels"][0]["status"].as_str().unwrap_or_default();
+    assert!(
+        status == "tuned" || status == "baseline-best",
+        "{}",
+        one.dump()
+    );
     assert_eq!(j["kernels"][0]["correct"], true, "{}", one.dump());
     assert!(
         gl.log().matches("reported ").count() > gl_reports_before,

@@ -128,6 +128,18 @@ pub struct Config {
 }
 
 impl Config {
+    /// A configuration: outputs per workgroup and per invocation along u and v, slice depth,
+    /// groups.
+    pub const fn new(bu: u32, bv: u32, ru: u32, rv: u32, bk: u32, ks: u32) -> Config {
+        Config {
+            bu,
+            bv,
+            ru,
+            rv,
+            bk,
+            ks,
+        }
+    }
     /// Invocations along u.
     pub fn tu(&self) -> u32 {
         self.bu / self.ru
@@ -216,29 +228,22 @@ impl Tile {
 
     /// The configurations this operator offers.
     pub fn configs(&self) -> &'static [Config] {
-        const fn c(bu: u32, bv: u32, ru: u32, rv: u32, bk: u32, ks: u32) -> Config {
-            Config {
-                bu,
-                bv,
-                ru,
-                rv,
-                bk,
-                ks,
-            }
-        }
         const BLOCKED: [Config; 10] = [
-            c(64, 64, 4, 4, 16, 1),
-            c(64, 64, 8, 8, 16, 1),
-            c(64, 128, 4, 8, 8, 1),
-            c(128, 128, 8, 8, 8, 1),
-            c(128, 64, 8, 4, 16, 1),
-            c(64, 64, 4, 4, 32, 1),
-            c(64, 64, 8, 8, 16, 2),
-            c(64, 64, 4, 4, 16, 2),
-            c(32, 32, 4, 4, 16, 4),
-            c(16, 16, 2, 2, 16, 8),
+            Config::new(64, 64, 4, 4, 16, 1),
+            Config::new(64, 64, 8, 8, 16, 1),
+            Config::new(64, 128, 4, 8, 8, 1),
+            Config::new(128, 128, 8, 8, 8, 1),
+            Config::new(128, 64, 8, 4, 16, 1),
+            Config::new(64, 64, 4, 4, 32, 1),
+            Config::new(64, 64, 8, 8, 16, 2),
+            Config::new(64, 64, 4, 4, 16, 2),
+            Config::new(32, 32, 4, 4, 16, 4),
+            Config::new(16, 16, 2, 2, 16, 8),
         ];
-        const SHARED: [Config; 2] = [c(16, 16, 1, 1, 16, 1), c(16, 16, 1, 1, 16, 4)];
+        const SHARED: [Config; 2] = [
+            Config::new(16, 16, 1, 1, 16, 1),
+            Config::new(16, 16, 1, 1, 16, 4),
+        ];
         if self.register_blocking {
             &BLOCKED
         } else {
@@ -249,27 +254,20 @@ impl Tile {
     /// The configurations of the rows form: fewer rows per block, so that a short column of rows
     /// still fills the GPU, and groups (`ks`) that split the columns rather than the counter.
     pub fn row_configs(&self) -> &'static [Config] {
-        const fn c(bu: u32, bv: u32, ru: u32, rv: u32, bk: u32, ks: u32) -> Config {
-            Config {
-                bu,
-                bv,
-                ru,
-                rv,
-                bk,
-                ks,
-            }
-        }
         const BLOCKED: [Config; 8] = [
-            c(8, 64, 1, 4, 16, 4),
-            c(8, 128, 4, 4, 16, 4),
-            c(16, 64, 2, 4, 16, 4),
-            c(16, 64, 4, 4, 16, 4),
-            c(32, 64, 4, 4, 16, 2),
-            c(16, 64, 2, 4, 16, 1),
-            c(16, 128, 2, 4, 16, 1),
-            c(32, 128, 4, 4, 16, 1),
+            Config::new(8, 64, 1, 4, 16, 4),
+            Config::new(8, 128, 4, 4, 16, 4),
+            Config::new(16, 64, 2, 4, 16, 4),
+            Config::new(16, 64, 4, 4, 16, 4),
+            Config::new(32, 64, 4, 4, 16, 2),
+            Config::new(16, 64, 2, 4, 16, 1),
+            Config::new(16, 128, 2, 4, 16, 1),
+            Config::new(32, 128, 4, 4, 16, 1),
         ];
-        const SHARED: [Config; 2] = [c(16, 16, 1, 1, 16, 1), c(8, 32, 1, 1, 32, 2)];
+        const SHARED: [Config; 2] = [
+            Config::new(16, 16, 1, 1, 16, 1),
+            Config::new(8, 32, 1, 1, 32, 2),
+        ];
         if self.register_blocking {
             &BLOCKED
         } else {
