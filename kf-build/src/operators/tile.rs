@@ -616,31 +616,7 @@ impl<'a> Walk<'a> {
             return Err(Skip("the loop has effects besides the accumulation".into()));
         }
         let counter = fl.var;
-        let counter_start = *self
-            .locals
-            .current
-            .get(&counter)
-            .ok_or_else(|| Skip("the loop counter has no value before the loop".into()))?;
-        let acc_init = *self
-            .locals
-            .current
-            .get(&acc)
-            .ok_or_else(|| Skip("the accumulator has no value before the loop".into()))?;
-        {
-            let x = Exprs {
-                e,
-                locals: &self.locals,
-            };
-            let invariant = |v: Value| match v {
-                Value::Expr(h) => x.deps(h).is_invariant(),
-                _ => false,
-            };
-            if !invariant(counter_start) || !x.deps(fl.bounds[0].bound).is_invariant() {
-                return Err(Skip(
-                    "the loop's start or bound varies between invocations".into(),
-                ));
-            }
-        }
+        let (counter_start, acc_init) = self.values_on_entry(fl, acc, "loop")?;
         self.locals.current.insert(counter, Value::Symbol(COUNTER));
         self.locals.current.insert(acc, Value::Symbol(ACC));
 
@@ -696,6 +672,39 @@ impl<'a> Walk<'a> {
             acc_init,
             update,
         })
+    }
+
+    /// The values of a counted loop's counter and of its accumulator on entry, both required;
+    /// the start and the bound must be the same for every invocation. `what` names the loop in
+    /// the reasons.
+    fn values_on_entry(
+        &self,
+        fl: &ir::ForLoop,
+        acc: Handle<naga::LocalVariable>,
+        what: &str,
+    ) -> Result<(Value, Value), Skip> {
+        let value = |v: Handle<naga::LocalVariable>, name: &str| {
+            self.locals
+                .current
+                .get(&v)
+                .copied()
+                .ok_or_else(|| Skip(format!("the {what}'s {name} has no value before it")))
+        };
+        let (start, init) = (value(fl.var, "counter")?, value(acc, "accumulator")?);
+        let x = Exprs {
+            e: self.e,
+            locals: &self.locals,
+        };
+        let invariant = |v: Value| match v {
+            Value::Expr(h) => x.deps(h).is_invariant(),
+            _ => false,
+        };
+        if !invariant(start) || !x.deps(fl.bounds[0].bound).is_invariant() {
+            return Err(Skip(format!(
+                "the {what}'s start or bound varies between invocations"
+            )));
+        }
+        Ok((start, init))
     }
 
     /// The column loop of the rows form (see the module documentation): a counted loop stepping
@@ -763,31 +772,7 @@ impl<'a> Walk<'a> {
             )));
         }
         let counter = fl.var;
-        let start = *self
-            .locals
-            .current
-            .get(&counter)
-            .ok_or_else(|| Skip("the column counter has no value before its loop".into()))?;
-        let init = *self
-            .locals
-            .current
-            .get(&acc.var)
-            .ok_or_else(|| Skip("the row accumulator has no value before the loop".into()))?;
-        {
-            let x = Exprs {
-                e,
-                locals: &self.locals,
-            };
-            let invariant = |v: Value| match v {
-                Value::Expr(h) => x.deps(h).is_invariant(),
-                _ => false,
-            };
-            if !invariant(start) || !x.deps(fl.bounds[0].bound).is_invariant() {
-                return Err(Skip(
-                    "the column loop's start or bound varies between invocations".into(),
-                ));
-            }
-        }
+        let (start, init) = self.values_on_entry(fl, acc.var, "column loop")?;
         self.locals.current.insert(counter, Value::Symbol(COL));
         self.locals.current.insert(acc.var, Value::Symbol(ROW));
         let mut list = Vec::new();
