@@ -332,6 +332,7 @@ fn respelled_matmuls_are_tiled_correctly() {
         Some(Spelling::Parens),
         Some(Spelling::Compound),
         Some(Spelling::Rename),
+        Some(Spelling::While),
         None,
     ];
     let (table, evaluated, failures) = over_spellings(&subset, &spellings, |label, kernel| {
@@ -346,4 +347,32 @@ fn respelled_matmuls_are_tiled_correctly() {
     eprintln!("tile on the adapter, kernel × spelling:\n{table}");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert!(evaluated >= 30, "only {evaluated} rewrites evaluated");
+}
+
+/// Loops written as `while` and as `loop { if (..) { break; } .. continuing { .. } }` reach the
+/// canonical `for`: `unroll` and `hoist` fire on them as on the `for` they were respelled from,
+/// and their rewrites verify.
+#[test]
+fn respelled_loops_are_unrolled_and_hoisted_correctly() {
+    use kf_build::operators::{hoist::Hoist, unroll::Unroll};
+    let (mut worker, target) = worker();
+    let subset = [
+        "gemv_struct.wgsl",
+        "weighted_rows_while.wgsl",
+        "row_stats_2d.wgsl",
+    ];
+    let spellings = [Some(Spelling::While), Some(Spelling::LoopBreak)];
+    let (table, evaluated, failures) = over_spellings(&subset, &spellings, |label, kernel| {
+        let mut all = (0, Vec::new());
+        let ops: [&dyn Operator; 2] = [&Unroll, &Hoist];
+        for op in ops {
+            let (n, f) = rewrite_and_verify(op, &mut worker, &target, label, kernel, 2);
+            all.0 += n;
+            all.1.extend(f);
+        }
+        all
+    });
+    eprintln!("unroll and hoist on the adapter, kernel × spelling:\n{table}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(evaluated >= 16, "only {evaluated} rewrites evaluated");
 }

@@ -26,15 +26,26 @@
 //!   (value, index) accumulator ([`super::ir::ArgAccumulator`]). Exact: the test is evaluated
 //!   once, before either store, as in the original; `v` and `i` read neither variable.
 //!
+//! - a counted loop written as `var i = a; while (c) { ..; i += s; }` or `loop { if (!c) {
+//!   break; } ..; continuing { i += s; } }` (update last in the body or in `continuing`) → `for
+//!   (var i: T = a; c; i += s) { .. }`, the counter declared in the header. Proven from the IR
+//!   ([`crate::analysis::ir::ForLoop`]: the test first, one update of the counter last, no
+//!   `continue`, nothing else writes it) and from the text: the counter is named nowhere but in
+//!   its declaration, its loops and their resets (`i = 0u;` before a second loop gives that loop
+//!   its own counter), and the start value reads nothing written between where it was given and
+//!   the loop. A break test becomes the bound it negates (`if (i >= n) { break; }` → `i < n`).
+//!   Exact: the same values in the same order. The loop operators (unroll, hoist) read only the
+//!   `for` spelling, so this is how they reach the other two.
+//!
 //! Forms that naga's IR already makes equal need nothing here: `x op= y` is lowered to
-//! `x = x op y`, `i++` to `i = i + 1`, and `for`, `while` and `loop { if c { break; } .. }` to the
-//! same `Loop` (the analysis in [`crate::analysis::ir`] recognises all three as counted loops).
+//! `x = x op y` and `i++` to `i = i + 1`.
 //!
 //! Invariant: a normalisation changes no value the kernel computes except as noted above, and
 //! never reassociates a floating-point sum; one that did would have to say so in its step.
 
 use super::{Rewrite, Subject};
-use crate::analysis::ir::{self, Analysis, Edit, Naming};
+use crate::analysis::ir::{self, Analysis, Edit, ForLoop, LoopKind, Naming, Part};
+use crate::analysis::text;
 use naga::{BinaryOperator, Expression, Handle, LocalVariable, MathFunction, Statement};
 
 /// Rounds of normalisation (each round re-parses the text the previous one wrote).
@@ -60,7 +71,7 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
         if found.is_empty() {
             break;
         }
-        let edits: Vec<Edit> = found.iter().map(|(e, _)| e.clone()).collect();
+        let edits: Vec<Edit> = found.iter().flat_map(|(e, _)| e.iter().cloned()).collect();
         let Some(next) = ir::apply_edits(&text, &edits) else {
             break;
         };
@@ -90,24 +101,32 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
     super::finish(subject, text, &[], step, Vec::new()).ok()
 }
 
-/// The edits of every normalisation that applies to `a`, each with its name; no two overlap.
-fn normalisations(a: &Analysis<'_>) -> Vec<(Edit, &'static str)> {
-    let mut out: Vec<(Edit, &'static str)> = Vec::new();
+/// The edits of every normalisation that applies to `a`, each group with its name; no two edits
+/// overlap (a normalisation that would overlap one already taken waits for the next round).
+fn normalisations(a: &Analysis<'_>) -> Vec<(Vec<Edit>, &'static str)> {
+    let mut out: Vec<(Vec<Edit>, &'static str)> = Vec::new();
+    let take = |found: (Vec<Edit>, &'static str), out: &mut Vec<(Vec<Edit>, &'static str)>| {
+        let clash = out
+            .iter()
+            .flat_map(|(e, _)| e)
+            .any(|e| found.0.iter().any(|f| overlaps(&e.range, &f.range)));
+        if !clash {
+            out.push(found);
+        }
+    };
     // Pairs first: their value select alone would otherwise become a `max`.
     for s in 0..a.stmts.len() {
-        if let Some(found) = select_pair_to_if(a, s)
-            && !out.iter().any(|(e, _)| overlaps(&e.range, &found.0.range))
-        {
-            out.push(found);
+        if let Some((e, what)) = select_pair_to_if(a, s) {
+            take((vec![e], what), &mut out);
         }
     }
     for s in 0..a.stmts.len() {
-        let found = if_to_extremum(a, s).or_else(|| select_to_extremum(a, s));
-        if let Some(found) = found
-            && !out.iter().any(|(e, _)| overlaps(&e.range, &found.0.range))
-        {
-            out.push(found);
+        if let Some((e, what)) = if_to_extremum(a, s).or_else(|| select_to_extremum(a, s)) {
+            take((vec![e], what), &mut out);
         }
+    }
+    for found in counted_loops_to_for(a) {
+        take(found, &mut out);
     }
     out
 }
@@ -349,6 +368,306 @@ fn select_pair_to_if(a: &Analysis<'_>, s: usize) -> Option<(Edit, &'static str)>
         a.expr_wgsl(i, Naming::Names)?
     );
     Some((Edit::replace(span1.start..end, text), "arg-if"))
+}
+
+/// `var i = a; while (i < n) { ..; i += s; }` and `loop { if (i >= n) { break; } ..; continuing
+/// { i += s; } }` → `for (var i: T = a; i < n; i += s) { .. }`, for every counter that lives only
+/// in its loops (see the module documentation). One group of edits per counter: its declaration
+/// and resets removed, each of its loops rewritten.
+fn counted_loops_to_for(a: &Analysis<'_>) -> Vec<(Vec<Edit>, &'static str)> {
+    let Some(body) = a.entry_signature().map(|s| s.body) else {
+        return Vec::new();
+    };
+    let mut counters: Vec<Handle<LocalVariable>> = Vec::new();
+    for l in &a.loops {
+        if let Some(f) = &l.for_loop
+            && f.kind != LoopKind::For
+            && !counters.contains(&f.var)
+        {
+            counters.push(f.var);
+        }
+    }
+    counters
+        .into_iter()
+        .filter_map(|v| counter_to_for(a, v, &body).map(|e| (e, "for")))
+        .collect()
+}
+
+/// The edits that move counter `v` into `for` headers, or `None` when any of its loops cannot be
+/// rewritten or the variable is read or written anywhere else in the entry point's `body`.
+fn counter_to_for(
+    a: &Analysis<'_>,
+    v: Handle<LocalVariable>,
+    body: &ir::TextRange,
+) -> Option<Vec<Edit>> {
+    let decl = a.local_span(v)?;
+    let decl_full = whole_line(a, &a.with_semicolon(&decl));
+    let name = a.function.local_variables[v].name.clone()?;
+    let ty = a.type_name(a.function.local_variables[v].ty);
+    let mut edits = vec![Edit::replace(decl_full.clone(), "")];
+    // Where the variable may be named: its declaration, its loops and their resets.
+    let mut allowed = vec![decl_full.clone()];
+    for (id, l) in a.loops.iter().enumerate() {
+        let Some(f) = l.for_loop.as_ref().filter(|f| f.var == v) else {
+            continue;
+        };
+        if f.kind == LoopKind::For || f.declared_in_header {
+            return None;
+        }
+        let span = l.span.clone()?;
+        let init = f.init_span.clone();
+        let init_full = match &init {
+            Some(r) if *r == decl => decl_full.clone(),
+            Some(r) => {
+                let full = whole_line(a, &a.with_semicolon(r));
+                edits.push(Edit::replace(full.clone(), ""));
+                allowed.push(full.clone());
+                full
+            }
+            // The zero value of a declaration without initializer.
+            None if f.init.is_none() => decl_full.clone(),
+            None => return None,
+        };
+        if !entry_unchanged_between(a, id, f, &init_full, &span) {
+            return None;
+        }
+        let init_text = match (&f.init_value_span, f.init) {
+            (Some(r), Some(_)) => a.text(r).trim().to_owned(),
+            (None, None) => format!("{ty}()"),
+            _ => return None,
+        };
+        let cond = header_condition(a, f, &name)?;
+        let update = a.text(&f.step_span.clone()?).trim().to_owned();
+        let block = loop_block(a, id, f, &span)?;
+        allowed.push(span.clone());
+        edits.push(Edit::replace(
+            span,
+            format!("for (var {name}: {ty} = {init_text}; {cond}; {update}) {block}"),
+        ));
+    }
+    // Every other mention of the name would see a variable that no longer exists there.
+    let mentions = text::tokens(a.code(), body.clone())
+        .into_iter()
+        .filter(|t| a.code()[t.clone()] == *name);
+    for t in mentions {
+        if !allowed.iter().any(|r| r.start <= t.start && t.end <= r.end) {
+            return None;
+        }
+    }
+    (edits.len() > 1).then_some(edits)
+}
+
+/// Whether the counter's initial value, written at `init` (its declaration or a reset before the
+/// loop, in the loop's own block), is the same when the `for` header evaluates it at the loop:
+/// the two sit in one block and everything between them only declares values or assigns locals
+/// the initial value does not read.
+fn entry_unchanged_between(
+    a: &Analysis<'_>,
+    id: usize,
+    f: &ForLoop,
+    init: &ir::TextRange,
+    span: &ir::TextRange,
+) -> bool {
+    if init.end > span.start || !same_block(a.code(), init.end, span.start) {
+        return false;
+    }
+    let l = a.loops[id].stmt;
+    a.siblings(l).into_iter().all(|o| {
+        let st = &a.stmts[o];
+        if st.index_in_block >= a.stmts[l].index_in_block || matches!(st.stmt, Statement::Emit(_)) {
+            return true;
+        }
+        let Some(r) = st.span.clone() else {
+            return false;
+        };
+        if r.start < init.end {
+            return true;
+        }
+        match *st.stmt {
+            Statement::Store { pointer, .. } => match a.function.expressions[pointer] {
+                Expression::LocalVariable(w) => {
+                    w != f.var && f.init.is_none_or(|i| !a.reads_local(i, w))
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    })
+}
+
+/// `range` widened to its whole line, indentation and line break included, when nothing else is
+/// on that line (so a removed statement leaves no blank line).
+fn whole_line(a: &Analysis<'_>, range: &ir::TextRange) -> ir::TextRange {
+    let code = a.code();
+    let start = code[..range.start].rfind('\n').map_or(0, |p| p + 1);
+    let end = code[range.end..]
+        .find('\n')
+        .map_or(code.len(), |p| range.end + p + 1);
+    let blank = |t: &str| t.trim().is_empty();
+    if blank(&code[start..range.start]) && blank(&code[range.end..end]) {
+        start..end
+    } else {
+        range.clone()
+    }
+}
+
+/// Whether `code[from..to]` closes no block it did not open (so `from` and `to` are in one block).
+fn same_block(code: &str, from: usize, to: usize) -> bool {
+    let mut depth = 0i32;
+    for b in code[from..to].bytes() {
+        match b {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
+/// The `for` header's condition: the `while` condition as written, or a break test `i >= n`
+/// turned into its negation `i < n` (the bounded form the loop operators read).
+fn header_condition(a: &Analysis<'_>, f: &ForLoop, name: &str) -> Option<String> {
+    let written = a.text(&f.cond_span.clone()?).trim().to_owned();
+    if !f.cond_negated {
+        // `while (c)` keeps its parentheses in naga's span; the header has its own.
+        return Some(
+            match written.strip_prefix('(').and_then(|c| c.strip_suffix(')')) {
+                Some(inner) if matching_paren(&written) == Some(written.len() - 1) => {
+                    inner.trim().to_owned()
+                }
+                _ => written,
+            },
+        );
+    }
+    match (f.bounds.as_slice(), &a.function.expressions[f.cond]) {
+        ([b], Expression::Binary { .. }) if b.offset.is_none() => {
+            let bound = a.text(&a.expr_range(b.bound)?).trim().to_owned();
+            let simple = bound
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.');
+            let bound = if simple { bound } else { format!("({bound})") };
+            Some(format!("{name} {} {bound}", b.cmp.wgsl()))
+        }
+        // `if (!(i < n)) { break; }`: the test under the negation.
+        (
+            _,
+            &Expression::Unary {
+                op: naga::UnaryOperator::LogicalNot,
+                expr,
+            },
+        ) => {
+            let inner = a.text(&a.expr_range(expr)?).trim().to_owned();
+            Some(
+                match inner.strip_prefix('(').and_then(|c| c.strip_suffix(')')) {
+                    Some(x) if matching_paren(&inner) == Some(inner.len() - 1) => {
+                        x.trim().to_owned()
+                    }
+                    _ => inner,
+                },
+            )
+        }
+        _ => Some(format!("!({written})")),
+    }
+}
+
+/// The loop's body as a block without the counter's test and update: the `while` body less its
+/// last statement, or the `loop` body less its leading `if (..) { break; }` and its update (last
+/// in the body, or the `continuing` block).
+fn loop_block(a: &Analysis<'_>, id: usize, f: &ForLoop, span: &ir::TextRange) -> Option<String> {
+    let code = a.code();
+    let step = a.with_semicolon(&f.step_span.clone()?);
+    let continuing = a.stmts[f.step_stmt].part == Part::Continuing;
+    let (open, close) = match f.kind {
+        LoopKind::While => {
+            let b = f.body_span.clone()?;
+            (b.start, b.end - 1)
+        }
+        LoopKind::Loop => {
+            let open = span.start + code[span.clone()].find('{')?;
+            (open, span.end - 1)
+        }
+        LoopKind::For => return None,
+    };
+    if code.as_bytes()[open] != b'{' || code.as_bytes()[close] != b'}' {
+        return None;
+    }
+    // What is cut out of `open + 1..close`.
+    let mut cuts: Vec<ir::TextRange> = Vec::new();
+    if f.kind == LoopKind::Loop {
+        // The test must come first: statements before it would run once more than the body.
+        let guard = guard_range(a, id, f)?;
+        if !code[open + 1..guard.start].trim().is_empty() {
+            return None;
+        }
+        cuts.push(guard);
+    }
+    if continuing {
+        let start = code[..step.start].rfind("continuing")?;
+        let brace = start + code[start..].find('{')?;
+        let end = matching_brace(code, brace)?;
+        if start <= open || !code[start + "continuing".len()..brace].trim().is_empty() {
+            return None;
+        }
+        // Nothing but the update in the continuing block, nothing after it in the loop.
+        let inside =
+            code[brace + 1..step.start].trim().is_empty() && code[step.end..end].trim().is_empty();
+        if !inside || !code[end + 1..close].trim().is_empty() {
+            return None;
+        }
+        cuts.push(start..end + 1);
+    } else {
+        if !code[step.end..close].trim().is_empty() {
+            return None;
+        }
+        cuts.push(step);
+    }
+    cuts.sort_by_key(|r| r.start);
+    let mut out = String::from("{");
+    let mut pos = open + 1;
+    for c in cuts {
+        out.push_str(&a.source[pos..c.start]);
+        pos = c.end;
+    }
+    out.push_str(&a.source[pos..close + 1]);
+    Some(out)
+}
+
+/// The text of a `loop`'s leading `if (test) { break; }`.
+fn guard_range(a: &Analysis<'_>, id: usize, f: &ForLoop) -> Option<ir::TextRange> {
+    let l = a.loops[id].stmt;
+    let first = (l + 1..a.stmts.len()).find(|&s| {
+        a.stmts[s].parent == Some(l)
+            && a.stmts[s].part == Part::LoopBody
+            && !matches!(a.stmts[s].stmt, Statement::Emit(_))
+    })?;
+    let Statement::If { condition, .. } = *a.stmts[first].stmt else {
+        return None;
+    };
+    if condition != f.cond || !f.cond_negated {
+        return None;
+    }
+    let code = a.code();
+    let start = a.stmts[first].span.clone()?.start;
+    if !code[start..].starts_with("if") {
+        return None;
+    }
+    let cond_end = a.expr_range(condition)?.end;
+    let open = cond_end + code[cond_end..].find('{')?;
+    if !code[cond_end..open]
+        .chars()
+        .all(|c| c == ')' || c.is_whitespace())
+    {
+        return None;
+    }
+    let close = matching_brace(code, open)?;
+    let inner: String = code[open + 1..close].split_whitespace().collect();
+    (inner == "break;" && !code[close + 1..].trim_start().starts_with("else"))
+        .then_some(start..close + 1)
 }
 
 fn op_label(fun: MathFunction) -> &'static str {

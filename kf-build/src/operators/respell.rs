@@ -30,6 +30,11 @@ pub enum Spelling {
     /// An arg-reduction's `if (v > m) { m = v; k = i; }` as two `select`s, the index first so
     /// that both tests see the old value: `k = select(k, i, v > m); m = select(m, v, v > m);`.
     ArgSelect,
+    /// Every `for (var i = a; c; u) { body }` (without `continue`) as `var i_wN = a; while (c) {
+    /// body u; }`, the counter renamed so that loops of one block keep apart.
+    While,
+    /// Every such `for` as `var i_wN = a; loop { if (!(c)) { break; } body continuing { u; } }`.
+    LoopBreak,
     /// The first top-level `if (c) { return; }` of the entry point as an `if (!(c)) { .. }`
     /// around the statements after it. Not in [`Spelling::ALL`]: it still defeats `coarsen`,
     /// and `reduce` where one loop counter is shared by several loops.
@@ -38,7 +43,9 @@ pub enum Spelling {
 
 impl Spelling {
     /// Every spelling, in a fixed order.
-    pub const ALL: [Spelling; 7] = [
+    pub const ALL: [Spelling; 9] = [
+        Spelling::While,
+        Spelling::LoopBreak,
         Spelling::Comments,
         Spelling::Parens,
         Spelling::Compound,
@@ -59,6 +66,8 @@ impl Spelling {
             Spelling::Rename => "rename",
             Spelling::ArgSelect => "arg-select",
             Spelling::Guard => "guard",
+            Spelling::While => "while",
+            Spelling::LoopBreak => "loop",
         }
     }
 
@@ -73,6 +82,8 @@ impl Spelling {
             Spelling::Rename => rename(wgsl, entry),
             Spelling::ArgSelect => arg_select(wgsl),
             Spelling::Guard => guard(wgsl, entry),
+            Spelling::While => for_loops(wgsl, false),
+            Spelling::LoopBreak => for_loops(wgsl, true),
         }
     }
 }
@@ -96,6 +107,149 @@ pub fn all_combined(wgsl: &str, entry: &str) -> String {
     Spelling::ALL
         .iter()
         .fold(wgsl.to_owned(), |text, s| s.apply(&text, entry))
+}
+
+/// Every `for` loop with a counter declared in its header and no `continue` respelled as a
+/// `while` (or, with `loop_break`, as a `loop` with a leading break test and a continuing block).
+fn for_loops(wgsl: &str, loop_break: bool) -> String {
+    use crate::analysis::text::{blank_comments, tokens};
+    let mut text = wgsl.to_owned();
+    let mut from = 0;
+    let mut n = 0;
+    loop {
+        let code = blank_comments(&text);
+        let Some(at) = find_word(&code, "for", from) else {
+            return text;
+        };
+        from = at + 3;
+        let Some(open) = code[at + 3..]
+            .find(|c: char| !c.is_whitespace())
+            .map(|p| at + 3 + p)
+        else {
+            return text;
+        };
+        if code.as_bytes()[open] != b'(' {
+            continue;
+        }
+        let Some(close) = matching_in(&code, open, b'(', b')') else {
+            return text;
+        };
+        let parts = split_top(&code[open + 1..close], b';');
+        let Some(bopen) = code[close + 1..].find('{').map(|p| close + 1 + p) else {
+            return text;
+        };
+        let Some(bclose) = matching_in(&code, bopen, b'{', b'}') else {
+            return text;
+        };
+        let [init, cond, update] = parts.as_slice() else {
+            continue;
+        };
+        let Some(decl) = init.trim().strip_prefix("var") else {
+            continue;
+        };
+        let name: String = decl
+            .trim_start()
+            .chars()
+            .take_while(|&c| is_ident(c))
+            .collect();
+        if name.is_empty()
+            || cond.trim().is_empty()
+            || update.trim().is_empty()
+            || !code[close + 1..bopen].trim().is_empty()
+            || find_word(&code[bopen..bclose], "continue", 0).is_some()
+        {
+            continue;
+        }
+        let new = format!("{name}_w{n}");
+        n += 1;
+        // The counter renamed in a range of the text (not after a `.`: a member is not it).
+        let renamed = |range: std::ops::Range<usize>| -> String {
+            let mut out = String::new();
+            let mut pos = range.start;
+            let toks = tokens(&text, range.clone());
+            for (i, t) in toks.iter().enumerate() {
+                let member = i > 0 && text[toks[i - 1].clone()] == *".";
+                if text[t.clone()] == *name && !member {
+                    out.push_str(&text[pos..t.start]);
+                    out.push_str(&new);
+                    pos = t.end;
+                }
+            }
+            out.push_str(&text[pos..range.end]);
+            out
+        };
+        let header = |s: &str| {
+            let start = open + 1 + code[open + 1..close].find(s).unwrap_or(0);
+            start..start + s.len()
+        };
+        let (init, cond, update) = (
+            renamed(header(init.trim())),
+            renamed(header(cond.trim())),
+            renamed(header(update.trim())),
+        );
+        let body = renamed(bopen + 1..bclose);
+        let replacement = if loop_break {
+            format!(
+                "{init}; loop {{ if (!({cond})) {{ break; }}{body} continuing {{ {update}; }} }}"
+            )
+        } else {
+            format!("{init}; while ({cond}) {{{body} {update}; }}")
+        };
+        text.replace_range(at..bclose + 1, &replacement);
+        from = at;
+    }
+}
+
+/// The first `word` in `code` at or after `from`, as a whole word.
+fn find_word(code: &str, word: &str, mut from: usize) -> Option<usize> {
+    while let Some(p) = code[from..].find(word) {
+        let at = from + p;
+        let before = code[..at].chars().next_back().is_none_or(|c| !is_ident(c));
+        let after = code[at + word.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !is_ident(c));
+        if before && after {
+            return Some(at);
+        }
+        from = at + word.len();
+    }
+    None
+}
+
+/// The bracket closing the one at `open`.
+fn matching_in(code: &str, open: usize, o: u8, c: u8) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, b) in code.bytes().enumerate().skip(open) {
+        if b == o {
+            depth += 1;
+        } else if b == c {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+/// `s` split at the `sep`s outside brackets.
+fn split_top(s: &str, sep: u8) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, b) in s.bytes().enumerate() {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ if b == sep && depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
 }
 
 fn map_lines(wgsl: &str, f: impl Fn(&str) -> Option<String>) -> String {

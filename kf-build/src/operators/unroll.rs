@@ -22,8 +22,11 @@
 //! compiler folds the guards) and the original loop follows for the iterations past the current
 //! value, so the rewrite stays right when the parameter search changes the override.
 //!
-//! Limits: other loop forms (`while`, `loop`, a counter declared before the loop, decreasing or
-//! multiplicative counters, non-constant steps) are not recognised; `i + (F-1)·STEP` must not
+//! `while` and `loop { if .. { break; } .. }` spellings reach it as this `for` through the
+//! canonical form (`super::canon`), which the search applies before any operator.
+//!
+//! Limits: decreasing or multiplicative counters, non-constant steps and a counter that lives on
+//! after its loop are not recognised; `i + (F-1)·STEP` must not
 //! overflow (BOUND within `(F-1)·STEP` of the type's maximum); bodies larger than 16 KiB of text
 //! after copying are not unrolled.
 //!

@@ -234,3 +234,153 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
     assert_eq!(step, "canon(max)");
     assert!(text.contains("k = select(k, j, v > m);"), "{text}");
 }
+
+/// A row sum over `x` spelled with `body` (which declares and runs the loop over `j`), and what the
+/// canonical form makes of it.
+fn canonical_loop(body: &str) -> (kf_runtime::resolve::ResolvedKernel, Option<Rewrite>) {
+    let wgsl = format!(
+        "struct Dims {{ n: u32, d: u32 }}
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> dims: Dims;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    let r = gid.x;
+    if (r >= dims.n) {{ return; }}
+    var acc = 0.0;
+{body}
+    y[r] = acc;
+}}
+"
+    );
+    let k = testkit::resolve("k.wgsl", ATTR, &wgsl);
+    let target = testkit::lavapipe();
+    let r = canonicalise(&Subject {
+        kernel: &k,
+        program: &k.baseline,
+        target: &target,
+    });
+    if let Some(r) = &r {
+        check_valid(&k, r);
+    }
+    (k, r)
+}
+
+#[test]
+fn every_counted_loop_spelling_becomes_a_for_loop() {
+    let header = "for (var j: u32 = 0u; j < dims.d; j++)";
+    for (body, want) in [
+        (
+            "var j = 0u;\n    while (j < dims.d) { acc += x[r * dims.d + j]; j++; }",
+            header,
+        ),
+        (
+            "var j: u32 = 0u;\n    while j < dims.d {\n        acc = acc + x[r * dims.d + j];\n        j += 1u;\n    }",
+            "for (var j: u32 = 0u; j < dims.d; j += 1u)",
+        ),
+        (
+            "var j = 0u;\n    loop {\n        if (j >= dims.d) { break; }\n        acc += x[r * dims.d + j];\n        continuing { j++; }\n    }",
+            header,
+        ),
+        (
+            "var j = 0u;\n    loop {\n        if j >= dims.d - 1u { break; }\n        acc += x[r * dims.d + j];\n        j = j + 1u;\n    }",
+            "for (var j: u32 = 0u; j < (dims.d - 1u); j = j + 1u)",
+        ),
+        // A declaration without a value, other declarations and a local assignment in between.
+        (
+            "var j: u32;\n    var k = 2.0;\n    acc = 1.0;\n    while (j < dims.d) { acc += k * x[r * dims.d + j]; j++; }",
+            "for (var j: u32 = u32(); j < dims.d; j++)",
+        ),
+        // A non-constant start.
+        (
+            "var j = r % 3u;\n    while (j < dims.d) { acc += x[r * dims.d + j]; j += 2u; }",
+            "for (var j: u32 = r % 3u; j < dims.d; j += 2u)",
+        ),
+    ] {
+        let (_, r) = canonical_loop(body);
+        let r = r.unwrap_or_else(|| panic!("`{body}` was not normalised"));
+        let text = r.program.wgsl.to_string();
+        assert!(text.contains(want), "{body}:\n{text}");
+        assert!(
+            !text.contains("while") && !text.contains("loop {"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("break") && !text.contains("continuing"),
+            "{text}"
+        );
+        assert_eq!(text.matches("var j").count(), 1, "{text}");
+        assert_eq!(r.step, "canon(for)");
+    }
+}
+
+#[test]
+fn a_counter_reset_for_a_second_loop_gives_each_loop_its_own() {
+    let (_, r) = canonical_loop(
+        "var i = 0u;
+    while (i < dims.d) { acc += x[r * dims.d + i]; i++; }
+    i = 1u;
+    while (i < dims.d) { acc -= x[r * dims.d + i]; i += 1u; }",
+    );
+    let text = r.expect("normalised").program.wgsl.to_string();
+    assert!(
+        text.contains("for (var i: u32 = 0u; i < dims.d; i++)")
+            && text.contains("for (var i: u32 = 1u; i < dims.d; i += 1u)"),
+        "{text}"
+    );
+    assert!(!text.contains("i = 1u;"), "{text}");
+}
+
+#[test]
+fn loops_whose_counter_matters_elsewhere_stay_as_written() {
+    for body in [
+        // Read after the loop.
+        "var j = 0u;\n    while (j < dims.d) { acc += x[r * dims.d + j]; j++; }\n    acc += f32(j);",
+        // A `continue` would skip the update.
+        "var j = 0u;\n    while (j < dims.d) { if (acc > 5.0) { j++; continue; } acc += x[j]; j++; }",
+        // The update is not last.
+        "var j = 0u;\n    while (j < dims.d) { j++; acc += x[r * dims.d + j - 1u]; }",
+        // The start is read from a variable assigned between the declaration and the loop.
+        "var s = 1u;\n    var j = s;\n    s = 2u;\n    while (j < dims.d) { acc += x[j] * f32(s); j++; }",
+        // A statement before the test runs once more than the body.
+        "var j = 0u;\n    loop {\n        acc += 1.0;\n        if (j >= dims.d) { break; }\n        acc += x[j];\n        continuing { j++; }\n    }",
+        // Declared outside the block of the loop.
+        "var j = 0u;\n    if (r > 0u) { while (j < dims.d) { acc += x[j]; j++; } }",
+    ] {
+        let (_, r) = canonical_loop(body);
+        if let Some(r) = r {
+            let text = r.program.wgsl.to_string();
+            assert!(!text.contains("for (var j"), "`{body}` became\n{text}");
+        }
+    }
+}
+
+#[test]
+fn unroll_and_hoist_fire_on_every_loop_spelling() {
+    for body in [
+        "var j = 0u;\n    while (j < dims.d) { acc += x[r * dims.d + j] * x[dims.n]; j++; }",
+        "var j = 0u;\n    loop {\n        if (j >= dims.d) { break; }\n        acc += x[r * dims.d + j] * x[dims.n];\n        continuing { j++; }\n    }",
+    ] {
+        let (k, _) = canonical_loop(body);
+        let now = fired(&k);
+        for op in ["unroll", "hoist"] {
+            assert!(
+                now.contains(&op),
+                "{op} does not fire on\n{body}\n({now:?})"
+            );
+        }
+        // Without the canonical form, the loop operators do not see the loop.
+        let target = testkit::lavapipe();
+        let subject = Subject {
+            kernel: &k,
+            program: &k.baseline,
+            target: &target,
+        };
+        let unroll = crate::operators::all()
+            .into_iter()
+            .find(|op| op.name() == "unroll")
+            .unwrap();
+        assert!(unroll.apply(&subject).is_err(), "{body}");
+    }
+}
