@@ -246,6 +246,11 @@ fn bounds(a: &Analysis<'_>, cond: Handle<Expression>, d: u32, want_below: bool) 
         return op == wanted && (bounds(a, left, d, want_below) || bounds(a, right, d, want_below));
     }
     match a.function.expressions[cond] {
+        // `!(id >= n)` holds only below the bound exactly when `id >= n` holds at or above it.
+        Expression::Unary {
+            op: naga::UnaryOperator::LogicalNot,
+            expr,
+        } => bounds(a, expr, d, !want_below),
         Expression::Binary {
             op: BinaryOperator::LogicalAnd,
             left,
@@ -311,7 +316,10 @@ fn guarded(a: &Analysis<'_>, d: u32) -> bool {
         };
         // `if (id >= n) { return; }` before any side effect.
         let returns = accept.iter().any(|x| matches!(x, Statement::Return { .. }));
-        if returns && bounds(a, *condition, d, false) && effects.iter().all(|&e| e > s) {
+        // (Effects inside the `if` itself do not count as after it: naga ends the branches of a
+        // function's last `if` with a `return` of its own.)
+        let after = |e: usize| e > s && !a.within(e, s);
+        if returns && bounds(a, *condition, d, false) && effects.iter().all(|&e| after(e)) {
             return true;
         }
         // `if (id < n) { .. every side effect .. }`.

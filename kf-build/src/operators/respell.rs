@@ -36,14 +36,14 @@ pub enum Spelling {
     /// Every such `for` as `var i_wN = a; loop { if (!(c)) { break; } body continuing { u; } }`.
     LoopBreak,
     /// The first top-level `if (c) { return; }` of the entry point as an `if (!(c)) { .. }`
-    /// around the statements after it. Not in [`Spelling::ALL`]: it still defeats `coarsen`,
-    /// and `reduce` where one loop counter is shared by several loops.
+    /// around the statements after it.
     Guard,
 }
 
 impl Spelling {
     /// Every spelling, in a fixed order.
-    pub const ALL: [Spelling; 9] = [
+    pub const ALL: [Spelling; 10] = [
+        Spelling::Guard,
         Spelling::While,
         Spelling::LoopBreak,
         Spelling::Comments,

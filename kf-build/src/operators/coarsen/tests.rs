@@ -196,3 +196,56 @@ fn an_unguarded_id_with_a_size_dependent_extent_skips() {
     let why = apply(&Coarsen, &k, &testkit::lavapipe()).unwrap_err().0;
     assert!(why.contains("not a constant"), "{why}");
 }
+
+#[test]
+fn a_negated_early_exit_test_is_a_bounds_test() {
+    // The `if (i >= n) { return; }` guard written as a wrapping `if (!(i >= n)) { .. }`, and as a
+    // negated upper bound; the launch extent is a size, so only the test can make the ids past `n`
+    // do nothing.
+    for guard in ["!(i >= n)", "!(n <= i)", "!(i >= n || false)"] {
+        let wgsl = format!(
+            "@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> n: u32;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    let i = gid.x;
+    if ({guard}) {{ y[i] = 2.0 * x[i]; }}
+}}
+"
+        );
+        let k = testkit::resolve(
+            "k.wgsl",
+            "sizes(n = 100), bind(x = input(n), y = output(n), n = uniform(n)), grid = (n)",
+            &wgsl,
+        );
+        let rws =
+            apply(&Coarsen, &k, &testkit::lavapipe()).unwrap_or_else(|e| panic!("`{guard}`: {e}"));
+        assert_eq!(rws.len(), 6, "{guard}");
+    }
+    // A negated lower bound does not keep the ids past `n` out; nor does a test whose branch
+    // writes before the `return` naga gives the last statement of a function.
+    let wgsl = "@group(0) @binding(0) var<storage, read_write> y: array<f32>;
+@group(0) @binding(1) var<uniform> n: u32;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (!(gid.x < n)) { y[0] = 1.0; }
+}
+";
+    let late = "@group(0) @binding(0) var<storage, read_write> y: array<f32>;
+@group(0) @binding(1) var<uniform> n: u32;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= n) { y[0] = 1.0; return; }
+}
+";
+    for wgsl in [wgsl, late] {
+        let k = testkit::resolve(
+            "k.wgsl",
+            "sizes(n = 100), bind(y = output(n), n = uniform(n)), grid = (n)",
+            wgsl,
+        );
+        let r = apply(&Coarsen, &k, &testkit::lavapipe());
+        assert!(r.is_err(), "{wgsl}");
+    }
+}
