@@ -35,6 +35,11 @@ pub enum Spelling {
     While,
     /// Every such `for` as `var i_wN = a; loop { if (!(c)) { break; } body continuing { u; } }`.
     LoopBreak,
+    /// Each pair of adjacent one-line declarations (`let`/`var`) that do not name each other
+    /// and call no function of the module, swapped.
+    Reorder,
+    /// Every one-line `let x = v;` as a chain `let x_v = v; let x = x_v;`.
+    LetChain,
     /// The first top-level `if (c) { return; }` of the entry point as an `if (!(c)) { .. }`
     /// around the statements after it.
     Guard,
@@ -42,7 +47,9 @@ pub enum Spelling {
 
 impl Spelling {
     /// Every spelling, in a fixed order.
-    pub const ALL: [Spelling; 10] = [
+    pub const ALL: [Spelling; 12] = [
+        Spelling::Reorder,
+        Spelling::LetChain,
         Spelling::Guard,
         Spelling::While,
         Spelling::LoopBreak,
@@ -67,6 +74,8 @@ impl Spelling {
             Spelling::ArgSelect => "arg-select",
             Spelling::Guard => "guard",
             Spelling::While => "while",
+            Spelling::Reorder => "reorder",
+            Spelling::LetChain => "let-chain",
             Spelling::LoopBreak => "loop",
         }
     }
@@ -83,6 +92,8 @@ impl Spelling {
             Spelling::ArgSelect => arg_select(wgsl),
             Spelling::Guard => guard(wgsl, entry),
             Spelling::While => for_loops(wgsl, false),
+            Spelling::Reorder => reorder(wgsl),
+            Spelling::LetChain => map_lines(wgsl, let_chain),
             Spelling::LoopBreak => for_loops(wgsl, true),
         }
     }
@@ -187,7 +198,11 @@ fn for_loops(wgsl: &str, loop_break: bool) -> String {
             renamed(header(cond.trim())),
             renamed(header(update.trim())),
         );
-        let body = renamed(bopen + 1..bclose);
+        let mut body = renamed(bopen + 1..bclose).trim_end().to_owned();
+        // A line comment last in the body must not swallow the update.
+        if body.rsplit('\n').next().is_some_and(|l| l.contains("//")) {
+            body.push('\n');
+        }
         let replacement = if loop_break {
             format!(
                 "{init}; loop {{ if (!({cond})) {{ break; }}{body} continuing {{ {update}; }} }}"
@@ -250,6 +265,68 @@ fn split_top(s: &str, sep: u8) -> Vec<&str> {
     }
     out.push(&s[start..]);
     out
+}
+
+/// The name a one-line `let`/`var` declaration declares, if `line` is one.
+fn declared(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let rest = t.strip_prefix("let ").or_else(|| t.strip_prefix("var "))?;
+    if !t.ends_with(';') || t.matches(';').count() != 1 || t.contains('{') || t.contains("//") {
+        return None;
+    }
+    let end = rest.find(|c: char| !is_ident(c))?;
+    (end > 0).then_some(&rest[..end])
+}
+
+/// Whether `text` names `word` as a whole identifier.
+fn names(text: &str, word: &str) -> bool {
+    find_word(text, word, 0).is_some()
+}
+
+fn reorder(wgsl: &str) -> String {
+    // Functions of the module: a call could have effects whose order matters.
+    let fns: Vec<String> = wgsl
+        .split("fn ")
+        .skip(1)
+        .filter_map(|r| {
+            let n: String = r
+                .trim_start()
+                .chars()
+                .take_while(|&c| is_ident(c))
+                .collect();
+            (!n.is_empty()).then_some(n)
+        })
+        .collect();
+    let calls = |line: &str| fns.iter().any(|f| line.contains(&format!("{f}(")));
+    let mut lines: Vec<String> = wgsl.split('\n').map(str::to_owned).collect();
+    let mut i = 0;
+    while i + 1 < lines.len() {
+        let (a, b) = (&lines[i], &lines[i + 1]);
+        let swap = match (declared(a), declared(b)) {
+            (Some(x), Some(y)) => {
+                !names(b, x) && !names(a, y) && !calls(a) && !calls(b) && indent(a) == indent(b)
+            }
+            _ => false,
+        };
+        if swap {
+            lines.swap(i, i + 1);
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    lines.join("\n")
+}
+
+fn let_chain(line: &str) -> Option<String> {
+    let t = line.trim();
+    let name = declared(line)?;
+    let rest = t.strip_prefix("let ")?;
+    let after = &rest[name.len()..];
+    let ws = indent(line);
+    Some(format!(
+        "{ws}let {name}_v{after}\n{ws}let {name} = {name}_v;"
+    ))
 }
 
 fn map_lines(wgsl: &str, f: impl Fn(&str) -> Option<String>) -> String {
@@ -609,6 +686,32 @@ mod tests {
         assert_eq!(
             guarded,
             "fn main(a: u32) {\n    if (!((a >= n))) {\n        y[a] = 1.0;\n    }\n}\n"
+        );
+        let reordered = Spelling::Reorder.apply(src, "main");
+        assert!(
+            reordered.contains("    let v = x[a] * 2.0;\n    var m = 0.0;\n"),
+            "{reordered}"
+        );
+        // `b` names `a`: that pair stays; `b` and `c` swap; a call of the module's `f` stays put.
+        let deps = "fn f() -> u32 { return 1u; }\nfn main() {\n    let a = 1u;\n    let b = a;\n    let c = 2u;\n    let d = 3u;\n    let e = f();\n    let g = 4u;\n}\n";
+        assert_eq!(
+            Spelling::Reorder.apply(deps, "main"),
+            "fn f() -> u32 { return 1u; }\nfn main() {\n    let a = 1u;\n    let c = 2u;\n    let b = a;\n    let d = 3u;\n    let e = f();\n    let g = 4u;\n}\n"
+        );
+        assert!(
+            Spelling::LetChain
+                .apply(src, "main")
+                .contains("    let v_v = x[a] * 2.0;\n    let v = v_v;\n")
+        );
+        let looped = "fn main() {\n    for (var i = 0u; i < n; i++) { s += x[i]; }\n    for (var i = 1u; i < n; i += 2u) { if (s > 0.0) { continue; } s += 1.0; }\n}\n";
+        assert_eq!(
+            Spelling::While.apply(looped, "main"),
+            "fn main() {\n    var i_w0 = 0u; while (i_w0 < n) { s += x[i_w0]; i_w0++; }\n    for (var i = 1u; i < n; i += 2u) { if (s > 0.0) { continue; } s += 1.0; }\n}\n"
+        );
+        assert!(
+            Spelling::LoopBreak.apply(looped, "main").contains(
+                "var i_w0 = 0u; loop { if (!(i_w0 < n)) { break; } s += x[i_w0]; continuing { i_w0++; } }"
+            )
         );
         let commented = Spelling::Comments.apply(src, "main");
         assert!(
