@@ -40,6 +40,9 @@ pub enum Spelling {
     Reorder,
     /// Every one-line `let x = v;` as a chain `let x_v = v; let x = x_v;`.
     LetChain,
+    /// A uniform struct of two to four members of one scalar type (`struct Dims { n: u32, d: u32 }`)
+    /// read as a vector (`var<uniform> dims: vec2<u32>`, `dims.d` → `dims.y`).
+    VecUniform,
     /// The first top-level `if (c) { return; }` of the entry point as an `if (!(c)) { .. }`
     /// around the statements after it.
     Guard,
@@ -47,7 +50,8 @@ pub enum Spelling {
 
 impl Spelling {
     /// Every spelling, in a fixed order.
-    pub const ALL: [Spelling; 12] = [
+    pub const ALL: [Spelling; 13] = [
+        Spelling::VecUniform,
         Spelling::Reorder,
         Spelling::LetChain,
         Spelling::Guard,
@@ -75,6 +79,7 @@ impl Spelling {
             Spelling::Guard => "guard",
             Spelling::While => "while",
             Spelling::Reorder => "reorder",
+            Spelling::VecUniform => "vec-uniform",
             Spelling::LetChain => "let-chain",
             Spelling::LoopBreak => "loop",
         }
@@ -93,6 +98,7 @@ impl Spelling {
             Spelling::Guard => guard(wgsl, entry),
             Spelling::While => for_loops(wgsl, false),
             Spelling::Reorder => reorder(wgsl),
+            Spelling::VecUniform => vec_uniform(wgsl),
             Spelling::LetChain => map_lines(wgsl, let_chain),
             Spelling::LoopBreak => for_loops(wgsl, true),
         }
@@ -281,6 +287,90 @@ fn declared(line: &str) -> Option<&str> {
 /// Whether `text` names `word` as a whole identifier.
 fn names(text: &str, word: &str) -> bool {
     find_word(text, word, 0).is_some()
+}
+
+fn vec_uniform(wgsl: &str) -> String {
+    use crate::analysis::text::{blank_comments, tokens};
+    let code = blank_comments(wgsl);
+    let mut from = 0;
+    while let Some(at) = find_word(&code, "struct", from) {
+        from = at + 6;
+        let Some(open) = code[at..].find('{').map(|p| at + p) else {
+            break;
+        };
+        let Some(close) = matching_in(&code, open, b'{', b'}') else {
+            break;
+        };
+        let name = code[at + 6..open].trim();
+        let fields: Vec<(String, String)> = split_top(&code[open + 1..close], b',')
+            .into_iter()
+            .filter(|f| !f.trim().is_empty())
+            .filter_map(|f| {
+                let (n, t) = f.split_once(':')?;
+                Some((n.trim().to_owned(), t.trim().to_owned()))
+            })
+            .collect();
+        let scalar = fields.first().map(|f| f.1.clone()).unwrap_or_default();
+        let plain = ["u32", "i32", "f32"].contains(&scalar.as_str())
+            && (2..=4).contains(&fields.len())
+            && fields.iter().all(|f| f.1 == scalar && !f.0.contains('@'));
+        // The struct's one use: the type of one uniform.
+        let uses: Vec<usize> = std::iter::successors(find_word(&code, name, 0), |&p| {
+            find_word(&code, name, p + name.len())
+        })
+        .collect();
+        if !plain || uses.len() != 2 {
+            continue;
+        }
+        let before = code[..uses[1]].trim_end();
+        let Some(colon) = before.strip_suffix(':') else {
+            continue;
+        };
+        let var: String = colon
+            .trim_end()
+            .chars()
+            .rev()
+            .take_while(|&c| is_ident(c))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if !colon.trim_end()[..colon.trim_end().len() - var.len()]
+            .trim_end()
+            .ends_with("var<uniform>")
+        {
+            continue;
+        }
+        // `var.field` → `var.x`, and the type.
+        let toks = tokens(wgsl, 0..wgsl.len());
+        let mut edits: Vec<(std::ops::Range<usize>, &str)> = Vec::new();
+        for w in toks.windows(3) {
+            let (v, dot, f) = (
+                &wgsl[w[0].clone()],
+                &wgsl[w[1].clone()],
+                &wgsl[w[2].clone()],
+            );
+            if v == var
+                && dot == "."
+                && let Some(i) = fields.iter().position(|x| x.0 == f)
+            {
+                edits.push((w[2].clone(), ["x", "y", "z", "w"][i]));
+            }
+        }
+        let ty = format!("vec{}<{scalar}>", fields.len());
+        edits.push((uses[1]..uses[1] + name.len(), &ty));
+        edits.sort_by_key(|e| e.0.start);
+        let mut out = String::new();
+        let mut pos = 0;
+        for (r, t) in edits {
+            out.push_str(&wgsl[pos..r.start]);
+            out.push_str(t);
+            pos = r.end;
+        }
+        out.push_str(&wgsl[pos..]);
+        return out;
+    }
+    wgsl.to_owned()
 }
 
 fn reorder(wgsl: &str) -> String {
@@ -713,6 +803,14 @@ mod tests {
                 "var i_w0 = 0u; loop { if (!(i_w0 < n)) { break; } s += x[i_w0]; continuing { i_w0++; } }"
             )
         );
+        let uniform = "fn rows() -> u32 { return dims.n; }\nstruct Dims { n: u32, d: u32 }\n@group(0) @binding(2) var<uniform> dims: Dims;\nfn main() { let i = dims.d * rows(); }\n";
+        assert_eq!(
+            Spelling::VecUniform.apply(uniform, "main"),
+            "fn rows() -> u32 { return dims.x; }\nstruct Dims { n: u32, d: u32 }\n@group(0) @binding(2) var<uniform> dims: vec2<u32>;\nfn main() { let i = dims.y * rows(); }\n"
+        );
+        // Members of two types stay a struct.
+        let mixed = "struct P { n: u32, s: f32 }\n@group(0) @binding(2) var<uniform> p: P;\n";
+        assert_eq!(Spelling::VecUniform.apply(mixed, "main"), mixed);
         let commented = Spelling::Comments.apply(src, "main");
         assert!(
             commented.contains("var m = 0.0; // respelled"),
