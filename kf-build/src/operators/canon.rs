@@ -37,6 +37,11 @@
 //!   Exact: the same values in the same order. The loop operators (unroll, hoist) read only the
 //!   `for` spelling, so this is how they reach the other two.
 //!
+//! - `if (c) { continue; } rest` at the top level of a `for` or `while` body → `if (!(c)) { rest
+//!   }` (`rest` running to the end of the body): exact, the test is evaluated where it was and
+//!   `rest` runs exactly when it did. Loop operators refuse bodies that leave early; padding tests
+//!   in convolutions are written this way.
+//!
 //! Forms that naga's IR already makes equal need nothing here: `x op= y` is lowered to
 //! `x = x op y` and `i++` to `i = i + 1`.
 //!
@@ -128,7 +133,76 @@ fn normalisations(a: &Analysis<'_>) -> Vec<(Vec<Edit>, &'static str)> {
     for found in counted_loops_to_for(a) {
         take(found, &mut out);
     }
+    for s in 0..a.stmts.len() {
+        if let Some((e, what)) = continue_to_if(a, s) {
+            take((vec![e], what), &mut out);
+        }
+    }
     out
+}
+
+/// `if (c) { continue; } rest` at the top of a loop body's block → `if (!(c)) { rest }` (see the
+/// module documentation).
+fn continue_to_if(a: &Analysis<'_>, s: usize) -> Option<(Edit, &'static str)> {
+    let st = &a.stmts[s];
+    let Statement::If {
+        ref accept,
+        ref reject,
+        ..
+    } = *st.stmt
+    else {
+        return None;
+    };
+    let only = |b: &naga::Block, want: fn(&Statement) -> bool| {
+        let mut rest = b.iter().filter(|x| !matches!(x, Statement::Emit(_)));
+        rest.next().is_some_and(want) && rest.next().is_none()
+    };
+    if !only(accept, |x| matches!(x, Statement::Continue))
+        || reject.iter().any(|x| !matches!(x, Statement::Emit(_)))
+    {
+        return None;
+    }
+    // The `if` sits in the block that is a `for`/`while` loop's body, so `continue` ends the
+    // iteration's body and what follows the `if` in that block is the rest of it.
+    let block = st.parent?;
+    if st.part != Part::Block
+        || !matches!(a.stmts[block].stmt, Statement::Block(_))
+        || a.stmts[block].part != Part::LoopBody
+    {
+        return None;
+    }
+    let code = a.code();
+    let start = st.span.clone()?.start;
+    if !code[start..].starts_with("if") {
+        return None;
+    }
+    let open = start + code[start..].find('{')?;
+    let close = matching_brace(code, open)?;
+    let inner: String = code[open + 1..close].split_whitespace().collect();
+    if inner != "continue;" || code[close + 1..].trim_start().starts_with("else") {
+        return None;
+    }
+    let body = a.stmts[block].span.clone()?;
+    let end = body.end - 1;
+    if code.as_bytes()[end] != b'}' || end <= close {
+        return None;
+    }
+    let rest = &a.source[close + 1..end];
+    if rest.trim().is_empty() {
+        return None;
+    }
+    let cond = code[start + 2..open].trim();
+    Some((
+        Edit::replace(
+            start..end,
+            format!(
+                "if (!({cond})) {{{}\n{}}}\n",
+                rest.trim_end(),
+                a.indent_at(start)
+            ),
+        ),
+        "continue-if",
+    ))
 }
 
 fn overlaps(x: &ir::TextRange, y: &ir::TextRange) -> bool {

@@ -384,3 +384,32 @@ fn unroll_and_hoist_fire_on_every_loop_spelling() {
         assert!(unroll.apply(&subject).is_err(), "{body}");
     }
 }
+
+#[test]
+fn a_continue_guard_becomes_a_wrapping_if() {
+    let (k, r) = canonical_loop(
+        "for (var j = 0u; j < 3u; j++) {
+        let c = r + j;
+        if (c < 1u || c > dims.n) {
+            continue;
+        }
+        acc += x[(c - 1u) * dims.d];
+    }",
+    );
+    let r = r.expect("normalised");
+    let text = r.program.wgsl.to_string();
+    assert!(!text.contains("continue"), "{text}");
+    assert!(text.contains("if (!((c < 1u || c > dims.n))) {"), "{text}");
+    assert_eq!(r.step, "canon(continue-if)");
+    // The loop now unrolls fully.
+    assert!(fired(&k).contains(&"unroll"), "{text}");
+    // A `continue` in a nested `if`, or followed by nothing, stays.
+    for body in [
+        "for (var j = 0u; j < 3u; j++) { if (j > 0u) { if (acc > 1.0) { continue; } acc += 1.0; } acc += x[j]; }",
+        "for (var j = 0u; j < 3u; j++) { acc += x[j]; if (acc > 1.0) { continue; } }",
+        "for (var j = 0u; j < 3u; j++) { if (acc > 1.0) { continue; } else { acc += 2.0; } acc += x[j]; }",
+    ] {
+        let (_, r) = canonical_loop(body);
+        assert!(r.is_none(), "`{body}` became\n{}", r.unwrap().program.wgsl);
+    }
+}
