@@ -37,8 +37,8 @@
 //!   Exact: the same values in the same order. The loop operators (unroll, hoist) read only the
 //!   `for` spelling, so this is how they reach the other two.
 //!
-//! - `if (c) { continue; } rest` at the top level of a `for` or `while` body → `if (!(c)) { rest
-//!   }` (`rest` running to the end of the body): exact, the test is evaluated where it was and
+//! - `if (c) { continue; } rest` at the top level of a `for` or `while` body, in the entry point or
+//!   a helper function → `if (!(c)) { rest }` (`rest` running to the end of the body): exact, the test is evaluated where it was and
 //!   `rest` runs exactly when it did. Loop operators refuse bodies that leave early; padding tests
 //!   in convolutions are written this way.
 //!
@@ -138,6 +138,9 @@ fn normalisations(a: &Analysis<'_>) -> Vec<(Vec<Edit>, &'static str)> {
             take((vec![e], what), &mut out);
         }
     }
+    for e in helper_continues_to_if(a) {
+        take((vec![e], "continue-if"), &mut out);
+    }
     out
 }
 
@@ -171,9 +174,77 @@ fn continue_to_if(a: &Analysis<'_>, s: usize) -> Option<(Edit, &'static str)> {
     {
         return None;
     }
+    continue_edit(a, st.span.clone()?.start, a.stmts[block].span.clone()?)
+}
+
+/// The same normalisation in the module's helper functions (the analysis covers the entry point
+/// only): naga's statements and spans read directly, a `for`/`while` body being the `Block` last
+/// in the loop's body.
+fn helper_continues_to_if(a: &Analysis<'_>) -> Vec<Edit> {
+    fn visit(a: &Analysis<'_>, block: &naga::Block, out: &mut Vec<Edit>) {
+        for (st, _) in block.span_iter() {
+            match st {
+                Statement::Loop { body, .. } => {
+                    let user = body
+                        .span_iter()
+                        .filter(|(x, _)| !matches!(x, Statement::Emit(_)))
+                        .last();
+                    if let Some((Statement::Block(b), span)) = user
+                        && let Some(range) = span.to_range()
+                    {
+                        for (inner, inner_span) in b.span_iter() {
+                            let Statement::If { accept, reject, .. } = inner else {
+                                continue;
+                            };
+                            let mut taken =
+                                accept.iter().filter(|x| !matches!(x, Statement::Emit(_)));
+                            let only_continue = matches!(taken.next(), Some(Statement::Continue))
+                                && taken.next().is_none();
+                            if only_continue
+                                && reject.iter().all(|x| matches!(x, Statement::Emit(_)))
+                                && let Some(r) = inner_span.to_range()
+                                && let Some((e, _)) = continue_edit(a, r.start, range.clone())
+                            {
+                                out.push(e);
+                            }
+                        }
+                    }
+                    visit(a, body, out);
+                }
+                Statement::Block(b) => visit(a, b, out),
+                Statement::If { accept, reject, .. } => {
+                    visit(a, accept, out);
+                    visit(a, reject, out);
+                }
+                Statement::Switch { cases, .. } => {
+                    for c in cases {
+                        visit(a, &c.body, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (_, f) in a.module.functions.iter() {
+        visit(a, &f.body, &mut out);
+    }
+    out
+}
+
+/// The edit for an `if (c) { continue; }` whose `if` starts at `start`, in the loop body block
+/// `body` (braces included): everything after it in the block goes inside `if (!(c)) { .. }`.
+fn continue_edit(
+    a: &Analysis<'_>,
+    start: usize,
+    body: ir::TextRange,
+) -> Option<(Edit, &'static str)> {
     let code = a.code();
-    let start = st.span.clone()?.start;
-    if !code[start..].starts_with("if") {
+    if !code[start..].starts_with("if") || !(body.start < start && start < body.end) {
+        return None;
+    }
+    // The `if` must sit in `body` itself, not in a block nested in it.
+    if !same_block(code, body.start + 1, start) {
         return None;
     }
     let open = start + code[start..].find('{')?;
@@ -182,7 +253,6 @@ fn continue_to_if(a: &Analysis<'_>, s: usize) -> Option<(Edit, &'static str)> {
     if inner != "continue;" || code[close + 1..].trim_start().starts_with("else") {
         return None;
     }
-    let body = a.stmts[block].span.clone()?;
     let end = body.end - 1;
     if code.as_bytes()[end] != b'}' || end <= close {
         return None;

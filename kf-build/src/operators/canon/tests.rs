@@ -413,3 +413,45 @@ fn a_continue_guard_becomes_a_wrapping_if() {
         assert!(r.is_none(), "`{body}` became\n{}", r.unwrap().program.wgsl);
     }
 }
+
+#[test]
+fn a_continue_guard_in_a_helper_function_becomes_a_wrapping_if() {
+    let wgsl = "struct Dims { n: u32, d: u32 }
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> dims: Dims;
+
+fn taps(r: u32) -> f32 {
+    var acc = 0.0;
+    for (var j = 0u; j < 3u; j++) {
+        let c = r + j;
+        if (c < 1u || c > dims.n) {
+            continue;
+        }
+        acc += x[(c - 1u) * dims.d];
+    }
+    return acc;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let r = gid.x;
+    if (r >= dims.n) { return; }
+    y[r] = taps(r);
+}
+";
+    let k = testkit::resolve("k.wgsl", ATTR, wgsl);
+    let target = testkit::lavapipe();
+    let r = canonicalise(&Subject {
+        kernel: &k,
+        program: &k.baseline,
+        target: &target,
+    })
+    .expect("normalised");
+    check_valid(&k, &r);
+    let text = r.program.wgsl.to_string();
+    assert!(!text.contains("continue"), "{text}");
+    assert!(text.contains("if (!((c < 1u || c > dims.n))) {"), "{text}");
+    assert_eq!(r.step, "canon(continue-if)");
+    assert!(fired(&k).contains(&"unroll"), "{text}");
+}
