@@ -240,7 +240,7 @@ fn continue_edit(
     body: ir::TextRange,
 ) -> Option<(Edit, &'static str)> {
     let code = a.code();
-    if !code[start..].starts_with("if") || !(body.start < start && start < body.end) {
+    if !(code[start..].starts_with("if") && body.start < start && start < body.end) {
         return None;
     }
     // The `if` must sit in `body` itself, not in a block nested in it.
