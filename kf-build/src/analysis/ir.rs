@@ -2748,8 +2748,8 @@ fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// The index of the bracket closing the one at `open`.
-fn matching(code: &str, open: usize, o: u8, c: u8) -> Option<usize> {
+/// The index of the bracket `c` closing the bracket `o` at `open` (in comment-blanked text).
+pub fn matching(code: &str, open: usize, o: u8, c: u8) -> Option<usize> {
     let bytes = code.as_bytes();
     let mut depth = 0i32;
     for (i, &b) in bytes.iter().enumerate().skip(open) {

@@ -148,14 +148,14 @@ fn for_loops(wgsl: &str, loop_break: bool) -> String {
         if code.as_bytes()[open] != b'(' {
             continue;
         }
-        let Some(close) = matching_in(&code, open, b'(', b')') else {
+        let Some(close) = crate::analysis::ir::matching(&code, open, b'(', b')') else {
             return text;
         };
         let parts = split_top(&code[open + 1..close], b';');
         let Some(bopen) = code[close + 1..].find('{').map(|p| close + 1 + p) else {
             return text;
         };
-        let Some(bclose) = matching_in(&code, bopen, b'{', b'}') else {
+        let Some(bclose) = crate::analysis::ir::matching(&code, bopen, b'{', b'}') else {
             return text;
         };
         let [init, cond, update] = parts.as_slice() else {
@@ -238,22 +238,6 @@ fn find_word(code: &str, word: &str, mut from: usize) -> Option<usize> {
     None
 }
 
-/// The bracket closing the one at `open`.
-fn matching_in(code: &str, open: usize, o: u8, c: u8) -> Option<usize> {
-    let mut depth = 0i32;
-    for (i, b) in code.bytes().enumerate().skip(open) {
-        if b == o {
-            depth += 1;
-        } else if b == c {
-            depth -= 1;
-            if depth == 0 {
-                return Some(i);
-            }
-        }
-    }
-    None
-}
-
 /// `s` split at the `sep`s outside brackets.
 fn split_top(s: &str, sep: u8) -> Vec<&str> {
     let mut out = Vec::new();
@@ -298,7 +282,7 @@ fn vec_uniform(wgsl: &str) -> String {
         let Some(open) = code[at..].find('{').map(|p| at + p) else {
             break;
         };
-        let Some(close) = matching_in(&code, open, b'{', b'}') else {
+        let Some(close) = crate::analysis::ir::matching(&code, open, b'{', b'}') else {
             break;
         };
         let name = code[at + 6..open].trim();

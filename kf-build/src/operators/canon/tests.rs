@@ -7,7 +7,9 @@ use crate::operators::testkit::{self, check_valid};
 
 const ATTR: &str = "sizes(n = 4, d = 100), bind(x = input(n * d), y = output(n), dims = uniform(n, d)), grid = (n)";
 
-fn kernel_with(body: &str) -> kf_runtime::resolve::ResolvedKernel {
+/// A row kernel over `x` (rows of `dims.d`, one per invocation, guarded) whose body after the
+/// guard is `body`.
+fn row_kernel(body: &str) -> kf_runtime::resolve::ResolvedKernel {
     let wgsl = format!(
         "struct Dims {{ n: u32, d: u32 }}
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -18,30 +20,41 @@ fn kernel_with(body: &str) -> kf_runtime::resolve::ResolvedKernel {
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
     let r = gid.x;
     if (r >= dims.n) {{ return; }}
-    var m = x[r * dims.d];
-    for (var j = 1u; j < dims.d; j++) {{
-        let v = x[r * dims.d + j];
 {body}
-    }}
-    y[r] = m;
 }}
 "
     );
     testkit::resolve("k.wgsl", ATTR, &wgsl)
 }
 
-fn canonical(body: &str) -> Option<Rewrite> {
-    let k = kernel_with(body);
+/// `kernel`'s canonical form, checked valid when there is one.
+fn canonical_of(k: &kf_runtime::resolve::ResolvedKernel) -> Option<Rewrite> {
     let target = testkit::lavapipe();
     let r = canonicalise(&Subject {
-        kernel: &k,
+        kernel: k,
         program: &k.baseline,
         target: &target,
     });
     if let Some(r) = &r {
-        check_valid(&k, r);
+        check_valid(k, r);
     }
     r
+}
+
+/// A running maximum over a row with `body` as the loop's update of `m` from `v`.
+fn kernel_with(body: &str) -> kf_runtime::resolve::ResolvedKernel {
+    row_kernel(&format!(
+        "    var m = x[r * dims.d];
+    for (var j = 1u; j < dims.d; j++) {{
+        let v = x[r * dims.d + j];
+{body}
+    }}
+    y[r] = m;"
+    ))
+}
+
+fn canonical(body: &str) -> Option<Rewrite> {
+    canonical_of(&kernel_with(body))
 }
 
 #[test]
@@ -238,32 +251,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
 /// A row sum over `x` spelled with `body` (which declares and runs the loop over `j`), and what the
 /// canonical form makes of it.
 fn canonical_loop(body: &str) -> (kf_runtime::resolve::ResolvedKernel, Option<Rewrite>) {
-    let wgsl = format!(
-        "struct Dims {{ n: u32, d: u32 }}
-@group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read_write> y: array<f32>;
-@group(0) @binding(2) var<uniform> dims: Dims;
-
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
-    let r = gid.x;
-    if (r >= dims.n) {{ return; }}
-    var acc = 0.0;
-{body}
-    y[r] = acc;
-}}
-"
-    );
-    let k = testkit::resolve("k.wgsl", ATTR, &wgsl);
-    let target = testkit::lavapipe();
-    let r = canonicalise(&Subject {
-        kernel: &k,
-        program: &k.baseline,
-        target: &target,
-    });
-    if let Some(r) = &r {
-        check_valid(&k, r);
-    }
+    let k = row_kernel(&format!("    var acc = 0.0;\n{body}\n    y[r] = acc;"));
+    let r = canonical_of(&k);
     (k, r)
 }
 
@@ -441,14 +430,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 ";
     let k = testkit::resolve("k.wgsl", ATTR, wgsl);
-    let target = testkit::lavapipe();
-    let r = canonicalise(&Subject {
-        kernel: &k,
-        program: &k.baseline,
-        target: &target,
-    })
-    .expect("normalised");
-    check_valid(&k, &r);
+    let r = canonical_of(&k).expect("normalised");
     let text = r.program.wgsl.to_string();
     assert!(!text.contains("continue"), "{text}");
     assert!(text.contains("if (!((c < 1u || c > dims.n))) {"), "{text}");
