@@ -237,46 +237,73 @@ async fn create_streams(
     js: &jetstream::Context,
     address: &BrokerAddress,
 ) -> Result<Streams, BrokerError> {
-    let fail = |what: &'static str, e: &dyn std::fmt::Display| BrokerError::Operation {
-        what,
-        message: address.redact(&e.to_string()),
-    };
-    let eval = js
-        .get_or_create_stream(stream::Config {
+    let eval = stream_of(
+        js,
+        address,
+        "creating the request stream",
+        stream::Config {
             name: protocol::EVAL_STREAM.into(),
             subjects: vec!["kf.eval.>".into()],
             retention: stream::RetentionPolicy::WorkQueue,
             max_age: Duration::from_secs(24 * 3600),
             duplicate_window: Duration::from_secs(120),
             ..Default::default()
-        })
-        .await
-        .map_err(|e| fail("creating the request stream", &e))?;
-    let reports = js
-        .get_or_create_stream(stream::Config {
+        },
+    )
+    .await?;
+    let reports = stream_of(
+        js,
+        address,
+        "creating the report stream",
+        stream::Config {
             name: protocol::REPORT_STREAM.into(),
             subjects: vec!["kf.report.>".into()],
             max_age: Duration::from_secs(3600),
             duplicate_window: Duration::from_secs(120),
             ..Default::default()
-        })
-        .await
-        .map_err(|e| fail("creating the report stream", &e))?;
-    let workers = js
-        .get_or_create_stream(stream::Config {
+        },
+    )
+    .await?;
+    let workers = stream_of(
+        js,
+        address,
+        "creating the worker stream",
+        stream::Config {
             name: protocol::WORKER_STREAM.into(),
             subjects: vec![protocol::WORKER_FILTER.into()],
             max_messages_per_subject: 1,
             max_age: protocol::ANNOUNCEMENT_TTL,
             ..Default::default()
-        })
-        .await
-        .map_err(|e| fail("creating the worker stream", &e))?;
+        },
+    )
+    .await?;
     Ok(Streams {
         eval,
         reports,
         workers,
     })
+}
+
+/// The stream `config` names, created when missing. Two processes that start together both find
+/// it missing and both create it; the server refuses the second ("stream name already in use",
+/// or "subjects overlap with an existing stream"), which then reads the stream the first made.
+async fn stream_of(
+    js: &jetstream::Context,
+    address: &BrokerAddress,
+    what: &'static str,
+    config: stream::Config,
+) -> Result<stream::Stream, BrokerError> {
+    let name = config.name.clone();
+    match js.get_or_create_stream(config).await {
+        Ok(s) => Ok(s),
+        Err(created) => js
+            .get_stream(&name)
+            .await
+            .map_err(|_| BrokerError::Operation {
+                what,
+                message: address.redact(&created.to_string()),
+            }),
+    }
 }
 
 /// The streams of the protocol.
