@@ -501,11 +501,7 @@ fn select_pair_to_if(a: &Analysis<'_>, s: usize) -> Option<(Edit, &'static str)>
     let name = |x: Handle<LocalVariable>| a.function.local_variables[x].name.clone();
     let (m_name, k_name) = (name(m)?, name(k)?);
     let cond = a.expr_wgsl(c1, Naming::Names)?;
-    let cond = match cond.strip_prefix('(').and_then(|c| c.strip_suffix(')')) {
-        // One pair of parentheses around the whole test (not `(a) > (b)`).
-        Some(inner) if matching_paren(&cond) == Some(cond.len() - 1) => inner.to_owned(),
-        _ => cond,
-    };
+    let cond = unparenthesised(&cond);
     let text = format!(
         "if ({cond}) {{ {m_name} = {}; {k_name} = {}; }}",
         a.expr_wgsl(element, Naming::Names)?,
@@ -679,14 +675,7 @@ fn header_condition(a: &Analysis<'_>, f: &ForLoop, name: &str) -> Option<String>
     let written = a.text(&f.cond_span.clone()?).trim().to_owned();
     if !f.cond_negated {
         // `while (c)` keeps its parentheses in naga's span; the header has its own.
-        return Some(
-            match written.strip_prefix('(').and_then(|c| c.strip_suffix(')')) {
-                Some(inner) if matching_paren(&written) == Some(written.len() - 1) => {
-                    inner.trim().to_owned()
-                }
-                _ => written,
-            },
-        );
+        return Some(unparenthesised(&written));
     }
     match (f.bounds.as_slice(), &a.function.expressions[f.cond]) {
         ([b], Expression::Binary { .. }) if b.offset.is_none() => {
@@ -704,17 +693,7 @@ fn header_condition(a: &Analysis<'_>, f: &ForLoop, name: &str) -> Option<String>
                 op: naga::UnaryOperator::LogicalNot,
                 expr,
             },
-        ) => {
-            let inner = a.text(&a.expr_range(expr)?).trim().to_owned();
-            Some(
-                match inner.strip_prefix('(').and_then(|c| c.strip_suffix(')')) {
-                    Some(x) if matching_paren(&inner) == Some(inner.len() - 1) => {
-                        x.trim().to_owned()
-                    }
-                    _ => inner,
-                },
-            )
-        }
+        ) => Some(unparenthesised(a.text(&a.expr_range(expr)?))),
         _ => Some(format!("!({written})")),
     }
 }
@@ -822,40 +801,21 @@ fn op_label(fun: MathFunction) -> &'static str {
     }
 }
 
-/// The `)` matching a text's opening `(`.
-fn matching_paren(text: &str) -> Option<usize> {
-    let mut depth = 0i32;
-    for (i, b) in text.bytes().enumerate() {
-        match b {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
+/// `text` without one pair of parentheses around the whole of it (`(a < b)` → `a < b`, but
+/// `(a) > (b)` stays).
+fn unparenthesised(text: &str) -> String {
+    let text = text.trim();
+    match text.strip_prefix('(').and_then(|c| c.strip_suffix(')')) {
+        Some(inner) if ir::matching(text, 0, b'(', b')') == Some(text.len() - 1) => {
+            inner.trim().to_owned()
         }
+        _ => text.to_owned(),
     }
-    None
 }
 
 /// The `}` matching the `{` at `open`, in comment-blanked text.
 fn matching_brace(code: &str, open: usize) -> Option<usize> {
-    let mut depth = 0i32;
-    for (i, b) in code.bytes().enumerate().skip(open) {
-        match b {
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+    ir::matching(code, open, b'{', b'}')
 }
 
 #[cfg(test)]
