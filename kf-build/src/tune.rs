@@ -175,16 +175,12 @@ pub fn with_tune_shapes(
         parsed.push(shape);
     }
     let mut k = kernel.clone();
-    let derived: Vec<_> = kernel
-        .tune_shapes
-        .iter()
-        .map(kf_runtime::resolve::derive_verify_shape)
-        .collect();
+    let constraints = kernel.size_constraints();
+    let derive =
+        |s: &kf_runtime::spec::Shape| kf_runtime::resolve::derive_verify_shape(s, &constraints);
+    let derived: Vec<_> = kernel.tune_shapes.iter().map(derive).collect();
     if kernel.verify_shapes == derived {
-        k.verify_shapes = parsed
-            .iter()
-            .map(kf_runtime::resolve::derive_verify_shape)
-            .collect();
+        k.verify_shapes = parsed.iter().map(derive).collect();
     }
     k.tune_shapes = parsed;
     for shape in k.tune_shapes.iter().chain(&k.verify_shapes) {
@@ -541,6 +537,8 @@ pub fn tune_kernel(
         &kernel.verify_shapes,
         &entry.verification.checks,
     ));
+    out.notes
+        .extend(crate::operators::widen::constraint_hint(kernel));
     out.status = match entry.outcome {
         CacheOutcome::Tuned => Status::Tuned,
         CacheOutcome::BaselineBest => Status::BaselineBest,

@@ -188,6 +188,10 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     } = item;
     let content_hash = &kernel.content_hash;
     let measure_plan = kf_runtime::plan::MeasurePlan::of(&kernel).to_json();
+    let size_constraints = match kernel.size_constraints().as_slice() {
+        [] => String::new(),
+        c => serde_json::to_string(c).expect("constraints serialize"),
+    };
     Ok(quote! {
         #(#attrs)*
         #vis static #ident: #ty = ::kf_runtime::Kernel {
@@ -198,6 +202,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             variants: &[#(#variants),*],
             build_notes: &[#(#notes),*],
             measure_plan: #measure_plan,
+            size_constraints: #size_constraints,
         };
         #(#tracked)*
         #(#reference_tracked)*

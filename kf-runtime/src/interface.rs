@@ -483,6 +483,22 @@ impl Interface {
     /// Differences between this (baseline) interface and a variant's, as readable lines; empty when
     /// a variant can be bound with the baseline's bind groups.
     pub fn mismatches(&self, variant: &Interface) -> Vec<String> {
+        self.mismatches_with(variant, &|_, w| {
+            Err(format!(
+                "a view of {w} elements at a time needs a length the spec guarantees to be a multiple of {w}"
+            ))
+        })
+    }
+
+    /// [`Interface::mismatches`], where a variant may declare a buffer as the baseline's array
+    /// regrouped `w` elements at a time ([`crate::views::regrouping`]) when `view` accepts it for
+    /// that binding (the spec's length must be a multiple of `w`; see [`crate::views`]); `view`'s
+    /// error says why not.
+    pub fn mismatches_with(
+        &self,
+        variant: &Interface,
+        view: &dyn Fn(&BindingInterface, u32) -> Result<(), String>,
+    ) -> Vec<String> {
         let mut out = Vec::new();
         if self.entry != variant.entry {
             out.push(format!(
@@ -501,10 +517,19 @@ impl Interface {
                     kind_text(&v.kind),
                     kind_text(&b.kind)
                 )),
-                Some(v) if v.ty != b.ty || v.layout != b.layout => out.push(format!(
-                    "@group({}) @binding({}) `{}` has type `{}` instead of `{}`",
-                    b.group, b.binding, v.name, v.ty, b.ty
-                )),
+                Some(v) if v.ty != b.ty || v.layout != b.layout => {
+                    let why = match crate::views::regrouping(&b.layout, &v.layout) {
+                        Some(w) => match view(b, w) {
+                            Ok(()) => continue,
+                            Err(why) => format!(" ({why})"),
+                        },
+                        None => String::new(),
+                    };
+                    out.push(format!(
+                        "@group({}) @binding({}) `{}` has type `{}` instead of `{}`{why}",
+                        b.group, b.binding, v.name, v.ty, b.ty
+                    ))
+                }
                 Some(_) => {}
             }
         }

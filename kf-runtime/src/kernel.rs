@@ -82,6 +82,10 @@ pub struct Kernel {
     /// [`MeasurePlan`](crate::plan::MeasurePlan) as JSON, parsed only when measuring (empty
     /// for none).
     pub measure_plan: &'static str,
+    /// The spec's constraints over sizes alone (`constraints(n % 4 == 0)`), as a JSON array of
+    /// [`ParamExpr`](crate::params::ParamExpr) (empty for none): every dispatch is checked against
+    /// them, since a variant may rely on them (see [`crate::views`]).
+    pub size_constraints: &'static str,
 }
 
 /// How the chosen entry relates to the adapter.
@@ -131,6 +135,24 @@ impl Selection {
 }
 
 impl Kernel {
+    /// The spec's size constraints, parsed from [`Kernel::size_constraints`]. A text that does
+    /// not parse (an expansion from another version of the macro) gives none and a warning.
+    pub fn constraints(&self) -> Vec<crate::params::ParamExpr> {
+        if self.size_constraints.is_empty() {
+            return Vec::new();
+        }
+        serde_json::from_str(self.size_constraints).unwrap_or_else(|e| {
+            #[cfg(feature = "wgpu")]
+            log::warn!(
+                "kernel {}: its size constraints do not parse ({e}); none are checked",
+                self.name
+            );
+            #[cfg(not(feature = "wgpu"))]
+            let _ = e;
+            Vec::new()
+        })
+    }
+
     /// A kernel with no code, emitted next to a compile error so that uses of the static do not add
     /// unrelated errors. Never runs: the crate does not compile.
     #[doc(hidden)]
@@ -159,6 +181,7 @@ impl Kernel {
             variants: &[],
             build_notes: &[],
             measure_plan: "",
+            size_constraints: "",
         }
     }
 
@@ -346,6 +369,7 @@ pub(crate) mod tests {
             variants: Box::leak(variants.into_boxed_slice()),
             build_notes: &[],
             measure_plan: "",
+            size_constraints: "",
         }))
     }
 

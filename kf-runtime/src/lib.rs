@@ -92,6 +92,7 @@ pub mod syntax;
 #[cfg(feature = "spec")]
 pub mod variant;
 pub mod verdict;
+pub mod views;
 
 pub use adapter::{AdapterIdentity, AdapterKey};
 pub use kernel::{Binding, EmbeddedVariant, Kernel, MatchKind, Selection, VARIANT_ENV};

@@ -65,6 +65,8 @@ pub struct LoadedKernel {
     launches: Vec<Program>,
     layouts: Vec<wgpu::BindGroupLayout>,
     max_workgroups_per_dimension: u32,
+    /// The spec's size constraints, checked at every dispatch.
+    constraints: Vec<crate::params::ParamExpr>,
     #[cfg(feature = "measure")]
     measurement: Option<crate::measure::Measurement>,
 }
@@ -131,6 +133,7 @@ impl Kernel {
             bind_group_layouts: &layout_refs,
             immediate_size: 0,
         });
+        let constraints = self.constraints();
         let loaded = |program: &'static Program, pipelines, label, matched, reason| LoadedKernel {
             kernel: self,
             program,
@@ -141,6 +144,7 @@ impl Kernel {
             launches: program.launches(),
             layouts: layouts.clone(),
             max_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+            constraints: constraints.clone(),
             #[cfg(feature = "measure")]
             measurement: None,
         };
@@ -617,6 +621,7 @@ impl LoadedKernel {
     /// rule names take the selected program's own values. For a launch sequence, the first
     /// launch's counts ([`LoadedKernel::launch_workgroups`] gives every launch's).
     pub fn workgroups(&self, sizes: &[(&str, u64)]) -> Result<[u32; 3], DispatchError> {
+        self.check_sizes(sizes)?;
         self.program.workgroups(
             |name| sizes.iter().find(|(n, _)| *n == name).map(|(_, v)| *v),
             self.max_workgroups_per_dimension,
@@ -625,6 +630,7 @@ impl LoadedKernel {
 
     /// Workgroup counts of every launch of the selected program, in order.
     pub fn launch_workgroups(&self, sizes: &[(&str, u64)]) -> Result<Vec<[u32; 3]>, DispatchError> {
+        self.check_sizes(sizes)?;
         self.launches
             .iter()
             .map(|launch| {
@@ -634,6 +640,16 @@ impl LoadedKernel {
                 )
             })
             .collect()
+    }
+
+    /// The sizes against the spec's size constraints: a variant may rely on them (reading a
+    /// buffer 16 bytes at a time when its length is a multiple of 4), so sizes that break one are
+    /// refused whichever program was selected, the same on every GPU.
+    fn check_sizes(&self, sizes: &[(&str, u64)]) -> Result<(), DispatchError> {
+        crate::views::check_sizes(&self.constraints, &|name| {
+            sizes.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+        })
+        .map_err(|e| DispatchError::Constraint(format!("kernel {}: {e}", self.kernel.name)))
     }
 
     /// Sets the pipeline and bind groups (group `i` = `bind_groups[i]`) and dispatches the workgroup

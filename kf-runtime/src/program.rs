@@ -52,6 +52,10 @@ pub enum DispatchError {
     /// A dispatch expression could not be evaluated.
     #[error(transparent)]
     Expr(#[from] ExprError),
+    /// The sizes break one of the kernel's size constraints (`constraints(n % 4 == 0)`), which
+    /// its variants may rely on.
+    #[error("{0}")]
+    Constraint(String),
     /// The count does not fit the dispatch call.
     #[error("dispatch needs {count} workgroups in dimension {dim}, more than {max}")]
     TooManyWorkgroups {

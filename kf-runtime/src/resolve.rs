@@ -702,7 +702,12 @@ pub fn resolve(
         spec.tune_shapes.iter().map(|s| full_shape(s)).collect()
     };
     let verify_shapes: Vec<Shape> = if spec.verify_shapes.is_empty() {
-        tune_shapes.iter().map(derive_verify_shape).collect()
+        let sizes: Vec<&str> = spec.sizes.iter().map(|(n, _)| n.as_str()).collect();
+        let constraints = crate::views::size_only(&spec.constraints, &sizes);
+        tune_shapes
+            .iter()
+            .map(|s| derive_verify_shape(s, &constraints))
+            .collect()
     } else {
         spec.verify_shapes.iter().map(|s| full_shape(s)).collect()
     };
@@ -1386,6 +1391,51 @@ fn contract(
 }
 
 impl ResolvedKernel {
+    /// The `constraints(..)` that name only sizes: promises about the shapes an app dispatches
+    /// with, which variants may rely on and the runtime checks at every dispatch.
+    pub fn size_constraints(&self) -> Vec<&crate::params::ParamExpr> {
+        let sizes: Vec<&str> = self.sizes.iter().map(|(n, _)| n.as_str()).collect();
+        crate::views::size_only(&self.constraints, &sizes)
+    }
+
+    /// Differences between the baseline's interface and a variant's (see
+    /// [`Interface::mismatches`]); a buffer viewed `w` elements at a time is no difference when
+    /// the spec guarantees its length is a multiple of `w` (see [`crate::views`]).
+    pub fn mismatches(&self, variant: &Interface) -> Vec<String> {
+        self.interface
+            .mismatches_with(variant, &|b, w| self.view_allowed(b, w))
+    }
+
+    /// Whether the binding `b` may be viewed `w` elements at a time: its length is a multiple of
+    /// `w` on every shape the spec's size constraints allow. The error names the constraint that
+    /// would allow it.
+    pub fn view_allowed(&self, b: &BindingInterface, w: u32) -> Result<(), String> {
+        let Some(plan) = self
+            .buffers
+            .iter()
+            .find(|p| p.binding.group == b.group && p.binding.binding == b.binding)
+        else {
+            return Err(format!("`{}` has no buffer in the spec", b.name));
+        };
+        if !plan.binding.layout.is_runtime_sized() {
+            // A fixed-size array: `regrouping` already checked its count.
+            return Ok(());
+        }
+        let Some(len) = &plan.len else {
+            return Err(format!("`{}` has no length in the spec", b.name));
+        };
+        let divisors = crate::views::size_divisors(&self.size_constraints());
+        if crate::views::multiple_of(len, &divisors, u64::from(w)) {
+            return Ok(());
+        }
+        Err(match crate::views::suggested_constraint(len, w) {
+            Some(c) => format!(
+                "nothing in the spec says its length `{len}` is a multiple of {w}: a size constraint such as `constraints({c})` would"
+            ),
+            None => format!("its length {len} is not a multiple of {w}"),
+        })
+    }
+
     /// What the search is asked to explore for this kernel: compared with an entry's record to
     /// tell when the entry is stale.
     pub fn tuning(&self) -> crate::cache::TuningRecord {
@@ -1513,15 +1563,32 @@ pub fn shape_text(shape: &Shape) -> String {
 }
 
 /// A verification shape derived from a tune shape: every size moved to a nearby odd value, so it is
-/// a multiple of no workgroup size and was never seen by the search.
-pub fn derive_verify_shape(shape: &Shape) -> Shape {
-    shape
-        .iter()
-        .map(|(k, &v)| {
-            let w = if v <= 2 { v } else { (v - v / 8 - 1) | 1 };
-            (k.clone(), w.max(1))
+/// a multiple of no workgroup size and was never seen by the search — or, where the spec's size
+/// constraints forbid that (`n % 4 == 0`), to the nearest value below it that keeps every one of
+/// them (then as few factors of two as they allow).
+pub fn derive_verify_shape(shape: &Shape, constraints: &[&crate::params::ParamExpr]) -> Shape {
+    let mut out = shape.clone();
+    let holds = |s: &Shape| {
+        constraints.iter().all(|c| {
+            let names = c.names();
+            // Only the constraints over this shape's sizes apply.
+            !names.iter().all(|n| s.contains_key(*n))
+                || matches!(c.eval(&|n| s.get(n).map(|v| *v as i64)), Ok(v) if v != 0)
         })
-        .collect()
+    };
+    for (k, &v) in shape {
+        let w = if v <= 2 { v } else { (v - v / 8 - 1) | 1 }.max(1);
+        // The odd neighbour, else the closest value below it that breaks no constraint.
+        let found = (0..4096u64)
+            .map_while(|d| w.checked_sub(d).filter(|x| *x >= 1))
+            .find(|&x| {
+                let mut t = out.clone();
+                t.insert(k.clone(), x);
+                holds(&t)
+            });
+        out.insert(k.clone(), found.unwrap_or(v));
+    }
+    out
 }
 
 pub mod naga_panics;

@@ -73,7 +73,7 @@ pub fn check(kernel: &ResolvedKernel, program: &Program) -> Result<Checked, Vari
         return Err(VariantError::Empty);
     }
     let reflected = resolve::reflect(&program.wgsl, Some(&program.entry), "variant.wgsl")?;
-    let mismatches = kernel.interface.mismatches(&reflected.interface);
+    let mismatches = kernel.mismatches(&reflected.interface);
     if !mismatches.is_empty() {
         return Err(VariantError::Interface(mismatches));
     }

@@ -123,6 +123,25 @@ impl Worker {
         self.lines.lock().unwrap().join("\n")
     }
 
+    /// How many evaluations the worker has reported so far.
+    fn reports(&self) -> usize {
+        self.log().matches("reported ").count()
+    }
+
+    /// Whether the worker reports more than `before` evaluations within 30 s: its stderr reaches
+    /// the test through a reader thread, and on a loaded machine the line can trail the result
+    /// that the client already received.
+    fn reported_more_than(&self, before: usize) -> bool {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(30) {
+            if self.reports() > before {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
+    }
+
     /// The first stderr line that `matches`, waiting up to `timeout`.
     #[track_caller]
     fn wait_for(
@@ -732,7 +751,7 @@ fn one_archive_and_one_entry_per_adapter_key() {
         "{}",
         both.dump()
     );
-    let gl_reports_before = gl.log().matches("reported ").count();
+    let gl_reports_before = gl.reports();
     let one = bench(&["--broker", &url, "--adapter-key", &gl_key]);
     assert_eq!(one.code, Some(0), "{}", one.dump());
     let j = one.json();
@@ -747,13 +766,13 @@ fn one_archive_and_one_entry_per_adapter_key() {
     );
     assert_eq!(j["kernels"][0]["correct"], true, "{}", one.dump());
     assert!(
-        gl.log().matches("reported ").count() > gl_reports_before,
+        gl.reported_more_than(gl_reports_before),
         "the bench's evaluation went to the GL key's worker:\n{}",
         gl.log()
     );
 
     // `eval` too: the kernel's own file as the candidate, on the Vulkan key's workers.
-    let vk_reports_before = vulkan.log().matches("reported ").count();
+    let vk_reports_before = vulkan.reports();
     let candidate = dir.path().join("src/shaders/saxpy.wgsl");
     let mut cmd = kf(&[
         "eval",
@@ -779,13 +798,13 @@ fn one_archive_and_one_entry_per_adapter_key() {
     assert_eq!(j["adapter_key"], vk_key.as_str(), "{}", evaluated.dump());
     assert_eq!(j["correct"], true, "{}", evaluated.dump());
     assert!(
-        vulkan.log().matches("reported ").count() > vk_reports_before,
+        vulkan.reported_more_than(vk_reports_before),
         "the evaluation went to the Vulkan key's worker:\n{}",
         vulkan.log()
     );
 
     // `ablate` opens its backend the same way: one short search, on the GL key's workers.
-    let gl_reports_before = gl.log().matches("reported ").count();
+    let gl_reports_before = gl.reports();
     let mut cmd = kf(&[
         "ablate",
         "--kernel",
@@ -817,7 +836,7 @@ fn one_archive_and_one_entry_per_adapter_key() {
         ablated.dump()
     );
     assert!(
-        gl.log().matches("reported ").count() > gl_reports_before,
+        gl.reported_more_than(gl_reports_before),
         "the ablation's evaluations went to the GL key's worker:\n{}",
         gl.log()
     );

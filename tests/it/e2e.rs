@@ -404,3 +404,60 @@ fn a_new_entry_rebuilds_the_crate() {
         second.dump()
     );
 }
+
+#[test]
+fn a_variant_reading_vec4s_runs_in_the_app_when_the_spec_promises_whole_vectors() {
+    use kf_build::operators::{Operator, Subject, Target};
+    let dir = copy_crate("examples/quickstart");
+    // The copy's SAXPY promises lengths that are whole vec4s (the app dispatches n = 131072).
+    let kernels = dir.path().join("src/kernels.rs");
+    let source = std::fs::read_to_string(&kernels).unwrap();
+    let promised = source.replace(
+        "    bind(x = input(n), y = inout(n), params = uniform(n, 2.5)),\n    grid = (n),\n",
+        "    bind(x = input(n), y = inout(n), params = uniform(n, 2.5)),\n    grid = (n),\n    constraints(n % 4 == 0),\n",
+    );
+    assert_ne!(promised, source, "the SAXPY attribute was edited");
+    std::fs::write(&kernels, promised).unwrap();
+    // The operator's rewrite, as a tune would propose it.
+    let wgsl = std::fs::read_to_string(dir.path().join("src/shaders/saxpy.wgsl")).unwrap();
+    let kernel = crate::operators::resolve(
+        "saxpy.wgsl",
+        r#"path = "src/shaders/saxpy.wgsl", sizes(n = 131072), bind(x = input(n), y = inout(n), params = uniform(n, 2.5)), grid = (n), constraints(n % 4 == 0)"#,
+        &wgsl,
+    );
+    let target = Target::default();
+    let rewrite = kf_build::operators::widen::Widen
+        .apply(&Subject {
+            kernel: &kernel,
+            program: &kernel.baseline,
+            target: &target,
+        })
+        .expect("widen applies")
+        .remove(0);
+    assert!(rewrite.program.wgsl.contains("array<vec4<f32>>"));
+    let here = this_adapter();
+    let mut entry = saxpy_entry(dir.path(), &here, 64, None);
+    let program = rewrite.program.clone();
+    let id = kf_runtime::hash::variant_id(&program.wgsl, &[], &program.dispatch.to_string());
+    entry.variant = Some(VariantRecord {
+        id: id.clone(),
+        origin: rewrite.step.clone(),
+        program,
+    });
+    write_entry(dir.path(), &entry);
+    let _guard = lock();
+    build(dir.path());
+    // The app binds its f32 buffers with the baseline's layouts, runs the variant and checks
+    // every element against the CPU.
+    let app = run_quickstart("warn");
+    let saxpy = quickstart_lines(&app.stdout)
+        .into_iter()
+        .find(|l| l.0 == "SAXPY")
+        .expect("SAXPY line");
+    assert_eq!(
+        (saxpy.1.as_str(), saxpy.2.as_str(), saxpy.3),
+        (id.as_str(), "exact", true),
+        "{}",
+        app.dump()
+    );
+}

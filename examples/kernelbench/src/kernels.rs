@@ -218,6 +218,8 @@ pub static RMSNORM: Kernel;
     sizes(n = 1 << 24),
     bind(x = input(n, range(-5.0, 5.0)), y = output(n), params = uniform(n)),
     grid = (4096, (n + 4095) / 4096),
+    // Lengths are whole vec4s, so variants may read and write 16 bytes at a time.
+    constraints(n % 4 == 0),
 )]
 pub static GELU: Kernel;
 
@@ -226,6 +228,7 @@ pub static GELU: Kernel;
     path = "src/shaders/level1/silu.wgsl",
     sizes(n = 1 << 22),
     bind(input = input(n, range(-6.0, 6.0)), output = output(n), n = uniform(n)),
+    constraints(n % 4 == 0),
 )]
 pub static SILU: Kernel;
 

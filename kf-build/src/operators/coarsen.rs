@@ -80,7 +80,7 @@ impl Operator for Coarsen {
                         .map_err(|e| {
                             Skip(format!("the coarsened kernel is not valid WGSL: {e}"))
                         })?;
-                let mismatches = subject.kernel.interface.mismatches(&reflected.interface);
+                let mismatches = subject.kernel.mismatches(&reflected.interface);
                 if !mismatches.is_empty() {
                     return Err(Skip(format!(
                         "coarsening changed the interface: {}",
@@ -132,16 +132,16 @@ impl Operator for Coarsen {
 }
 
 /// What the checks established.
-struct Plan {
+pub(crate) struct Plan {
     /// The id component to coarsen.
-    dim: usize,
+    pub(crate) dim: usize,
     /// `Some(X)` when the kernel has no bounds test of that component but the original launch
     /// ran exactly the ids below `X` along it (a constant extent in whole workgroups).
-    extent: Option<u64>,
+    pub(crate) extent: Option<u64>,
 }
 
 /// The dimension to coarsen, after the checks.
-fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
+pub(crate) fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
     let skip = |why: &str| Err(Skip(why.to_owned()));
     if subject.program.dispatch.mode != DispatchMode::Grid {
         return skip("the launch rule counts workgroups; coarsening needs a `grid` rule");

@@ -32,6 +32,7 @@ pub mod unroll;
 #[cfg(test)]
 mod varied_tests;
 pub mod vectorize;
+pub mod widen;
 
 use crate::evolve::descriptor::Dim;
 use kf_runtime::Program;
@@ -148,7 +149,7 @@ pub fn finish(
     let reflected = kf_runtime::resolve::reflect(&wgsl, Some(entry), "rewrite")
         .map_err(|e| Skip(format!("{step}: the rewrite does not validate: {e}")))?;
     let iface = reflected.interface;
-    let mismatches = subject.kernel.interface.mismatches(&iface);
+    let mismatches = subject.kernel.mismatches(&iface);
     if !mismatches.is_empty() {
         return Err(Skip(format!(
             "{step}: the rewrite changes the interface: {}",
@@ -209,6 +210,7 @@ pub fn all() -> Vec<Box<dyn Operator>> {
         Box::new(scan::Scan),
         Box::new(coarsen::Coarsen),
         Box::new(vectorize::VectorizedAccess),
+        Box::new(widen::Widen),
     ]
 }
 

@@ -2974,7 +2974,7 @@ fn finish(
     let entry = subject.program.entry.as_ref();
     let reflected =
         kf_runtime::resolve::reflect(text, Some(entry), "reduce").map_err(|e| e.to_string())?;
-    let mismatches = subject.kernel.interface.mismatches(&reflected.interface);
+    let mismatches = subject.kernel.mismatches(&reflected.interface);
     if !mismatches.is_empty() {
         return Err(mismatches.join("; "));
     }

@@ -69,7 +69,7 @@ pub fn apply_to(
 pub fn check(kernel: &ResolvedKernel, rw: &Rewrite) {
     let r = kf_runtime::resolve::reflect(&rw.program.wgsl, Some(&rw.program.entry), "rw")
         .unwrap_or_else(|e| panic!("{}: {e}\n{}", rw.step, rw.program.wgsl));
-    let m = kernel.interface.mismatches(&r.interface);
+    let m = kernel.mismatches(&r.interface);
     assert!(m.is_empty(), "{}: {m:?}", rw.step);
     for (d, name) in r.interface.workgroup_size_overrides.iter().enumerate() {
         let expected = match name {

@@ -135,7 +135,7 @@ pub fn check_valid(kernel: &ResolvedKernel, r: &Rewrite) -> [u32; 3] {
                     kernel.name, r.step, r.program.wgsl
                 )
             });
-    let mismatches = kernel.interface.mismatches(&reflected.interface);
+    let mismatches = kernel.mismatches(&reflected.interface);
     assert!(
         mismatches.is_empty(),
         "{}: {} changes the interface: {mismatches:?}",

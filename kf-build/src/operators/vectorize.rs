@@ -70,7 +70,7 @@ impl Operator for VectorizedAccess {
         let reflected =
             kf_runtime::resolve::reflect(&text, Some(&subject.program.entry), "vectorize")
                 .map_err(|e| Skip(format!("the vectorized kernel is not valid WGSL: {e}")))?;
-        let mismatches = subject.kernel.interface.mismatches(&reflected.interface);
+        let mismatches = subject.kernel.mismatches(&reflected.interface);
         if !mismatches.is_empty() {
             return Err(Skip(mismatches.join("; ")));
         }

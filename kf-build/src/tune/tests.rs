@@ -89,7 +89,10 @@ fn qualified_shapes_replace_only_their_kernels_tune_shapes() {
     let a = with_tune_shapes(&kernel("A"), &args(&shapes)).unwrap();
     assert_eq!(
         a.verify_shapes,
-        [kf_runtime::resolve::derive_verify_shape(&a.tune_shapes[0])]
+        [kf_runtime::resolve::derive_verify_shape(
+            &a.tune_shapes[0],
+            &[]
+        )]
     );
 }
 

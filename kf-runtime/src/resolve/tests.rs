@@ -1084,3 +1084,37 @@ fn a_variant_of_a_sequence_is_checked_at_every_stage() {
         Err(crate::variant::VariantError::Wgsl(ReflectError::Entry(m))) if m.contains("`finish`")
     ));
 }
+
+#[test]
+fn derived_verification_shapes_keep_the_size_constraints_and_views_need_them() {
+    let base = r#"path = "k.wgsl", sizes(n = 4096), bind(x = input(n), y = inout(n), p = uniform(n, 2.0)), grid = (n)"#;
+    // Without a constraint: the odd neighbour.
+    let free = resolve_attr(base, SAXPY).unwrap();
+    assert_eq!(free.verify_shapes[0]["n"], 3583);
+    // With one: the closest value below it that keeps it, still unseen by the search.
+    let k = resolve_attr(&format!("{base}, constraints(n % 4 == 0)"), SAXPY).unwrap();
+    assert_eq!(k.verify_shapes[0]["n"], 3580);
+    assert_eq!(k.size_constraints().len(), 1);
+    // An array<vec4<f32>> view of `x` is no interface change with the constraint, and is one
+    // without it (naming the constraint that would allow it).
+    let viewed = SAXPY
+        .replace(
+            "var<storage, read> x: array<f32>;",
+            "var<storage, read> x: array<vec4<f32>>;",
+        )
+        .replace("p.a * x[g.x]", "p.a * x[g.x / 4u][g.x % 4u]");
+    let r = reflect(&viewed, Some("main"), "v.wgsl").unwrap();
+    assert!(k.mismatches(&r.interface).is_empty());
+    let m = free.mismatches(&r.interface);
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(m[0].contains("constraints(n % 4 == 0)"), "{m:?}");
+    // A vec3 "view" is never the same buffer.
+    let vec3 = SAXPY
+        .replace(
+            "var<storage, read> x: array<f32>;",
+            "var<storage, read> x: array<vec3<f32>>;",
+        )
+        .replace("p.a * x[g.x]", "p.a * x[g.x / 3u][g.x % 3u]");
+    let r = reflect(&vec3, Some("main"), "v.wgsl").unwrap();
+    assert_eq!(k.mismatches(&r.interface).len(), 1);
+}

@@ -1,7 +1,7 @@
 // Elementwise GELU over n values launched as rows of 64 invocations: the index is flattened from a
 // 2-D id and the guard tests the flat index, not the id (the launch's x extent is a constant).
-// spec: sizes(n = 1000), bind(x = input(n, range(-4.0, 4.0)), y = output(n), p = uniform(n)), grid = (64, (n + 63) / 64)
-// fires: coarsen
+// spec: sizes(n = 1000), bind(x = input(n, range(-4.0, 4.0)), y = output(n), p = uniform(n)), grid = (64, (n + 63) / 64), constraints(n % 4 == 0)
+// fires: coarsen widen
 // skips: reduce vectorize
 struct P { n: u32 }
 @group(0) @binding(0) var<storage, read> x: array<f32>;

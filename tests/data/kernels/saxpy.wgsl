@@ -1,6 +1,6 @@
 // Elementwise y = a * x + y, one element per invocation: no loop to split.
-// spec: sizes(n = 1000), bind(x = input(n), y = inout(n), p = uniform(n, 2.5)), grid = (n)
-// fires: coarsen
+// spec: sizes(n = 1000), bind(x = input(n), y = inout(n), p = uniform(n, 2.5)), grid = (n), constraints(n % 4 == 0)
+// fires: coarsen widen
 // skips: reduce vectorize
 struct Params { n: u32, a: f32 }
 @group(0) @binding(0) var<storage, read> x: array<f32>;

@@ -90,7 +90,7 @@ fn every_rewrite_validates_and_keeps_the_interface() {
             for rw in rewrites {
                 let r = reflect(&rw.program.wgsl, Some(&rw.program.entry), &file)
                     .unwrap_or_else(|e| panic!("{file} {}: {e}\n{}", rw.step, rw.program.wgsl));
-                let mismatches = kernel.interface.mismatches(&r.interface);
+                let mismatches = kernel.mismatches(&r.interface);
                 assert!(mismatches.is_empty(), "{file} {}: {mismatches:?}", rw.step);
                 assert_eq!(r.interface.workgroup_size, rw.program.workgroup_size);
                 assert_eq!(rw.program.dispatch.mode, DispatchMode::Workgroups);
