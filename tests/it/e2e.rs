@@ -194,6 +194,15 @@ fn tune_rebuild_run_then_cached() {
     let saxpy = kernels.iter().find(|k| k["name"] == "SAXPY").unwrap();
     assert_eq!(saxpy["status"], "tuned", "{}", tuned.dump());
     let saxpy_variant = saxpy["variant"].as_str().unwrap().to_owned();
+    // Its spec has no size constraint, and one is all that keeps 16-byte accesses out: tune says
+    // which to declare.
+    assert!(
+        saxpy["notes"]
+            .to_string()
+            .contains("constraints(n % 4 == 0)"),
+        "{}",
+        tuned.dump()
+    );
 
     let _guard = lock();
     build(dir.path());
@@ -446,6 +455,26 @@ fn a_variant_reading_vec4s_runs_in_the_app_when_the_spec_promises_whole_vectors(
     });
     write_entry(dir.path(), &entry);
     let _guard = lock();
+    // The app dispatches SAXPY with n = 100 003, which breaks the promise: the runtime refuses
+    // the dispatch, naming the constraint, whichever program it selected.
+    build(dir.path());
+    let refused = run(std::process::Command::new(built_bin("quickstart"))
+        .env("RUST_LOG", "warn")
+        .env_remove("KERNELFOUNDRY_VARIANT"));
+    assert_ne!(refused.code, Some(0), "{}", refused.dump());
+    assert!(
+        refused
+            .stderr
+            .contains("(n = 100003) break the kernel's constraint `n % 4 == 0`"),
+        "{}",
+        refused.dump()
+    );
+    // With a length of whole vectors it runs.
+    let main = dir.path().join("src/main.rs");
+    let app_source = std::fs::read_to_string(&main).unwrap();
+    let whole = app_source.replace("let n = 100_003usize;", "let n = 100_004usize;");
+    assert_ne!(whole, app_source, "the app's SAXPY length was edited");
+    std::fs::write(&main, whole).unwrap();
     build(dir.path());
     // The app binds its f32 buffers with the baseline's layouts, runs the variant and checks
     // every element against the CPU.

@@ -1,7 +1,8 @@
 //! The rewrite operators on the real adapter: every rewrite of every kernel in
 //! `tests/data/kernels/` (and of the quickstart softmax) is evaluated through the worker process
 //! with the final verification plan and must be correct (level 5); the kernels an operator must
-//! not touch must make it skip. Speed is never asserted.
+//! not touch must make it skip; a widened kernel coarsened further must be correct too. Speed is
+//! never asserted.
 
 use kf_build::evaluate::process::WorkerProcess;
 use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
@@ -9,6 +10,7 @@ use kf_build::operators::coarsen::Coarsen;
 use kf_build::operators::reduce::ParallelReduction;
 use kf_build::operators::scan::Scan;
 use kf_build::operators::vectorize::VectorizedAccess;
+use kf_build::operators::widen::Widen;
 use kf_build::operators::{Operator, Subject, Target};
 use kf_runtime::resolve::ResolvedKernel;
 use kf_tests::*;
@@ -97,6 +99,7 @@ fn operators() -> Vec<Box<dyn Operator>> {
         Box::new(Scan),
         Box::new(Coarsen),
         Box::new(VectorizedAccess),
+        Box::new(Widen),
     ]
 }
 
@@ -192,4 +195,63 @@ fn every_rewrite_of_the_corpus_is_correct_on_the_adapter() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+#[test]
+fn widened_kernels_coarsened_further_are_correct_on_the_adapter() {
+    let (mut worker, target) = worker_and_target();
+    let mut evaluated = 0;
+    let mut failures = Vec::new();
+    for k in corpus() {
+        if !k.fires.iter().any(|f| f == "widen") {
+            continue;
+        }
+        let subject = Subject {
+            kernel: &k.kernel,
+            program: &k.kernel.baseline,
+            target: &target,
+        };
+        let canon = kf_build::operators::canon::canonicalise(&subject);
+        let widened = kf_build::operators::apply_canonical(&Widen, &subject, canon.as_ref())
+            .unwrap_or_else(|e| panic!("{}: widen skipped: {e}", k.name));
+        for w in &widened {
+            let parent = Subject {
+                kernel: &k.kernel,
+                program: &w.program,
+                target: &target,
+            };
+            // Coarsening needs a bounds test or a constant extent; a widened kernel over a
+            // guarded launch has neither (its mask does the guarding), so it may skip.
+            let Ok(coarsened) = Coarsen.apply(&parent) else {
+                continue;
+            };
+            for (i, r) in coarsened.iter().enumerate() {
+                let request = EvalRequest {
+                    kernel: k.kernel.clone(),
+                    candidate: Candidate {
+                        id: format!("wc-{i}"),
+                        origin: format!("{} → {}", w.step, r.step),
+                        program: r.program.clone(),
+                    },
+                    plan: verify_plan(&k.kernel),
+                    ceilings: None,
+                    deadline_s: None,
+                };
+                let report = worker.evaluate(&request);
+                evaluated += 1;
+                if report.fitness.level != 5 {
+                    failures.push(format!(
+                        "{} {} → {}: level {} {:?}",
+                        k.name,
+                        w.step,
+                        r.step,
+                        report.fitness.level,
+                        report.failure.map(|f| f.log)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(evaluated >= 6, "no widened kernel was coarsened");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

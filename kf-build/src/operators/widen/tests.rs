@@ -218,3 +218,28 @@ fn a_row_stride_read_from_a_uniform_is_a_multiple_of_4_when_the_spec_says_the_wi
     let hint = constraint_hint(&k).expect("a hint");
     assert!(hint.contains("constraints(cols % 4 == 0)"), "{hint}");
 }
+
+#[test]
+fn a_widened_kernel_over_a_constant_extent_can_be_coarsened_further() {
+    let k = corpus_kernel("gelu_flat_rows.wgsl");
+    let widened = one(&k);
+    let parent = kf_runtime::resolve::ResolvedKernel {
+        baseline: widened.program.clone(),
+        ..k.clone()
+    };
+    let rewrites = apply(
+        &super::super::coarsen::Coarsen,
+        &parent,
+        &testkit::lavapipe(),
+    )
+    .unwrap_or_else(|e| panic!("coarsen skipped the widened kernel: {e}"));
+    assert_eq!(rewrites.len(), 6);
+    for r in &rewrites {
+        check_valid(&k, r);
+        assert!(
+            r.program
+                .wgsl
+                .contains("fn kf_coarse_main(kf_gid: vec3<u32>)")
+        );
+    }
+}
