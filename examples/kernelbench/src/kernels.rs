@@ -343,6 +343,7 @@ pub static ATTENTION_HEAD: Kernel;
     sizes(rows = 4096, cols = 8192),
     bind(x = input(rows * cols, range(-4.0, 4.0)), bias = input(cols), y = output(rows * cols), size = uniform(rows, cols)),
     grid = (cols, rows),
+    constraints(cols % 4 == 0),
 )]
 pub static BIAS_GELU: Kernel;
 
