@@ -376,3 +376,30 @@ fn respelled_loops_are_unrolled_and_hoisted_correctly() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert!(evaluated >= 16, "only {evaluated} rewrites evaluated");
 }
+
+#[test]
+fn respelled_elementwise_kernels_are_widened_correctly() {
+    use kf_build::operators::widen::Widen;
+    let (mut worker, target) = worker();
+    let subset = [
+        "saxpy.wgsl",
+        "gelu_flat_rows.wgsl",
+        "bias_relu_rows.wgsl",
+        "embedding_gather.wgsl",
+    ];
+    let spellings = [
+        None,
+        Some(Spelling::Rename),
+        Some(Spelling::Parens),
+        Some(Spelling::Guard),
+        Some(Spelling::Reorder),
+        Some(Spelling::LetChain),
+        Some(Spelling::VecUniform),
+    ];
+    let (table, evaluated, failures) = over_spellings(&subset, &spellings, |label, kernel| {
+        rewrite_and_verify(&Widen, &mut worker, &target, label, kernel, 1)
+    });
+    eprintln!("widen on the adapter, kernel × spelling:\n{table}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(evaluated >= 20, "only {evaluated} rewrites evaluated");
+}

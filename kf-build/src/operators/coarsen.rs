@@ -223,7 +223,7 @@ pub(crate) fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip
 
 /// Whether expression `h` is exactly the invocation id's component `d` (through lets, vars
 /// assigned once and integer casts).
-fn is_id(a: &Analysis<'_>, h: Handle<Expression>, d: u32) -> bool {
+pub(crate) fn is_id(a: &Analysis<'_>, h: Handle<Expression>, d: u32) -> bool {
     a.index_form(h).is_some_and(|f| {
         f.offset.is_zero()
             && f.terms.len() == 1

@@ -25,9 +25,11 @@
 //! component bounds-checked or launched over a constant extent):
 //! - every access to a viewed binding, in the entry point only (no helper function and no other
 //!   entry point names it), has the element index `gid.<d> + Q` with one `Q` per binding, `Q` a sum
-//!   of other id components with constant coefficients and a constant, all multiples of 4: so the
-//!   4 calls of one invocation touch exactly the 4 elements of one vector, and no other
-//!   invocation touches them;
+//!   of other id components with coefficients that are multiples of 4 (literals, or uniforms the
+//!   spec fills with sizes its constraints make multiples of 4) and such a constant — or, for a
+//!   gather (`table[ids[t] * dim + d]`), `Q` any expression with one value for the 4 ids (it reads
+//!   other id components, uniforms and buffers the kernel never writes) that is a multiple of 4:
+//!   so the 4 calls of one invocation touch exactly the 4 elements of one vector;
 //! - the binding's element is a 4-byte scalar (`f32`, `i32`, `u32`) and its declared type is
 //!   written `array<T>` (or `array<T, N>` with `N` a multiple of 4) in its declaration;
 //! - the spec's size constraints make its length a multiple of 4 on every shape.
@@ -164,6 +166,9 @@ struct View {
     read: bool,
     /// The vector index for invocation `kf_gid`, as WGSL.
     vector_index: String,
+    /// The index reads the user's invocation id by name (a gather's row), so the new entry point
+    /// defines it.
+    gather: bool,
     /// The declaration's type text and its replacement.
     decl_type: (ir::TextRange, String),
 }
@@ -263,24 +268,36 @@ fn view(
     if accesses.is_empty() {
         return other("the kernel does not access it");
     }
-    let gid = BuiltIn::GlobalInvocationId;
-    let mut q: Option<&ir::IndexForm> = None;
+    let divisors = kf_runtime::views::size_divisors(&subject.kernel.size_constraints());
+    // Every access's index, as the vector index of invocation `kf_gid`: all must agree.
+    let mut vector_index: Option<String> = None;
+    let mut gathers = false;
     for x in &accesses {
-        let Some(form) = &x.form else {
-            return other("an index is not affine in the invocation id");
+        let Some(index) = x.index else {
+            return other("an access is not of one whole element");
         };
-        if x.component.is_some() || x.index.is_none() {
+        if x.component.is_some() {
             return other("an access is not of one whole element");
         }
-        if form.coeff(Var::Builtin(gid, dim as u32)).as_constant() != Some(1) {
-            return other(&format!(
-                "an index does not step by one with the id's {}",
-                ["x", "y", "z"][dim]
-            ));
-        }
-        match q {
-            None => q = Some(form),
-            Some(first) if first == form => {}
+        let this = match &x.form {
+            Some(form) => affine_vector_index(a, subject, &divisors, form, dim)
+                .map_err(|why| ViewSkip::Other(why.to_owned()))?,
+            // `gid.x + table_row * width`: a gather whose row does not move with the id.
+            None => match gather_rest(a, subject, &divisors, index, dim as u32) {
+                Some(rest) => {
+                    gathers = true;
+                    format!("kf_gid.{} + u32({rest}) / {WIDTH}u", ["x", "y", "z"][dim])
+                }
+                None => {
+                    return other(
+                        "an index is neither affine in the invocation id nor the id plus a row that does not move with it",
+                    );
+                }
+            },
+        };
+        match &vector_index {
+            None => vector_index = Some(this),
+            Some(first) if *first == this => {}
             Some(_) => return other("its accesses use different indices"),
         }
         let Some(span) = &x.span else {
@@ -291,30 +308,7 @@ fn view(
             return other("an access is not written `name[index]`");
         }
     }
-    let form = q.expect("at least one access");
-    // Q: the other id components and the constant, all multiples of 4 — as literals, or through
-    // uniform values the spec fills with sizes its constraints make multiples of 4.
-    let divisors = kf_runtime::views::size_divisors(&subject.kernel.size_constraints());
-    let quarter = |p: &ir::Poly| quarter(a, subject, &divisors, p);
-    let mut parts: Vec<String> = vec![format!("kf_gid.{}", ["x", "y", "z"][dim])];
-    for (v, c) in &form.terms {
-        if *v == Var::Builtin(gid, dim as u32) {
-            continue;
-        }
-        let Var::Builtin(BuiltIn::GlobalInvocationId, d) = v else {
-            return other("an index depends on a loop or another builtin");
-        };
-        let Some(q) = quarter(c) else {
-            return other("an index's other terms are not provably multiples of 4");
-        };
-        parts.push(format!("{q} * kf_gid.{}", ["x", "y", "z"][*d as usize]));
-    }
-    if !form.offset.is_zero() {
-        let Some(q) = quarter(&form.offset) else {
-            return other("an index's offset is not provably a multiple of 4");
-        };
-        parts.push(q);
-    }
+    let vector_index = vector_index.expect("at least one access");
     // The declaration's type, as written.
     let decl = crate::analysis::text::range(module.global_variables.get_span(g))
         .ok_or(ViewSkip::Other("its declaration has no span".into()))?;
@@ -345,9 +339,160 @@ fn view(
         scalar,
         written: accesses.iter().any(|x| x.write),
         read: accesses.iter().any(|x| !x.write),
-        vector_index: parts.join(" + "),
+        vector_index,
+        gather: gathers,
         decl_type,
     })
+}
+
+/// The vector index of an affine element index `gid.d + Q`: `kf_gid.d + Q / 4`, with `Q` a sum of
+/// other id components and a constant, each provably a multiple of 4.
+fn affine_vector_index(
+    a: &Analysis<'_>,
+    subject: &Subject<'_>,
+    divisors: &std::collections::BTreeMap<String, u64>,
+    form: &ir::IndexForm,
+    dim: usize,
+) -> Result<String, &'static str> {
+    let gid = BuiltIn::GlobalInvocationId;
+    if form.coeff(Var::Builtin(gid, dim as u32)).as_constant() != Some(1) {
+        return Err("an index does not step by one with the id's contiguous component");
+    }
+    let mut parts: Vec<String> = vec![format!("kf_gid.{}", ["x", "y", "z"][dim])];
+    for (v, c) in &form.terms {
+        if *v == Var::Builtin(gid, dim as u32) {
+            continue;
+        }
+        let Var::Builtin(BuiltIn::GlobalInvocationId, d) = v else {
+            return Err("an index depends on a loop or another builtin");
+        };
+        let Some(q) = quarter(a, subject, divisors, c) else {
+            return Err("an index's other terms are not provably multiples of 4");
+        };
+        parts.push(format!("{q} * kf_gid.{}", ["x", "y", "z"][*d as usize]));
+    }
+    if !form.offset.is_zero() {
+        let Some(q) = quarter(a, subject, divisors, &form.offset) else {
+            return Err("an index's offset is not provably a multiple of 4");
+        };
+        parts.push(q);
+    }
+    Ok(parts.join(" + "))
+}
+
+/// For an index that is not affine in the id, `gid.d + R` (either order, through `let`s and
+/// variables assigned once) where `R` does not move with `gid.d` (it reads other id components,
+/// uniforms, literals and buffers the kernel never writes) and is provably a multiple of 4: `R`'s
+/// text, down to globals, literals and the id.
+fn gather_rest(
+    a: &Analysis<'_>,
+    subject: &Subject<'_>,
+    divisors: &std::collections::BTreeMap<String, u64>,
+    index: Handle<Expression>,
+    d: u32,
+) -> Option<String> {
+    let h = value_of(a, index)?;
+    let Expression::Binary {
+        op: naga::BinaryOperator::Add,
+        left,
+        right,
+    } = a.function.expressions[h]
+    else {
+        return None;
+    };
+    let rest = if coarsen::is_id(a, left, d) {
+        right
+    } else if coarsen::is_id(a, right, d) {
+        left
+    } else {
+        return None;
+    };
+    (still_along(a, rest, d, 0) && multiple_of_4(a, subject, divisors, rest, 0))
+        .then(|| a.expr_wgsl(rest, ir::Naming::Inline))
+        .flatten()
+}
+
+/// `h`, or the value of the variable it loads when that variable is assigned once.
+fn value_of(a: &Analysis<'_>, h: Handle<Expression>) -> Option<Handle<Expression>> {
+    match a.function.expressions[h] {
+        Expression::Load { pointer } => match a.function.expressions[pointer] {
+            Expression::LocalVariable(v) if !a.is_loop_var(v) => value_of(a, a.single_value(v)?),
+            Expression::LocalVariable(_) => None,
+            _ => Some(h),
+        },
+        _ => Some(h),
+    }
+}
+
+/// Whether `h` has one value for the 4 ids `4g .. 4g + 3` along `d`.
+fn still_along(a: &Analysis<'_>, h: Handle<Expression>, d: u32, depth: u32) -> bool {
+    if depth > 64 {
+        return false;
+    }
+    if let Some(form) = a.index_form(h) {
+        return form
+            .terms
+            .iter()
+            .all(|(v, _)| matches!(v, Var::Builtin(BuiltIn::GlobalInvocationId, c) if *c != d));
+    }
+    let go = |x: Handle<Expression>| still_along(a, x, d, depth + 1);
+    match a.function.expressions[h] {
+        Expression::Literal(_)
+        | Expression::Constant(_)
+        | Expression::Override(_)
+        | Expression::ZeroValue(_)
+        | Expression::GlobalVariable(_) => true,
+        Expression::Load { pointer } => match a.function.expressions[pointer] {
+            Expression::LocalVariable(v) => !a.is_loop_var(v) && a.single_value(v).is_some_and(go),
+            // A buffer the kernel writes could change between the calls.
+            _ => a.root_global(pointer).is_some_and(|g| !a.writes_global(g)) && go(pointer),
+        },
+        Expression::Access { base, index } => go(base) && go(index),
+        Expression::AccessIndex { base, .. } => a.builtin_of(base).is_none() && go(base),
+        Expression::Binary { left, right, .. } => go(left) && go(right),
+        Expression::Unary { expr, .. } | Expression::As { expr, .. } => go(expr),
+        _ => false,
+    }
+}
+
+/// Whether `h` is a multiple of 4 on every shape the spec allows: a literal one, a uniform the
+/// spec fills with such a size, a sum of such, or a product with one such factor.
+fn multiple_of_4(
+    a: &Analysis<'_>,
+    subject: &Subject<'_>,
+    divisors: &std::collections::BTreeMap<String, u64>,
+    h: Handle<Expression>,
+    depth: u32,
+) -> bool {
+    if depth > 64 {
+        return false;
+    }
+    if let Some(k) = a.const_int(h) {
+        return k >= 0 && (k as u64).is_multiple_of(u64::from(WIDTH));
+    }
+    if let Some(size) = uniform_size_at(a, subject, h) {
+        return kf_runtime::views::known_divisor(&size, divisors).is_multiple_of(u64::from(WIDTH));
+    }
+    let go = |x| multiple_of_4(a, subject, divisors, x, depth + 1);
+    match a.function.expressions[h] {
+        Expression::Binary {
+            op: naga::BinaryOperator::Multiply,
+            left,
+            right,
+        } => go(left) || go(right),
+        Expression::Binary {
+            op: naga::BinaryOperator::Add,
+            left,
+            right,
+        } => go(left) && go(right),
+        Expression::As {
+            expr,
+            convert: Some(_),
+            kind: ScalarKind::Uint | ScalarKind::Sint,
+        } => go(expr),
+        Expression::Load { .. } => value_of(a, h).is_some_and(|v| v != h && go(v)),
+        _ => false,
+    }
 }
 
 /// `p / 4` as WGSL, when `p` is provably a multiple of 4 for every shape the spec allows: each
@@ -405,8 +550,14 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 /// The size the spec fills the uniform value `atom` (its canonical WGSL text) with.
 fn uniform_size(a: &Analysis<'_>, subject: &Subject<'_>, atom: &str) -> Option<SizeExpr> {
+    let h = uniform_value(a, atom)?;
+    uniform_size_at(a, subject, h)
+}
+
+/// The value expression (a load, or a component of a loaded vector) that prints as `atom`.
+fn uniform_value(a: &Analysis<'_>, atom: &str) -> Option<Handle<Expression>> {
     // A value (a load, or a component of a loaded vector), not the pointer of the same text.
-    let h = a.function.expressions.iter().find_map(|(h, e)| {
+    a.function.expressions.iter().find_map(|(h, e)| {
         let value = match e {
             Expression::Load { .. } => true,
             Expression::AccessIndex { base, .. } => {
@@ -418,7 +569,15 @@ fn uniform_size(a: &Analysis<'_>, subject: &Subject<'_>, atom: &str) -> Option<S
             && a.is_dispatch_uniform(h)
             && a.expr_wgsl(h, ir::Naming::Inline).as_deref() == Some(atom))
         .then_some(h)
-    })?;
+    })
+}
+
+/// The size the spec fills the uniform value `h` with (`dims.cols` → `cols`).
+fn uniform_size_at(
+    a: &Analysis<'_>,
+    subject: &Subject<'_>,
+    h: Handle<Expression>,
+) -> Option<SizeExpr> {
     let (pointer, extra) = match a.function.expressions[h] {
         Expression::Load { pointer } => (pointer, 0),
         // `u.v.y` on a loaded vector.
@@ -580,6 +739,15 @@ fn render(
         body.push_str(&format!(
             "    // The original launch ran exactly the ids below {x} along {c}.\n    if (kf_gid.{c} >= {}u) {{\n        return;\n    }}\n",
             x / u64::from(WIDTH)
+        ));
+    }
+    if views.iter().any(|v| v.gather) {
+        // A gather's row is written in terms of the user's id: the first of the four.
+        let mut ids = ["kf_gid.x", "kf_gid.y", "kf_gid.z"].map(str::to_owned);
+        ids[dim] = format!("kf_gid.{c} * {WIDTH}u");
+        body.push_str(&format!(
+            "    let {} = vec3<u32>({}, {}, {});\n",
+            gid.name, ids[0], ids[1], ids[2]
         ));
     }
     let mut args = String::new();

@@ -243,3 +243,39 @@ fn a_widened_kernel_over_a_constant_extent_can_be_coarsened_further() {
         );
     }
 }
+
+#[test]
+fn a_gather_whose_row_does_not_move_along_x_reads_whole_vectors_of_the_row() {
+    let k = corpus_kernel("embedding_gather.wgsl");
+    let r = one(&k);
+    assert_eq!(r.step, "widen(table, out as vec4, along x)");
+    let text = &r.program.wgsl;
+    for expected in [
+        // The user's id, for the row's text: the first of the four ids.
+        "let gid = vec3<u32>(kf_gid.x * 4u, kf_gid.y, kf_gid.z);",
+        "let kf_at_table = kf_gid.x + u32((ids[gid.y] * emb.dim)) / 4u;",
+        "let kf_at_out = kf_gid.x + (u32(emb.dim) / 4u) * kf_gid.y;",
+        "var<storage, read> ids: array<u32>;",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}`:\n{text}");
+    }
+    // A row that moves with x (`ids[gid.x]`), or one not known to be a multiple of 4, is no gather
+    // of whole vectors.
+    let src = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data/kernels/embedding_gather.wgsl"),
+    )
+    .unwrap();
+    let spec = "sizes(tokens = 5, vocab = 9, dim = 40), bind(ids = input(tokens, range(0, vocab)), table = input(vocab * dim), out = output(tokens * dim), emb = uniform(tokens, dim)), grid = (dim, tokens), constraints(dim % 4 == 0)";
+    for (from, to) in [
+        ("let id = ids[t];", "let id = ids[d % emb.tokens];"),
+        ("table[id * emb.dim + d]", "table[id * (emb.dim + 1u) + d]"),
+    ] {
+        let changed = src.replace(from, to);
+        assert_ne!(changed, src);
+        let k = testkit::resolve("g.wgsl", spec, &changed);
+        if let Ok(r) = apply(&Widen, &k, &testkit::lavapipe()) {
+            assert!(!r[0].step.contains("table"), "{to}: {}", r[0].step);
+        }
+    }
+}
