@@ -386,6 +386,7 @@ fn respelled_elementwise_kernels_are_widened_correctly() {
         "gelu_flat_rows.wgsl",
         "bias_relu_rows.wgsl",
         "embedding_gather.wgsl",
+        "swiglu_halves.wgsl",
     ];
     let spellings = [
         None,

@@ -130,7 +130,8 @@ impl Operator for Widen {
                 SizeExpr::from_ops(ops)
             }
         };
-        let names: Vec<&str> = views.iter().map(|v| v.name.as_str()).collect();
+        let mut names: Vec<&str> = views.iter().map(|v| v.name.as_str()).collect();
+        names.dedup();
         Ok(vec![Rewrite {
             program: kf_runtime::Program {
                 wgsl: Cow::Owned(text),
@@ -155,14 +156,21 @@ impl Operator for Widen {
 }
 
 /// A binding read and written as vectors.
+/// One vector of a binding: a binding read at several indices (`gate_up[r + j]` and
+/// `gate_up[r + inter + j]`) has one per index.
 struct View {
     global: Handle<naga::GlobalVariable>,
     name: String,
+    /// The name of this vector's locals: the binding's name, with `_1`, `_2`, .. for the vectors
+    /// after the first.
+    slot: String,
+    /// The accesses (positions in `Analysis::accesses`) this vector serves.
+    accesses: Vec<usize>,
     /// The scalar type's WGSL name (`f32`).
     scalar: &'static str,
-    /// Written by the kernel (collected in a local vector with a mask).
+    /// Written through this vector (collected in a local vector with a mask).
     written: bool,
-    /// Read by the kernel.
+    /// Read through this vector.
     read: bool,
     /// The vector index for invocation `kf_gid`, as WGSL.
     vector_index: String,
@@ -184,7 +192,7 @@ fn views(a: &Analysis<'_>, subject: &Subject<'_>, dim: usize) -> Result<Vec<View
         };
         let name = var.name.clone().unwrap_or_default();
         match view(a, subject, dim, g, &name) {
-            Ok(v) => out.push(v),
+            Ok(v) => out.extend(v),
             Err(ViewSkip::Constraint(hint)) => constraint_hints.push(format!("`{name}`: {hint}")),
             Err(ViewSkip::Other(reason)) => why.push(format!("`{name}`: {reason}")),
         }
@@ -216,7 +224,7 @@ fn view(
     dim: usize,
     g: Handle<naga::GlobalVariable>,
     name: &str,
-) -> Result<View, ViewSkip> {
+) -> Result<Vec<View>, ViewSkip> {
     let other = |s: &str| Err(ViewSkip::Other(s.to_owned()));
     let module = a.module;
     let (base, count) = match module.types[module.global_variables[g].ty].inner {
@@ -264,15 +272,19 @@ fn view(
     {
         return other("another entry point uses it");
     }
-    let accesses: Vec<&ir::Access> = a.accesses.iter().filter(|x| x.global == g).collect();
+    let accesses: Vec<(usize, &ir::Access)> = a
+        .accesses
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.global == g)
+        .collect();
     if accesses.is_empty() {
         return other("the kernel does not access it");
     }
     let divisors = kf_runtime::views::size_divisors(&subject.kernel.size_constraints());
-    // Every access's index, as the vector index of invocation `kf_gid`: all must agree.
-    let mut vector_index: Option<String> = None;
-    let mut gathers = false;
-    for x in &accesses {
+    // Every access's index, as the vector index of invocation `kf_gid`; one vector per index.
+    let mut slots: Vec<(String, bool, Vec<usize>)> = Vec::new();
+    for &(at, x) in &accesses {
         let Some(index) = x.index else {
             return other("an access is not of one whole element");
         };
@@ -285,7 +297,6 @@ fn view(
             // `gid.x + table_row * width`: a gather whose row does not move with the id.
             None => match gather_rest(a, subject, &divisors, index, dim as u32) {
                 Some(rest) => {
-                    gathers = true;
                     format!("kf_gid.{} + u32({rest}) / {WIDTH}u", ["x", "y", "z"][dim])
                 }
                 None => {
@@ -295,10 +306,10 @@ fn view(
                 }
             },
         };
-        match &vector_index {
-            None => vector_index = Some(this),
-            Some(first) if *first == this => {}
-            Some(_) => return other("its accesses use different indices"),
+        let gather = x.form.is_none();
+        match slots.iter_mut().find(|(index, _, _)| *index == this) {
+            Some(slot) => slot.2.push(at),
+            None => slots.push((this, gather, vec![at])),
         }
         let Some(span) = &x.span else {
             return other("an access has no span");
@@ -308,7 +319,6 @@ fn view(
             return other("an access is not written `name[index]`");
         }
     }
-    let vector_index = vector_index.expect("at least one access");
     // The declaration's type, as written.
     let decl = crate::analysis::text::range(module.global_variables.get_span(g))
         .ok_or(ViewSkip::Other("its declaration has no span".into()))?;
@@ -333,16 +343,26 @@ fn view(
             .view_allowed(iface, WIDTH)
             .map_err(ViewSkip::Constraint)?;
     }
-    Ok(View {
-        global: g,
-        name: name.to_owned(),
-        scalar,
-        written: accesses.iter().any(|x| x.write),
-        read: accesses.iter().any(|x| !x.write),
-        vector_index,
-        gather: gathers,
-        decl_type,
-    })
+    Ok(slots
+        .into_iter()
+        .enumerate()
+        .map(|(j, (vector_index, gather, at))| View {
+            global: g,
+            name: name.to_owned(),
+            slot: if j == 0 {
+                name.to_owned()
+            } else {
+                format!("{name}_{j}")
+            },
+            written: at.iter().any(|&i| a.accesses[i].write),
+            read: at.iter().any(|&i| !a.accesses[i].write),
+            accesses: at,
+            scalar,
+            vector_index,
+            gather,
+            decl_type: decl_type.clone(),
+        })
+        .collect())
 }
 
 /// The vector index of an affine element index `gid.d + Q`: `kf_gid.d + Q / 4`, with `Q` a sum of
@@ -678,19 +698,20 @@ fn render(
         Edit::replace(sig.attributes.clone(), ""),
         Edit::replace(sig.name.clone(), body_fn.clone()),
     ];
+    let mut declared: Vec<Handle<naga::GlobalVariable>> = Vec::new();
     for v in views {
         let vec_ty = format!("vec{WIDTH}<{}>", v.scalar);
-        edits.push(Edit::replace(v.decl_type.0.clone(), v.decl_type.1.clone()));
+        let n = &v.slot;
         let element = if v.written {
-            params.push(format!("kf_out_{}: ptr<function, {vec_ty}>", v.name));
-            params.push(format!("kf_mask_{}: ptr<function, u32>", v.name));
-            format!("(*kf_out_{})[kf_c]", v.name)
+            params.push(format!("kf_out_{n}: ptr<function, {vec_ty}>"));
+            params.push(format!("kf_mask_{n}: ptr<function, u32>"));
+            format!("(*kf_out_{n})[kf_c]")
         } else {
-            params.push(format!("kf_in_{}: {vec_ty}", v.name));
-            format!("kf_in_{}[kf_c]", v.name)
+            params.push(format!("kf_in_{n}: {vec_ty}"));
+            format!("kf_in_{n}[kf_c]")
         };
         let mut done: Vec<ir::TextRange> = Vec::new();
-        for x in a.accesses.iter().filter(|x| x.global == v.global) {
+        for x in v.accesses.iter().map(|&i| &a.accesses[i]) {
             let span = x.span.clone().expect("checked in view");
             if !done.contains(&span) {
                 edits.push(Edit::replace(span.clone(), element.clone()));
@@ -703,14 +724,16 @@ fn render(
                 let indent = a.indent_at(span.start);
                 edits.push(Edit::insert(
                     end,
-                    format!(
-                        "\n{indent}*kf_mask_{n} = *kf_mask_{n} | (1u << kf_c);",
-                        n = v.name
-                    ),
+                    format!("\n{indent}*kf_mask_{n} = *kf_mask_{n} | (1u << kf_c);"),
                 ));
             }
         }
-        // `arrayLength(&x)`: the view has a quarter of the elements.
+        // Once per binding: its declaration, and `arrayLength(&x)`, which counts vectors now.
+        if declared.contains(&v.global) {
+            continue;
+        }
+        declared.push(v.global);
+        edits.push(Edit::replace(v.decl_type.0.clone(), v.decl_type.1.clone()));
         for (h, e) in a.function.expressions.iter() {
             let Expression::ArrayLength(p) = e else {
                 continue;
@@ -753,18 +776,18 @@ fn render(
     let mut args = String::new();
     for v in views {
         let vec_ty = format!("vec{WIDTH}<{}>", v.scalar);
-        let n = &v.name;
+        let (n, b) = (&v.slot, &v.name);
         body.push_str(&format!("    let kf_at_{n} = {};\n", v.vector_index));
         if v.written {
             if v.read {
-                body.push_str(&format!("    var kf_out_{n} = {n}[kf_at_{n}];\n"));
+                body.push_str(&format!("    var kf_out_{n} = {b}[kf_at_{n}];\n"));
             } else {
                 body.push_str(&format!("    var kf_out_{n} = {vec_ty}();\n"));
             }
             body.push_str(&format!("    var kf_mask_{n} = 0u;\n"));
             args.push_str(&format!(", &kf_out_{n}, &kf_mask_{n}"));
         } else {
-            body.push_str(&format!("    let kf_in_{n} = {n}[kf_at_{n}];\n"));
+            body.push_str(&format!("    let kf_in_{n} = {b}[kf_at_{n}];\n"));
             args.push_str(&format!(", kf_in_{n}"));
         }
     }
@@ -778,19 +801,20 @@ fn render(
     }
     let full = (1u32 << WIDTH) - 1;
     for v in views.iter().filter(|v| v.written) {
-        let n = &v.name;
+        let (n, b) = (&v.slot, &v.name);
         body.push_str(&format!(
-            "    if (kf_mask_{n} == {full}u) {{\n        {n}[kf_at_{n}] = kf_out_{n};\n    }} else {{\n"
+            "    if (kf_mask_{n} == {full}u) {{\n        {b}[kf_at_{n}] = kf_out_{n};\n    }} else {{\n"
         ));
         for k in 0..WIDTH {
             body.push_str(&format!(
-                "        if ((kf_mask_{n} & {}u) != 0u) {{\n            {n}[kf_at_{n}][{k}] = kf_out_{n}[{k}];\n        }}\n",
+                "        if ((kf_mask_{n} & {}u) != 0u) {{\n            {b}[kf_at_{n}][{k}] = kf_out_{n}[{k}];\n        }}\n",
                 1u32 << k
             ));
         }
         body.push_str("    }\n");
     }
-    let names: Vec<String> = views.iter().map(|v| format!("`{}`", v.name)).collect();
+    let mut names: Vec<String> = views.iter().map(|v| format!("`{}`", v.name)).collect();
+    names.dedup();
     text.push_str(&format!(
         "\n// KernelFoundry: 16-byte accesses: each invocation runs {WIDTH} consecutive invocations of the original along {c}, reading and writing {} {WIDTH} elements at a time.\n@compute @workgroup_size({wg_args})\nfn {entry}(@builtin(global_invocation_id) kf_gid: vec3<u32>) {{\n{body}}}\n",
         names.join(", ")

@@ -279,3 +279,20 @@ fn a_gather_whose_row_does_not_move_along_x_reads_whole_vectors_of_the_row() {
         }
     }
 }
+
+#[test]
+fn a_buffer_read_at_two_offsets_is_read_as_two_vectors() {
+    let k = corpus_kernel("swiglu_halves.wgsl");
+    let r = one(&k);
+    assert_eq!(r.step, "widen(gate_up, out as vec4, along x)");
+    let text = &r.program.wgsl;
+    for expected in [
+        "var<storage, read> gate_up: array<vec4<f32>>;",
+        "let kf_at_gate_up = kf_gid.x + (u32(dims.inter) / 2u) * kf_gid.y;",
+        "let kf_at_gate_up_1 = kf_gid.x + (u32(dims.inter) / 2u) * kf_gid.y + (u32(dims.inter) / 4u);",
+        "let g = kf_in_gate_up[kf_c];",
+        "let u = kf_in_gate_up_1[kf_c];",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}`:\n{text}");
+    }
+}
