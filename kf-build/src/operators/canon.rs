@@ -42,6 +42,11 @@
 //!   `rest` runs exactly when it did. Loop operators refuse bodies that leave early; padding tests
 //!   in convolutions are written this way.
 //!
+//! - `workgroup_id.x * 64u + local_invocation_id.x` in a kernel whose workgroup size is the
+//!   literal 64 along x (or `local_invocation_index` in a one-dimensional workgroup) →
+//!   `global_invocation_id.x`, the parameter added if missing: equal by definition, for every id.
+//!   The operators that need the global id (`coarsen`, `widen`) then find one.
+//!
 //! Forms that naga's IR already makes equal need nothing here: `x op= y` is lowered to
 //! `x = x op y` and `i++` to `i = i + 1`.
 //!
@@ -141,7 +146,100 @@ fn normalisations(a: &Analysis<'_>) -> Vec<(Vec<Edit>, &'static str)> {
     for e in helper_continues_to_if(a) {
         take((vec![e], "continue-if"), &mut out);
     }
+    if let Some(found) = global_ids(a) {
+        take(found, &mut out);
+    }
     out
+}
+
+/// `workgroup_id.d * W + local_invocation_id.d` with `W` the literal workgroup size along `d` (and
+/// `local_invocation_index` for `local_invocation_id.x` in a one-dimensional workgroup) →
+/// `global_invocation_id.d`, which is that value by definition. The entry point gains the
+/// `global_invocation_id` parameter if it has none. Exact for every id; operators that need the
+/// global id (`coarsen`, `widen`) then see one, and the workgroup and local ids are often left
+/// unused.
+fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
+    use naga::BuiltIn;
+    use naga::ir::{Scalar, ScalarKind, TypeInner};
+    let size = a.entry.workgroup_size;
+    if a.entry.workgroup_size_overrides.is_some() {
+        return None;
+    }
+    let flat = size[1] == 1 && size[2] == 1;
+    let matches = |h: Handle<Expression>| -> Option<u32> {
+        let form = a.index_form(h)?;
+        if !form.offset.is_zero() || form.terms.len() != 2 {
+            return None;
+        }
+        let (mut wid, mut lid) = (None, None);
+        for (v, c) in &form.terms {
+            let k = c.as_constant()?;
+            match *v {
+                ir::Var::Builtin(BuiltIn::WorkGroupId, d) if k == i64::from(size[d as usize]) => {
+                    wid = Some(d)
+                }
+                ir::Var::Builtin(BuiltIn::LocalInvocationId, d) if k == 1 => lid = Some(d),
+                ir::Var::Builtin(BuiltIn::LocalInvocationIndex, 0) if k == 1 && flat => {
+                    lid = Some(0)
+                }
+                _ => return None,
+            }
+        }
+        (wid? == lid?).then_some(wid?)
+    };
+    let is_u32 = |h: Handle<Expression>| {
+        matches!(
+            a.type_of(h),
+            TypeInner::Scalar(Scalar {
+                kind: ScalarKind::Uint,
+                width: 4
+            })
+        )
+    };
+    // The outermost expressions with that value: those no matching expression contains.
+    let found: Vec<(Handle<Expression>, u32)> = a
+        .function
+        .expressions
+        .iter()
+        .filter(|(_, e)| matches!(e, Expression::Binary { .. }))
+        .filter_map(|(h, _)| matches(h).filter(|_| is_u32(h)).map(|d| (h, d)))
+        .collect();
+    let outer: Vec<(Handle<Expression>, u32)> = found
+        .iter()
+        .copied()
+        .filter(|(h, _)| {
+            !found
+                .iter()
+                .any(|(g, _)| g != h && a.visit_contains(*g, *h))
+        })
+        .collect();
+    if outer.is_empty() {
+        return None;
+    }
+    let sig = a.entry_signature()?;
+    let (name, mut edits) = match a.builtin(BuiltIn::GlobalInvocationId) {
+        Some(g) if g.member.is_none() => (g.name.clone(), Vec::new()),
+        Some(_) => return None,
+        None => {
+            let params = a.text(&sig.params);
+            let sep = if params.trim().is_empty() { "" } else { ", " };
+            (
+                "kf_global_id".to_owned(),
+                vec![Edit::insert(
+                    sig.params.end,
+                    format!("{sep}@builtin(global_invocation_id) kf_global_id: vec3<u32>"),
+                )],
+            )
+        }
+    };
+    for (h, d) in outer {
+        let r = a.expr_range(h)?;
+        edits.push(Edit::replace(
+            r,
+            format!("{name}.{}", ["x", "y", "z"][d as usize]),
+        ));
+    }
+    Some((edits, "global-id"))
 }
 
 /// `if (c) { continue; } rest` at the top of a loop body's block → `if (!(c)) { rest }` (see the

@@ -437,3 +437,76 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     assert_eq!(r.step, "canon(continue-if)");
     assert!(fired(&k).contains(&"unroll"), "{text}");
 }
+
+#[test]
+fn an_index_built_from_workgroup_and_local_ids_is_the_global_id() {
+    let kernel = |params: &str, index: &str, wg: &str| {
+        let wgsl = format!(
+            "struct P {{ n: u32 }}
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> p: P;
+
+@compute @workgroup_size({wg})
+fn main({params}) {{
+    let i = {index};
+    if (i < p.n) {{ y[i] = x[i] * 2.0; }}
+}}
+"
+        );
+        testkit::resolve(
+            "ids.wgsl",
+            "sizes(n = 100), bind(x = input(n), y = output(n), p = uniform(n)), grid = (n)",
+            &wgsl,
+        )
+    };
+    let ids = "@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>";
+    for (params, index) in [
+        (ids, "wid.x * 64u + lid.x"),
+        (ids, "lid.x + 64u * wid.x"),
+        (
+            "@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32",
+            "wid.x * 64u + li",
+        ),
+    ] {
+        let r = canonical_of(&kernel(params, index, "64")).expect("canonicalised");
+        assert!(r.step.contains("global-id"), "{index}: {}", r.step);
+        assert!(
+            r.program.wgsl.contains("let i = kf_global_id.x;")
+                && r.program
+                    .wgsl
+                    .contains("@builtin(global_invocation_id) kf_global_id: vec3<u32>"),
+            "{index}:\n{}",
+            r.program.wgsl
+        );
+    }
+    // An existing global id parameter is reused.
+    let r = canonical_of(&kernel(
+        &format!("{ids}, @builtin(global_invocation_id) g: vec3<u32>"),
+        "wid.x * 64u + lid.x + 0u * g.x",
+        "64",
+    ));
+    if let Some(r) = r {
+        assert!(
+            !r.program.wgsl.contains("kf_global_id"),
+            "{}",
+            r.program.wgsl
+        );
+    }
+    // Another multiplier than the workgroup size is another value; so is the local index in a
+    // two-dimensional workgroup.
+    for (params, index, wg) in [
+        (ids, "wid.x * 32u + lid.x", "64"),
+        (
+            "@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32",
+            "wid.x * 64u + li",
+            "64, 2",
+        ),
+    ] {
+        let r = canonical_of(&kernel(params, index, wg));
+        assert!(
+            r.is_none_or(|r| !r.step.contains("global-id")),
+            "{index} with {wg}"
+        );
+    }
+}
