@@ -93,6 +93,26 @@ pub(crate) fn verify_plan(kernel: &ResolvedKernel) -> kf_build::evaluate::EvalPl
     plan
 }
 
+/// One rewrite through the worker with the final verification plan.
+fn verify(
+    worker: &mut WorkerProcess,
+    kernel: &ResolvedKernel,
+    id: String,
+    r: &kf_build::operators::Rewrite,
+) -> kf_build::evaluate::EvalReport {
+    worker.evaluate(&EvalRequest {
+        kernel: kernel.clone(),
+        candidate: Candidate {
+            id,
+            origin: r.step.clone(),
+            program: r.program.clone(),
+        },
+        plan: verify_plan(kernel),
+        ceilings: None,
+        deadline_s: None,
+    })
+}
+
 fn operators() -> Vec<Box<dyn Operator>> {
     vec![
         Box::new(ParallelReduction),
@@ -161,18 +181,7 @@ fn every_rewrite_of_the_corpus_is_correct_on_the_adapter() {
                 fired += 1;
             }
             for (i, r) in rewrites.iter().enumerate() {
-                let request = EvalRequest {
-                    kernel: k.kernel.clone(),
-                    candidate: Candidate {
-                        id: format!("{name}-{i}"),
-                        origin: r.step.clone(),
-                        program: r.program.clone(),
-                    },
-                    plan: verify_plan(&k.kernel),
-                    ceilings: None,
-                    deadline_s: None,
-                };
-                let report = worker.evaluate(&request);
+                let report = verify(&mut worker, &k.kernel, format!("{name}-{i}"), r);
                 evaluated += 1;
                 if report.fitness.level != 5 {
                     failures.push(format!(
@@ -226,18 +235,7 @@ fn widened_kernels_coarsened_further_are_correct_on_the_adapter() {
                 continue;
             };
             for (i, r) in coarsened.iter().enumerate() {
-                let request = EvalRequest {
-                    kernel: k.kernel.clone(),
-                    candidate: Candidate {
-                        id: format!("wc-{i}"),
-                        origin: format!("{} → {}", w.step, r.step),
-                        program: r.program.clone(),
-                    },
-                    plan: verify_plan(&k.kernel),
-                    ceilings: None,
-                    deadline_s: None,
-                };
-                let report = worker.evaluate(&request);
+                let report = verify(&mut worker, &k.kernel, format!("wc-{i}"), r);
                 evaluated += 1;
                 if report.fitness.level != 5 {
                     failures.push(format!(

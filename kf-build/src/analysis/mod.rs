@@ -20,6 +20,7 @@
 //! - [`facts`]: the memory, compute and parallelism facts behind the behaviour descriptor.
 //! - [`text`]: the one edit type, edits at naga's spans and one-token reads of the source.
 //! - [`expr`]: the one operand walker and operator spelling of naga expressions.
+//! - [`uniforms`]: which size of the spec a uniform value holds.
 //! - [`workgroup`]: lifting a literal `@workgroup_size` into overrides.
 //! - [`axes`]: a program's template parameters: the axes of its parameter space, derived values
 //!   and constraints.
@@ -34,6 +35,7 @@ pub mod flow;
 pub mod ir;
 pub mod loops;
 pub mod text;
+pub mod uniforms;
 pub mod workgroup;
 
 /// Why a pattern is not recognised (or an operator does not apply), in a few words: the premise

@@ -88,20 +88,7 @@ impl Operator for Coarsen {
                     )));
                 }
                 let mut size = subject.program.dispatch.size.clone();
-                size[dim] = match extent {
-                    // Enough invocations that `k` ids each reach the whole original extent.
-                    Some(x) => SizeExpr::lit(x.div_ceil(u64::from(k))),
-                    None => {
-                        let mut ops = size[dim].ops().to_vec();
-                        ops.extend([
-                            Op::Lit(u64::from(k - 1)),
-                            Op::Add,
-                            Op::Lit(u64::from(k)),
-                            Op::Div,
-                        ]);
-                        SizeExpr::from_ops(ops)
-                    }
-                };
+                size[dim] = coarsened_extent(&size[dim], k, extent);
                 out.push(Rewrite {
                     program: kf_runtime::Program {
                         wgsl: Cow::Owned(text),
@@ -128,6 +115,25 @@ impl Operator for Coarsen {
             }
         }
         Ok(out)
+    }
+}
+
+/// The launch rule's extent along the coarsened dimension when each invocation takes `k` ids:
+/// enough invocations that `k` ids each reach the whole original extent (`⌈X / k⌉` for a
+/// constant extent `X`, else `(n + k - 1) / k`).
+pub(crate) fn coarsened_extent(size: &SizeExpr, k: u32, extent: Option<u64>) -> SizeExpr {
+    match extent {
+        Some(x) => SizeExpr::lit(x.div_ceil(u64::from(k))),
+        None => {
+            let mut ops = size.ops().to_vec();
+            ops.extend([
+                Op::Lit(u64::from(k - 1)),
+                Op::Add,
+                Op::Lit(u64::from(k)),
+                Op::Div,
+            ]);
+            SizeExpr::from_ops(ops)
+        }
     }
 }
 

@@ -1190,45 +1190,7 @@ fn uniform_scalar(
     pointer: Handle<Expression>,
     extra: u32,
 ) -> Option<SizeExpr> {
-    // Byte offset of the pointer inside its global.
-    let mut offset = extra;
-    let mut at = pointer;
-    let g = loop {
-        match e.func.expressions[at] {
-            Expression::GlobalVariable(g) => break g,
-            Expression::AccessIndex { base, index } => {
-                let mut ty = e.ty(base);
-                if let naga::TypeInner::Pointer { base: b, .. } = ty {
-                    ty = &e.module.types[*b].inner;
-                }
-                offset += match ty {
-                    naga::TypeInner::Struct { members, .. } => members.get(index as usize)?.offset,
-                    naga::TypeInner::Vector { scalar, .. } => index * u32::from(scalar.width),
-                    _ => return None,
-                };
-                at = base;
-            }
-            _ => return None,
-        }
-    };
-    let var = &e.module.global_variables[g];
-    if var.space != naga::AddressSpace::Uniform {
-        return None;
-    }
-    let rb = var.binding.as_ref()?;
-    let plan = kernel
-        .buffers
-        .iter()
-        .find(|b| b.binding.group == rb.group && b.binding.binding == rb.binding)?;
-    let slot = plan
-        .binding
-        .layout
-        .scalars(0)
-        .position(|(o, _)| o == u64::from(offset))?;
-    match plan.values.get(slot)? {
-        kf_runtime::spec::Value::Size(s) => Some(s.clone()),
-        kf_runtime::spec::Value::Float(_) => None,
-    }
+    crate::analysis::uniforms::uniform_size(e.module, e.func, &|h| e.ty(h), kernel, pointer, extra)
 }
 
 /// An index's affine form (proven by `ir`) over the invocation-id components and the loop counter:

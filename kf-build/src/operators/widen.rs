@@ -40,7 +40,7 @@ use super::coarsen;
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::ir::{self, Analysis, Edit, Var};
 use crate::evolve::descriptor::Dim;
-use kf_runtime::expr::{Op, SizeExpr};
+use kf_runtime::expr::SizeExpr;
 use kf_runtime::program::{Dispatch, DispatchMode};
 use naga::{BuiltIn, Expression, Handle, Scalar, ScalarKind, TypeInner};
 use std::borrow::Cow;
@@ -117,19 +117,7 @@ impl Operator for Widen {
             )));
         }
         let mut size = subject.program.dispatch.size.clone();
-        size[dim] = match extent {
-            Some(x) => SizeExpr::lit(x / u64::from(WIDTH)),
-            None => {
-                let mut ops = size[dim].ops().to_vec();
-                ops.extend([
-                    Op::Lit(u64::from(WIDTH - 1)),
-                    Op::Add,
-                    Op::Lit(u64::from(WIDTH)),
-                    Op::Div,
-                ]);
-                SizeExpr::from_ops(ops)
-            }
-        };
+        size[dim] = coarsen::coarsened_extent(&size[dim], WIDTH, extent);
         let mut names: Vec<&str> = views.iter().map(|v| v.name.as_str()).collect();
         names.dedup();
         Ok(vec![Rewrite {
@@ -607,45 +595,14 @@ fn uniform_size_at(
         },
         _ => return None,
     };
-    let mut offset = extra;
-    let mut at = pointer;
-    let g = loop {
-        match a.function.expressions[at] {
-            Expression::GlobalVariable(g) => break g,
-            Expression::AccessIndex { base, index } => {
-                let mut ty = a.type_of(base);
-                if let TypeInner::Pointer { base: b, .. } = ty {
-                    ty = &a.module.types[*b].inner;
-                }
-                offset += match ty {
-                    TypeInner::Struct { members, .. } => members.get(index as usize)?.offset,
-                    TypeInner::Vector { scalar, .. } => index * u32::from(scalar.width),
-                    _ => return None,
-                };
-                at = base;
-            }
-            _ => return None,
-        }
-    };
-    let var = &a.module.global_variables[g];
-    if var.space != naga::AddressSpace::Uniform {
-        return None;
-    }
-    let rb = var.binding.as_ref()?;
-    let plan = subject
-        .kernel
-        .buffers
-        .iter()
-        .find(|b| b.binding.group == rb.group && b.binding.binding == rb.binding)?;
-    let slot = plan
-        .binding
-        .layout
-        .scalars(0)
-        .position(|(o, _)| o == u64::from(offset))?;
-    match plan.values.get(slot)? {
-        kf_runtime::spec::Value::Size(s) => Some(s.clone()),
-        kf_runtime::spec::Value::Float(_) => None,
-    }
+    crate::analysis::uniforms::uniform_size(
+        a.module,
+        a.function,
+        &|x| a.type_of(x),
+        subject.kernel,
+        pointer,
+        extra,
+    )
 }
 
 /// Where the declaration `var<..> name: array<T>` writes its type, and the vector type to write

@@ -1,0 +1,64 @@
+//! Which size of the spec a uniform value holds.
+//!
+//! Operators prove facts about index arithmetic (`row * dims.cols + col` steps by whole rows; the
+//! stride is a multiple of 4) that depend on what the app writes into a uniform. The spec says it:
+//! `dims = uniform(rows, cols)` fills the uniform's scalars, in address order, with those sizes.
+//! This reads the byte offset of a uniform load from naga's access chain and looks the value up
+//! in the kernel's buffer plan, once, for every operator that needs it (`tile`'s extents,
+//! `widen`'s strides).
+
+use kf_runtime::expr::SizeExpr;
+use kf_runtime::resolve::ResolvedKernel;
+use naga::{Expression, Handle, TypeInner};
+
+/// The size the spec fills the uniform scalar at `pointer` (plus `extra` bytes) with, when
+/// `pointer` is an access chain into a `var<uniform>` through struct members and vector
+/// components, and the spec gives that scalar as a size expression. `ty` resolves an expression's
+/// type in `func`.
+pub fn uniform_size<'t>(
+    module: &'t naga::Module,
+    func: &naga::Function,
+    ty: &dyn Fn(Handle<Expression>) -> &'t TypeInner,
+    kernel: &ResolvedKernel,
+    pointer: Handle<Expression>,
+    extra: u32,
+) -> Option<SizeExpr> {
+    let mut offset = extra;
+    let mut at = pointer;
+    let g = loop {
+        match func.expressions[at] {
+            Expression::GlobalVariable(g) => break g,
+            Expression::AccessIndex { base, index } => {
+                let t = match ty(base) {
+                    TypeInner::Pointer { base: b, .. } => &module.types[*b].inner,
+                    other => other,
+                };
+                offset += match t {
+                    TypeInner::Struct { members, .. } => members.get(index as usize)?.offset,
+                    TypeInner::Vector { scalar, .. } => index * u32::from(scalar.width),
+                    _ => return None,
+                };
+                at = base;
+            }
+            _ => return None,
+        }
+    };
+    let var = &module.global_variables[g];
+    if var.space != naga::AddressSpace::Uniform {
+        return None;
+    }
+    let rb = var.binding.as_ref()?;
+    let plan = kernel
+        .buffers
+        .iter()
+        .find(|b| b.binding.group == rb.group && b.binding.binding == rb.binding)?;
+    let slot = plan
+        .binding
+        .layout
+        .scalars(0)
+        .position(|(o, _)| o == u64::from(offset))?;
+    match plan.values.get(slot)? {
+        kf_runtime::spec::Value::Size(s) => Some(s.clone()),
+        kf_runtime::spec::Value::Float(_) => None,
+    }
+}
