@@ -87,21 +87,8 @@ impl Operator for Coarsen {
                         mismatches.join("; ")
                     )));
                 }
-                let mut size = subject.program.dispatch.size.clone();
-                size[dim] = coarsened_extent(&size[dim], k, extent);
                 out.push(Rewrite {
-                    program: kf_runtime::Program {
-                        wgsl: Cow::Owned(text),
-                        entry: subject.program.entry.clone(),
-                        constants: subject.program.constants.clone(),
-                        workgroup_size: subject.program.workgroup_size,
-                        workgroup_storage_bytes: subject.program.workgroup_storage_bytes,
-                        dispatch: Dispatch {
-                            mode: DispatchMode::Grid,
-                            size,
-                        },
-                        then: Cow::Borrowed(&[]),
-                    },
+                    program: coarsened_program(subject, text, dim, k, extent),
                     step: format!(
                         "coarsen({k}, {}, {})",
                         match mapping {
@@ -115,6 +102,31 @@ impl Operator for Coarsen {
             }
         }
         Ok(out)
+    }
+}
+
+/// The parent's program with `text` and a `grid` launch whose extent along `dim` is coarsened by
+/// `k` ([`coarsened_extent`]).
+pub(crate) fn coarsened_program(
+    subject: &Subject<'_>,
+    text: String,
+    dim: usize,
+    k: u32,
+    extent: Option<u64>,
+) -> kf_runtime::Program {
+    let mut size = subject.program.dispatch.size.clone();
+    size[dim] = coarsened_extent(&size[dim], k, extent);
+    kf_runtime::Program {
+        wgsl: Cow::Owned(text),
+        entry: subject.program.entry.clone(),
+        constants: subject.program.constants.clone(),
+        workgroup_size: subject.program.workgroup_size,
+        workgroup_storage_bytes: subject.program.workgroup_storage_bytes,
+        dispatch: Dispatch {
+            mode: DispatchMode::Grid,
+            size,
+        },
+        then: Cow::Borrowed(&[]),
     }
 }
 

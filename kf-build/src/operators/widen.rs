@@ -41,9 +41,7 @@ use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::ir::{self, Analysis, Edit, Var};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::expr::SizeExpr;
-use kf_runtime::program::{Dispatch, DispatchMode};
 use naga::{BuiltIn, Expression, Handle, Scalar, ScalarKind, TypeInner};
-use std::borrow::Cow;
 
 /// Elements per vector.
 const WIDTH: u32 = 4;
@@ -116,23 +114,10 @@ impl Operator for Widen {
                 mismatches.join("; ")
             )));
         }
-        let mut size = subject.program.dispatch.size.clone();
-        size[dim] = coarsen::coarsened_extent(&size[dim], WIDTH, extent);
         let mut names: Vec<&str> = views.iter().map(|v| v.name.as_str()).collect();
         names.dedup();
         Ok(vec![Rewrite {
-            program: kf_runtime::Program {
-                wgsl: Cow::Owned(text),
-                entry: subject.program.entry.clone(),
-                constants: subject.program.constants.clone(),
-                workgroup_size: subject.program.workgroup_size,
-                workgroup_storage_bytes: subject.program.workgroup_storage_bytes,
-                dispatch: Dispatch {
-                    mode: DispatchMode::Grid,
-                    size,
-                },
-                then: Cow::Borrowed(&[]),
-            },
+            program: coarsen::coarsened_program(subject, text, dim, WIDTH, extent),
             step: format!(
                 "widen({} as vec{WIDTH}, along {})",
                 names.join(", "),
