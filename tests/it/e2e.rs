@@ -136,6 +136,14 @@ pub(crate) fn write_entry(dir: &Path, entry: &CacheEntry) -> std::path::PathBuf 
     path
 }
 
+/// The quickstart's SAXPY line: (kernel, variant, match, result correct).
+fn saxpy_line(app: &Run) -> (String, String, String, bool) {
+    quickstart_lines(&app.stdout)
+        .into_iter()
+        .find(|l| l.0 == "SAXPY")
+        .unwrap_or_else(|| panic!("no SAXPY line:\n{}", app.dump()))
+}
+
 fn run_quickstart(log: &str) -> Run {
     let r = run(std::process::Command::new(built_bin("quickstart"))
         .env("RUST_LOG", log)
@@ -297,10 +305,7 @@ fn same_device_with_another_driver_uses_that_entry() {
     let _guard = lock();
     build(dir.path());
     let app = run_quickstart("warn");
-    let saxpy = quickstart_lines(&app.stdout)
-        .into_iter()
-        .find(|l| l.0 == "SAXPY")
-        .expect("SAXPY line");
+    let saxpy = saxpy_line(&app);
     assert_eq!(
         (saxpy.1.as_str(), saxpy.2.as_str(), saxpy.3),
         (id.as_str(), "same-device", true),
@@ -365,10 +370,7 @@ fn a_variant_the_device_rejects_falls_back_at_runtime() {
     let _guard = lock();
     build(dir.path());
     let app = run_quickstart("warn");
-    let saxpy = quickstart_lines(&app.stdout)
-        .into_iter()
-        .find(|l| l.0 == "SAXPY")
-        .expect("SAXPY line");
+    let saxpy = saxpy_line(&app);
     assert_eq!(
         (saxpy.1.as_str(), saxpy.3),
         ("baseline", true),
@@ -402,10 +404,7 @@ fn a_new_entry_rebuilds_the_crate() {
     write_entry(dir.path(), &entry);
     build(dir.path());
     let second = run_quickstart("warn");
-    let saxpy = quickstart_lines(&second.stdout)
-        .into_iter()
-        .find(|l| l.0 == "SAXPY")
-        .unwrap();
+    let saxpy = saxpy_line(&second);
     assert_eq!(
         (saxpy.1.as_str(), saxpy.2.as_str(), saxpy.3),
         (id.as_str(), "exact", true),
@@ -479,10 +478,7 @@ fn a_variant_reading_vec4s_runs_in_the_app_when_the_spec_promises_whole_vectors(
     // The app binds its f32 buffers with the baseline's layouts, runs the variant and checks
     // every element against the CPU.
     let app = run_quickstart("warn");
-    let saxpy = quickstart_lines(&app.stdout)
-        .into_iter()
-        .find(|l| l.0 == "SAXPY")
-        .expect("SAXPY line");
+    let saxpy = saxpy_line(&app);
     assert_eq!(
         (saxpy.1.as_str(), saxpy.2.as_str(), saxpy.3),
         (id.as_str(), "exact", true),
