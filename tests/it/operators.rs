@@ -7,6 +7,7 @@
 use kf_build::evaluate::process::WorkerProcess;
 use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
 use kf_build::operators::coarsen::Coarsen;
+use kf_build::operators::implicit::ImplicitGemm;
 use kf_build::operators::reduce::ParallelReduction;
 use kf_build::operators::scan::Scan;
 use kf_build::operators::vectorize::VectorizedAccess;
@@ -120,6 +121,7 @@ fn operators() -> Vec<Box<dyn Operator>> {
         Box::new(Coarsen),
         Box::new(VectorizedAccess),
         Box::new(Widen),
+        Box::new(ImplicitGemm),
     ]
 }
 

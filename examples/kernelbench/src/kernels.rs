@@ -262,6 +262,7 @@ pub static CUMSUM: Kernel;
         emb = uniform(tokens, dim),
     ),
     grid = (dim, tokens),
+    constraints(dim % 4 == 0),
 )]
 pub static EMBEDDING: Kernel;
 

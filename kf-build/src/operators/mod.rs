@@ -17,6 +17,7 @@
 pub mod canon;
 pub mod coarsen;
 pub mod hoist;
+pub mod implicit;
 pub mod lift;
 pub mod params;
 pub mod reduce;
@@ -206,6 +207,7 @@ pub fn all() -> Vec<Box<dyn Operator>> {
         Box::new(lift::LiftWorkgroupSize),
         Box::new(tile::Tile::shared()),
         Box::new(tile::Tile::blocked()),
+        Box::new(implicit::ImplicitGemm),
         Box::new(reduce::ParallelReduction),
         Box::new(scan::Scan),
         Box::new(coarsen::Coarsen),

@@ -1864,7 +1864,7 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
 }
 
 /// Invocations of the parent's launch along `dim`, as a size expression.
-fn extent(parent: &Program, dim: usize) -> Vec<Op> {
+pub(crate) fn extent(parent: &Program, dim: usize) -> Vec<Op> {
     let mut ops = parent.dispatch.size[dim].ops().to_vec();
     if parent.dispatch.mode == DispatchMode::Workgroups {
         ops.push(Op::Lit(u64::from(parent.workgroup_size[dim])));

@@ -1,0 +1,1314 @@
+//! Convolution as an implicit GEMM: a loop nest that sums products of two operands, one indexed
+//! by the output's pixel and the other by its channel, tiled like a matrix product.
+//!
+//! A direct convolution gives every invocation one output pixel of one output channel and walks
+//! the input channels and the filter taps in a nest of loops (`for ic { for ky { for kx {
+//! acc += input[..] * weight[..] } } }`). Each input element is then fetched once per output
+//! channel that uses it, and each weight once per pixel: the kernel runs at a few percent of the
+//! GPU's arithmetic rate. Seen as a matrix product, the outputs are an `M × N` matrix (M the
+//! pixels, N the channels) and the nest is one reduction of length `K = Π trip counts`: the
+//! input is an `M × K` operand that is never materialised (im2col), the weights `K × N`. This
+//! operator stages `BK`-deep slices of both operands through workgroup memory and lets each
+//! invocation accumulate `RM × RN` outputs in registers, as `tile` does for a plain matmul; a
+//! slice's elements are computed by re-emitting the user's own index expressions (and padding
+//! test) for the pixel and the nest's counters decoded from the flat reduction index.
+//!
+//! **What is proven from naga's IR** (see [`recognise`]):
+//! - the entry point reads only `global_invocation_id`; its body is straight-line code, bounds
+//!   guards, one nest of counted loops (each `counter < K` or `<= K` stepping by one from an
+//!   invariant start to an invariant bound, the loops perfectly nested), straight-line code with
+//!   calls to pure functions, and one store to a storage buffer;
+//! - the innermost loop's only effect is `acc = acc + x * y` (or `fma(x, y, acc)`) on one `f32`
+//!   local, possibly inside one `if` (a padding test); outer loops hold only `let`s, their exit
+//!   test, the inner loop's start and their step;
+//! - `x` and `y` are `f32` loads of read-only storage; which components of the invocation id
+//!   each depends on is computed through every `let`, cast and local (`atoms`), with `gid.z`
+//!   read as its quotient and remainder where the kernel splits it by one divisor (`n = gid.z /
+//!   C`, `oc = gid.z % C`): one operand (the pixel side) must depend on `gid.x` and `gid.y` and
+//!   perhaps the quotient, the other (the channel side) on the remainder only (or on `gid.z`
+//!   whole, when the first does not read z); the padding test may depend on the counters and the
+//!   pixel side only;
+//! - the guards bound `gid.x`, `gid.y` and `gid.z`; the stored value depends on the accumulator
+//!   and the invocation id, not on the counters.
+//!
+//! **The rewrite.** A workgroup of `TM × TN` invocations computes `PX × PY` pixels (a block of
+//! the x-y plane) by `BN` channels. `K` is walked in slices of `BK`; each invocation loads its
+//! share of the next slice into registers while the current one is multiplied (zero where the
+//! padding test fails or the slice passes `K`), as `tile` does. The channel block and the
+//! quotient come from `workgroup_id.z`. Every output is stored under the baseline's guards with
+//! its index and epilogue re-emitted for its invocation id, and under `channel < C` where `gid.z`
+//! is split (a channel past the divisor would name another batch's output).
+//!
+//! **What changes.** The sum is reassociated (slices of `BK`, within the verifier's tolerance);
+//! a skipped tap becomes a product with zero (the same for finite weights). Limits: no batch
+//! axis shared by both operands (`tile` handles batched matmuls); flat ids split along x or y
+//! are not read; no locals assigned in the loops besides the counters, the accumulator and
+//! naga's lowering of `&&`/`||`.
+
+use super::{Moves, Operator, Rewrite, Skip, Subject};
+use crate::analysis::flow::{
+    Deps, Entry, Exprs, Guard, Locals, Printer, Value, flatten, is_break, is_return,
+    statement_kind, unit_loop,
+};
+use crate::analysis::ir::{self, Analysis, Cmp, Var};
+use crate::evolve::descriptor::Dim;
+use kf_runtime::Program;
+use kf_runtime::expr::{Op, SizeExpr};
+use kf_runtime::program::{Dispatch, DispatchMode};
+use kf_runtime::resolve::ResolvedKernel;
+use naga::{Expression, Handle, Statement};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// Prefix of every identifier the rewrite introduces.
+const PREFIX: &str = "kfc_";
+/// The accumulator's symbol; the nest's counters are symbols `0..depth`.
+const ACC: usize = 8;
+/// The deepest nest taken.
+const MAX_DEPTH: usize = 6;
+
+/// Invocation-id parts an expression depends on.
+const X: u8 = 1;
+const Y: u8 = 2;
+const ZQ: u8 = 4;
+const ZR: u8 = 8;
+const Z: u8 = ZQ | ZR;
+const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
+
+/// One block configuration: `PX × PY` pixels by `BN` channels per workgroup, `RM × RN` outputs
+/// per invocation, slices `BK` deep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    px: u32,
+    py: u32,
+    bn: u32,
+    rm: u32,
+    rn: u32,
+    bk: u32,
+}
+
+impl Config {
+    fn bm(&self) -> u32 {
+        self.px * self.py
+    }
+    fn tm(&self) -> u32 {
+        self.bm() / self.rm
+    }
+    fn tn(&self) -> u32 {
+        self.bn / self.rn
+    }
+    fn threads(&self) -> u32 {
+        self.tm() * self.tn()
+    }
+    /// Whether each invocation's outputs come in runs of 4 along both sides, so that staged
+    /// slices are read as `vec4<f32>` (as `tile` does).
+    fn vec4(&self) -> bool {
+        self.rm.is_multiple_of(4) && self.rn.is_multiple_of(4)
+    }
+    /// Elements of one staged slice row, padded against bank conflicts, in units of the slice's
+    /// element type.
+    fn stride(&self, extent: u32) -> u32 {
+        if self.vec4() {
+            extent / 4 + 1
+        } else {
+            extent + 1
+        }
+    }
+    fn bytes(&self) -> u64 {
+        let elem = if self.vec4() { 16 } else { 4 };
+        u64::from((self.stride(self.bm()) + self.stride(self.bn)) * self.bk * elem)
+    }
+    fn label(&self) -> String {
+        format!(
+            "{}x{} pixels x {} channels, {}x{} per invocation, k{}",
+            self.px, self.py, self.bn, self.rm, self.rn, self.bk
+        )
+    }
+}
+
+/// The configurations offered: every one has 256 invocations, a whole number of loads per
+/// invocation, and fits 16 KiB of workgroup memory.
+pub const CONFIGS: &[Config] = &[
+    Config {
+        px: 8,
+        py: 8,
+        bn: 64,
+        rm: 4,
+        rn: 4,
+        bk: 16,
+    },
+    Config {
+        px: 8,
+        py: 8,
+        bn: 128,
+        rm: 4,
+        rn: 8,
+        bk: 16,
+    },
+    Config {
+        px: 16,
+        py: 8,
+        bn: 64,
+        rm: 8,
+        rn: 4,
+        bk: 16,
+    },
+    Config {
+        px: 16,
+        py: 8,
+        bn: 128,
+        rm: 8,
+        rn: 8,
+        bk: 8,
+    },
+    Config {
+        px: 8,
+        py: 4,
+        bn: 32,
+        rm: 2,
+        rn: 2,
+        bk: 16,
+    },
+];
+
+/// The operator.
+pub struct ImplicitGemm;
+
+impl Operator for ImplicitGemm {
+    fn name(&self) -> &'static str {
+        "implicit-gemm"
+    }
+
+    fn moves(&self) -> Moves {
+        &[(Dim::Memory, 3), (Dim::Compute, 3), (Dim::Parallelism, 1)]
+    }
+
+    fn fixes_workgroup(&self) -> bool {
+        true
+    }
+
+    fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip> {
+        let program = subject.program;
+        let wgsl = program.wgsl.as_ref();
+        if wgsl.contains(PREFIX) || wgsl.contains("kft_") {
+            return Err(Skip("already tiled".into()));
+        }
+        super::invocations_expressible(subject)?;
+        let parsed = ir::parse(wgsl).map_err(|e| Skip(e.to_string()))?;
+        let analysis = parsed
+            .analyse(&program.entry)
+            .map_err(|e| Skip(e.to_string()))?;
+        let entry = Entry::new(&analysis)?;
+        let (nest, locals) = recognise(&entry, &analysis, subject.kernel)?;
+        let x = Exprs {
+            e: &entry,
+            locals: &locals,
+        };
+        let signature = analysis
+            .entry_signature()
+            .ok_or_else(|| Skip("cannot find the entry point's text".into()))?;
+        let range = signature.attributes.start..signature.body.end;
+        let target = subject.target;
+        let mut rewrites = Vec::new();
+        let mut reasons = Vec::new();
+        for cfg in CONFIGS {
+            let fits = u64::from(cfg.threads())
+                <= target.limit("max_compute_invocations_per_workgroup", 256)
+                && u64::from(cfg.threads()) <= target.limit("max_compute_workgroup_size_x", 256)
+                && cfg.bytes() <= target.limit("max_compute_workgroup_storage_size", 16384);
+            if !fits {
+                reasons.push(format!(
+                    "{} exceeds the adapter's workgroup limits",
+                    cfg.label()
+                ));
+                continue;
+            }
+            let function = generate(&nest, &x, cfg, &program.entry)?;
+            let mut text = String::with_capacity(wgsl.len() + function.len());
+            text.push_str(&wgsl[..range.start]);
+            text.push_str(&function);
+            text.push_str(&wgsl[range.end..]);
+            rewrites.push(Rewrite {
+                program: Program {
+                    wgsl: Cow::Owned(text),
+                    entry: program.entry.clone(),
+                    constants: program.constants.clone(),
+                    workgroup_size: [cfg.threads(), 1, 1],
+                    workgroup_storage_bytes: cfg.bytes() as u32,
+                    dispatch: launch_rule(&nest, program, cfg),
+                    then: Cow::Borrowed(&[]),
+                },
+                step: format!("{}({})", self.name(), cfg.label()),
+                params: Vec::new(),
+            });
+        }
+        if rewrites.is_empty() {
+            return Err(Skip(reasons.join("; ")));
+        }
+        Ok(rewrites)
+    }
+}
+
+/// One loop of the nest, outermost first.
+#[derive(Clone, Debug)]
+struct Level {
+    counter: Handle<naga::LocalVariable>,
+    ty: String,
+    start: Value,
+    bound: Handle<Expression>,
+    inclusive: bool,
+}
+
+/// One operand of the product.
+#[derive(Clone, Copy, Debug)]
+struct Operand {
+    load: Handle<Expression>,
+    /// Consecutive reduction indices are adjacent in memory (else consecutive pixels or
+    /// channels are).
+    counter_fastest: bool,
+}
+
+/// The pattern, proven.
+#[derive(Clone, Debug)]
+pub struct Nest {
+    levels: Vec<Level>,
+    acc_init: Value,
+    /// The pixel-side and the channel-side operands.
+    operands: [Operand; 2],
+    /// The padding test around the accumulation (on the pixel side), and when it lets it run.
+    padding: Option<Guard>,
+    guards: Vec<Guard>,
+    store_pointer: Handle<Expression>,
+    store_value: Handle<Expression>,
+    /// `gid.z` split by this divisor (quotient on the pixel side, remainder the channel), with
+    /// its size; `None` when the channel is `gid.z` whole.
+    split: Option<(Handle<Expression>, SizeExpr)>,
+}
+
+/// Walks the entry point's statements, proving the pattern.
+struct Walk<'a> {
+    e: &'a Entry<'a>,
+    ir: &'a Analysis<'a>,
+    locals: Locals,
+    guards: Vec<Guard>,
+    levels: Vec<Level>,
+    acc: Option<(Handle<naga::LocalVariable>, Value)>,
+    update: Option<(Handle<Expression>, Option<Guard>)>,
+    store: Option<(Handle<Expression>, Handle<Expression>)>,
+    nested: bool,
+}
+
+impl Walk<'_> {
+    /// The entry point's body: straight-line code, guards, the nest, the epilogue and the store.
+    fn block(&mut self, block: &naga::Block) -> Result<(), Skip> {
+        let mut list = Vec::new();
+        flatten(block, &mut list);
+        for (i, s) in list.iter().enumerate() {
+            let rest_is_return = list[i + 1..]
+                .iter()
+                .all(|s| matches!(s, Statement::Return { value: None }));
+            match s {
+                Statement::Emit(r) => self.locals.emit(self.e, r)?,
+                Statement::Store { pointer, value } => {
+                    if let Some(l) = self.e.as_local(*pointer) {
+                        self.locals.current.insert(l, Value::Expr(*value));
+                    } else if self.nested && self.store.is_none() {
+                        self.store = Some((*pointer, *value));
+                    } else {
+                        return Err(Skip(if self.nested {
+                            "stores to memory more than once".into()
+                        } else {
+                            "stores to memory before the loops".into()
+                        }));
+                    }
+                }
+                Statement::If {
+                    condition,
+                    accept,
+                    reject,
+                } => {
+                    if self
+                        .locals
+                        .short_circuit(self.e, *condition, accept, reject)?
+                    {
+                        continue;
+                    }
+                    if self.nested {
+                        return Err(Skip("branches after the loops".into()));
+                    }
+                    let guard = |active_when| Guard {
+                        cond: *condition,
+                        active_when,
+                    };
+                    if is_return(accept) && reject.is_empty() {
+                        self.guards.push(guard(false));
+                    } else if accept.is_empty() && is_return(reject) {
+                        self.guards.push(guard(true));
+                    } else if rest_is_return && (reject.is_empty() || is_return(reject)) {
+                        self.guards.push(guard(true));
+                        return self.block(accept);
+                    } else if rest_is_return && (accept.is_empty() || is_return(accept)) {
+                        self.guards.push(guard(false));
+                        return self.block(reject);
+                    } else {
+                        return Err(Skip("branches that are not bounds guards".into()));
+                    }
+                }
+                Statement::Loop {
+                    body,
+                    continuing,
+                    break_if,
+                } => {
+                    if self.nested {
+                        return Err(Skip("more than one loop nest".into()));
+                    }
+                    self.nested = true;
+                    self.level(0, body, continuing, *break_if)?;
+                    let (acc, _) = self.acc.expect("set by the innermost level");
+                    self.locals.current.insert(acc, Value::Symbol(ACC));
+                }
+                Statement::Call {
+                    function,
+                    arguments,
+                    result,
+                } if self.nested
+                    && self.store.is_none()
+                    && self.locals.call(self.e, *function, arguments, *result) => {}
+                Statement::Return { value: None } if rest_is_return => return Ok(()),
+                other => {
+                    return Err(Skip(format!(
+                        "the kernel has {} outside the pattern",
+                        statement_kind(other)
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Loop `id` of the nest (the `id`-th loop of the function, which must be nested in loop
+    /// `id - 1` and hold loop `id + 1` when there is one).
+    fn level(
+        &mut self,
+        id: usize,
+        body: &naga::Block,
+        continuing: &naga::Block,
+        break_if: Option<Handle<Expression>>,
+    ) -> Result<(), Skip> {
+        let (e, a) = (self.e, self.ir);
+        let depth = a.loops.len();
+        if depth > MAX_DEPTH {
+            return Err(Skip(format!("a nest of {depth} loops")));
+        }
+        let info = &a.loops[id];
+        if !std::ptr::eq(info.body, body)
+            || info.parent != id.checked_sub(1)
+            || (id + 1 < depth && a.loops[id + 1].parent != Some(id))
+        {
+            return Err(Skip("the loops are not one perfect nest".into()));
+        }
+        if break_if.is_some() {
+            return Err(Skip("a loop with a `break if`".into()));
+        }
+        let fl = unit_loop(a, id)?;
+        let start = *self
+            .locals
+            .current
+            .get(&fl.var)
+            .ok_or_else(|| Skip("a loop counter has no value before its loop".into()))?;
+        let x = Exprs {
+            e,
+            locals: &self.locals,
+        };
+        let invariant = |v: Value| match v {
+            Value::Expr(h) => x.deps(h).is_invariant(),
+            _ => false,
+        };
+        if !invariant(start) || !x.deps(fl.bounds[0].bound).is_invariant() {
+            return Err(Skip(
+                "a loop's start or bound varies between invocations or iterations".into(),
+            ));
+        }
+        let innermost = id + 1 == depth;
+        if innermost {
+            let acc = self.accumulator(id)?;
+            let init = *self
+                .locals
+                .current
+                .get(&acc)
+                .ok_or_else(|| Skip("the accumulator has no value before the loops".into()))?;
+            self.acc = Some((acc, init));
+            self.locals.current.insert(acc, Value::Symbol(ACC));
+        }
+        self.levels.push(Level {
+            counter: fl.var,
+            ty: e.type_name(fl.var_ty),
+            start,
+            bound: fl.bounds[0].bound,
+            inclusive: fl.bounds[0].cmp == Cmp::Le,
+        });
+        self.locals.current.insert(fl.var, Value::Symbol(id));
+        let next_counter = (!innermost)
+            .then(|| a.loops[id + 1].for_loop.as_ref().map(|f| f.var))
+            .flatten();
+
+        let mut list = Vec::new();
+        flatten(body, &mut list);
+        let mut cont = Vec::new();
+        flatten(continuing, &mut cont);
+        let mut exit_seen = false;
+        let mut inner_seen = false;
+        for s in list.into_iter().chain(cont) {
+            match s {
+                Statement::Emit(r) => self.locals.emit(e, r)?,
+                Statement::If { accept, reject, .. }
+                    if !exit_seen
+                        && ((accept.is_empty() && is_break(reject))
+                            || (is_break(accept) && reject.is_empty())) =>
+                {
+                    exit_seen = true;
+                }
+                Statement::If {
+                    condition,
+                    accept,
+                    reject,
+                } if exit_seen => {
+                    if self.locals.short_circuit(e, *condition, accept, reject)? {
+                        continue;
+                    }
+                    if !innermost || self.update.is_some() {
+                        return Err(Skip("a branch in the nest besides one padding test".into()));
+                    }
+                    let (arm, active_when) = if reject.is_empty() {
+                        (accept, true)
+                    } else if accept.is_empty() {
+                        (reject, false)
+                    } else {
+                        return Err(Skip("a padding test with two arms".into()));
+                    };
+                    let guard = Guard {
+                        cond: *condition,
+                        active_when,
+                    };
+                    self.accumulation(arm, Some(guard))?;
+                }
+                Statement::Store { pointer, value } if exit_seen => {
+                    let l = e.as_local(*pointer);
+                    if l == Some(fl.var) {
+                        // The step (`ir` proved it is `+ 1`).
+                        self.locals.current.remove(&fl.var);
+                    } else if l.is_some() && l == next_counter && !inner_seen {
+                        self.locals.current.insert(l.unwrap(), Value::Expr(*value));
+                    } else if innermost
+                        && l.is_some()
+                        && l == self.acc.map(|a| a.0)
+                        && self.update.is_none()
+                    {
+                        self.update = Some((*value, None));
+                        self.locals.current.remove(&l.unwrap());
+                    } else {
+                        return Err(Skip(
+                            "the nest stores to something besides its counters and one accumulator"
+                                .into(),
+                        ));
+                    }
+                }
+                Statement::Loop {
+                    body,
+                    continuing,
+                    break_if,
+                } if exit_seen && !innermost && !inner_seen => {
+                    inner_seen = true;
+                    self.level(id + 1, body, continuing, *break_if)?;
+                }
+                other => {
+                    return Err(Skip(format!(
+                        "the nest has {} besides its tests, accumulation and steps",
+                        statement_kind(other)
+                    )));
+                }
+            }
+        }
+        if !exit_seen || (!innermost && !inner_seen) {
+            return Err(Skip("a loop without its exit test or inner loop".into()));
+        }
+        if innermost && self.update.is_none() {
+            return Err(Skip("the innermost loop does not accumulate".into()));
+        }
+        self.locals.current.remove(&fl.var);
+        Ok(())
+    }
+
+    /// The innermost loop's one `f32` sum accumulator.
+    fn accumulator(&self, id: usize) -> Result<Handle<naga::LocalVariable>, Skip> {
+        let e = self.e;
+        let fx = self.ir.loop_effects(id);
+        let mut candidates: Vec<_> = fx
+            .accumulators
+            .iter()
+            .filter(|a| a.op == ir::AccOp::Add)
+            .map(|a| a.var)
+            .chain(fx.carried.iter().map(|(v, _)| *v))
+            .collect();
+        candidates.dedup();
+        let [acc] = candidates[..] else {
+            return Err(Skip(
+                "the innermost loop does not update exactly one accumulator".into(),
+            ));
+        };
+        if !matches!(
+            e.module.types[e.func.local_variables[acc].ty].inner,
+            naga::TypeInner::Scalar(naga::Scalar::F32)
+        ) || !fx.global_writes.is_empty()
+            || !fx.effectful_calls.is_empty()
+        {
+            return Err(Skip(
+                "the innermost loop does more than update one f32 sum".into(),
+            ));
+        }
+        Ok(acc)
+    }
+
+    /// The accumulation under the padding test: `let`s, then the accumulator's store.
+    fn accumulation(&mut self, arm: &naga::Block, guard: Option<Guard>) -> Result<(), Skip> {
+        let acc = self.acc.map(|a| a.0);
+        for s in arm.iter() {
+            match s {
+                Statement::Emit(r) => self.locals.emit(self.e, r)?,
+                Statement::Store { pointer, value }
+                    if self.e.as_local(*pointer).is_some()
+                        && self.e.as_local(*pointer) == acc
+                        && self.update.is_none() =>
+                {
+                    self.update = Some((*value, guard));
+                }
+                other => {
+                    return Err(Skip(format!(
+                        "the padding test holds {} besides the accumulation",
+                        statement_kind(other)
+                    )));
+                }
+            }
+        }
+        if self.update.is_none() {
+            return Err(Skip("the padding test does not accumulate".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Which invocation-id parts `h` depends on (`X`, `Y`, and `gid.z` whole or, where the kernel
+/// splits it by `divisor`, its quotient `ZQ` and remainder `ZR`), through `let`s, casts, locals
+/// and the indices of loads.
+fn atoms(
+    x: &Exprs<'_>,
+    ir: &Analysis<'_>,
+    split: bool,
+    h: Handle<Expression>,
+    memo: &mut HashMap<Handle<Expression>, u8>,
+) -> Result<u8, Skip> {
+    if let Some(a) = memo.get(&h) {
+        return Ok(*a);
+    }
+    let e = x.e;
+    let gid = naga::BuiltIn::GlobalInvocationId;
+    let is_gid_z = |h: Handle<Expression>| {
+        ir.index_form(h).is_some_and(|f| {
+            f.offset.is_zero()
+                && f.terms.len() == 1
+                && f.terms[0].0 == Var::Builtin(gid, 2)
+                && f.terms[0].1.as_constant() == Some(1)
+        })
+    };
+    let value = |v: Value, memo: &mut HashMap<_, _>| -> Result<u8, Skip> {
+        match v {
+            Value::Expr(h) => atoms(x, ir, split, h, memo),
+            Value::Select {
+                cond,
+                accept,
+                reject,
+            } => Ok(atoms(x, ir, split, cond, memo)?
+                | atoms(x, ir, split, accept, memo)?
+                | atoms(x, ir, split, reject, memo)?),
+            Value::Symbol(_) => Ok(0),
+        }
+    };
+    use Expression as E;
+    let out = match &e.func.expressions[h] {
+        E::FunctionArgument(i) if Some(*i) == e.gid_arg => {
+            return Err(Skip("the invocation id is read as a whole vector".into()));
+        }
+        E::FunctionArgument(_) => return Err(Skip("reads a builtin besides the id".into())),
+        E::AccessIndex { base, index } if matches!(e.func.expressions[*base], E::FunctionArgument(i) if Some(i) == e.gid_arg) => {
+            match index {
+                0 => X,
+                1 => Y,
+                _ => Z,
+            }
+        }
+        E::Binary {
+            op: op @ (naga::BinaryOperator::Divide | naga::BinaryOperator::Modulo),
+            left,
+            right,
+        } if split && is_gid_z(*left) => {
+            let part = if *op == naga::BinaryOperator::Divide {
+                ZQ
+            } else {
+                ZR
+            };
+            part | atoms(x, ir, split, *right, memo)?
+        }
+        E::Load { pointer } => match e.func.expressions[*pointer] {
+            E::LocalVariable(_) => match x.locals.loads.get(&h) {
+                Some(v) => value(*v, memo)?,
+                None => return Err(Skip("a local read before it is written".into())),
+            },
+            _ => pointer_atoms(x, ir, split, *pointer, memo)?,
+        },
+        E::CallResult(_) => match x.locals.calls.get(&h) {
+            Some((_, args)) => {
+                let mut a = 0;
+                for arg in args.clone() {
+                    a |= atoms(x, ir, split, arg, memo)?;
+                }
+                a
+            }
+            None => return Err(Skip("the result of a call that is not pure".into())),
+        },
+        other => {
+            let mut a = 0;
+            for o in crate::analysis::expr::operands(other) {
+                a |= atoms(x, ir, split, o, memo)?;
+            }
+            a
+        }
+    };
+    memo.insert(h, out);
+    Ok(out)
+}
+
+fn pointer_atoms(
+    x: &Exprs<'_>,
+    ir: &Analysis<'_>,
+    split: bool,
+    pointer: Handle<Expression>,
+    memo: &mut HashMap<Handle<Expression>, u8>,
+) -> Result<u8, Skip> {
+    match x.e.func.expressions[pointer] {
+        Expression::Access { base, index } => {
+            Ok(pointer_atoms(x, ir, split, base, memo)? | atoms(x, ir, split, index, memo)?)
+        }
+        Expression::AccessIndex { base, .. } => pointer_atoms(x, ir, split, base, memo),
+        Expression::GlobalVariable(_) => Ok(0),
+        _ => Err(Skip("reads memory through a local pointer".into())),
+    }
+}
+
+/// Proves the pattern on `e`, or says why it does not hold.
+pub fn recognise(
+    e: &Entry<'_>,
+    ir: &Analysis<'_>,
+    kernel: &ResolvedKernel,
+) -> Result<(Nest, Locals), Skip> {
+    if e.gid_arg.is_none() {
+        return Err(Skip(
+            "the entry point does not read global_invocation_id".into(),
+        ));
+    }
+    let gid = naga::BuiltIn::GlobalInvocationId;
+    if ir.divisor(gid, 0).is_some() || ir.divisor(gid, 1).is_some() {
+        return Err(Skip("a flat id split along x or y".into()));
+    }
+    if ir.loops.is_empty() {
+        return Err(Skip("no loop".into()));
+    }
+    let mut walk = Walk {
+        e,
+        ir,
+        locals: Locals::new(e.func),
+        guards: Vec::new(),
+        levels: Vec::new(),
+        acc: None,
+        update: None,
+        store: None,
+        nested: false,
+    };
+    walk.block(&e.func.body)?;
+    let (store_pointer, store_value) = walk
+        .store
+        .ok_or_else(|| Skip("no store after the loops".into()))?;
+    let (_, acc_init) = walk.acc.ok_or_else(|| Skip("no loop nest".into()))?;
+    let (update, padding) = walk.update.expect("checked by the walk");
+    let levels = walk.levels;
+    let guards = walk.guards;
+    let locals = walk.locals;
+    let x = Exprs { e, locals: &locals };
+
+    // The accumulation: acc + p*q, p*q + acc, or fma(p, q, acc).
+    let is_acc = |h: Handle<Expression>| locals.loads.get(&h) == Some(&Value::Symbol(ACC));
+    let product = |h: Handle<Expression>| match e.func.expressions[h] {
+        Expression::Binary {
+            op: naga::BinaryOperator::Multiply,
+            left,
+            right,
+        } => Some((left, right)),
+        _ => None,
+    };
+    let pair = match e.func.expressions[update] {
+        Expression::Binary {
+            op: naga::BinaryOperator::Add,
+            left,
+            right,
+        } if is_acc(left) => product(right),
+        Expression::Binary {
+            op: naga::BinaryOperator::Add,
+            left,
+            right,
+        } if is_acc(right) => product(left),
+        Expression::Math {
+            fun: naga::MathFunction::Fma,
+            arg,
+            arg1: Some(arg1),
+            arg2: Some(arg2),
+            ..
+        } if is_acc(arg2) => Some((arg, arg1)),
+        _ => None,
+    };
+    let (p, q) =
+        pair.ok_or_else(|| Skip("the accumulator is not updated by a sum of products".into()))?;
+
+    let out = e
+        .root_global(store_pointer)
+        .filter(|g| e.is_writable_storage(*g))
+        .ok_or_else(|| Skip("the result is not stored to a storage buffer".into()))?;
+    let counters: u32 = (1 << levels.len()) - 1;
+    let split_divisor = ir.divisor(gid, 2);
+    let split = split_divisor.is_some();
+    let mut memo = HashMap::new();
+
+    // The operands and the side each stands on.
+    let mut sides = [0u8; 2];
+    let mut loads = [None, None];
+    for (n, load) in [p, q].into_iter().enumerate() {
+        let Expression::Load { pointer } = e.func.expressions[load] else {
+            return Err(Skip(
+                "a factor of the product is not a load from memory".into(),
+            ));
+        };
+        let g = e
+            .root_global(pointer)
+            .ok_or_else(|| Skip("a factor of the product is not a load from memory".into()))?;
+        if g == out || e.is_writable_storage(g) {
+            return Err(Skip("an operand is a buffer the kernel writes".into()));
+        }
+        if !matches!(
+            e.module.global_variables[g].space,
+            naga::AddressSpace::Storage { .. }
+        ) || !matches!(e.ty(load), naga::TypeInner::Scalar(naga::Scalar::F32))
+        {
+            return Err(Skip("an operand is not an f32 storage buffer".into()));
+        }
+        let d = x.deps(load);
+        if d.unknown || d.gid_whole || d.symbols & !counters != 0 {
+            return Err(Skip("an operand's index is not understood".into()));
+        }
+        sides[n] = atoms(&x, ir, split, load, &mut memo)?;
+        loads[n] = Some(load);
+    }
+    // The pixel side reads x and y; the channel side the remainder of z (or z whole).
+    let channel_ok = |s: u8| if split { s == ZR } else { s == Z };
+    let pixel_ok = |s: u8| s & (X | Y) == (X | Y) && s & ZR == 0 && (split || s & Z == 0);
+    let (pixel, channel) = if pixel_ok(sides[0]) && channel_ok(sides[1]) {
+        (loads[0].unwrap(), loads[1].unwrap())
+    } else if pixel_ok(sides[1]) && channel_ok(sides[0]) {
+        (loads[1].unwrap(), loads[0].unwrap())
+    } else {
+        return Err(Skip(
+            "the operands are not one read by the output's x and y and one by its channel in z"
+                .into(),
+        ));
+    };
+    if let Some(g) = padding {
+        let d = x.deps(g.cond);
+        if d.unknown || d.gid_whole || d.symbols & !counters != 0 {
+            return Err(Skip("the padding test is not understood".into()));
+        }
+        if atoms(&x, ir, split, g.cond, &mut memo)? & !(X | Y | ZQ) != 0 {
+            return Err(Skip("the padding test reads the channel".into()));
+        }
+    }
+
+    // The guards bound every axis; nothing else may read memory that varies.
+    let mut guarded = [false; 3];
+    for g in &guards {
+        let d = x.deps(g.cond);
+        if d.symbols != 0 || d.unknown || d.gid_whole || d.varying_load {
+            return Err(Skip(
+                "a guard is not a bounds test on the invocation id".into(),
+            ));
+        }
+        for (seen, used) in guarded.iter_mut().zip(d.gid) {
+            *seen |= used;
+        }
+    }
+    if guarded != [true; 3] {
+        return Err(Skip(
+            "the store is not guarded by bounds on gid.x, gid.y and gid.z".into(),
+        ));
+    }
+    let value_deps = x.deps(store_value);
+    if value_deps.symbols != 1 << ACC || value_deps.unknown || value_deps.gid_whole {
+        return Err(Skip(
+            "the stored value is not a function of the accumulator".into(),
+        ));
+    }
+    let init_deps: Deps = match acc_init {
+        Value::Expr(h) => x.deps(h),
+        _ => Deps {
+            unknown: true,
+            ..Deps::default()
+        },
+    };
+    if init_deps.symbols != 0 || init_deps.unknown || init_deps.gid_whole {
+        return Err(Skip(
+            "the accumulator's initial value is not understood".into(),
+        ));
+    }
+    let split = match split_divisor {
+        Some(d) => Some((
+            d,
+            divisor_size(e, ir, kernel, d).ok_or_else(|| {
+                Skip(
+                    "the divisor of gid.z is neither a literal nor a uniform the spec gives a size"
+                        .into(),
+                )
+            })?,
+        )),
+        None => None,
+    };
+
+    // Which reads are coalesced along which index.
+    let innermost = Var::Loop(levels.last().expect("a nest").counter);
+    let unit = |load: Handle<Expression>, v: Var| {
+        let Expression::Load { pointer } = e.func.expressions[load] else {
+            return false;
+        };
+        element_index(e, pointer)
+            .and_then(|i| ir.index_form(i))
+            .is_some_and(|f| f.coeff(v).as_constant() == Some(1))
+    };
+    let pixel_counter_fastest = !unit(pixel, Var::Builtin(gid, 0)) && unit(pixel, innermost);
+    let channel_counter_fastest = unit(channel, innermost);
+    Ok((
+        Nest {
+            levels,
+            acc_init,
+            operands: [
+                Operand {
+                    load: pixel,
+                    counter_fastest: pixel_counter_fastest,
+                },
+                Operand {
+                    load: channel,
+                    counter_fastest: channel_counter_fastest,
+                },
+            ],
+            padding,
+            guards,
+            store_pointer,
+            store_value,
+            split,
+        },
+        locals,
+    ))
+}
+
+/// The size the spec gives the dispatch-uniform integer `h`.
+fn divisor_size(
+    e: &Entry<'_>,
+    ir: &Analysis<'_>,
+    kernel: &ResolvedKernel,
+    h: Handle<Expression>,
+) -> Option<SizeExpr> {
+    if let Some(k) = ir.const_int(h) {
+        return u64::try_from(k).ok().map(SizeExpr::lit);
+    }
+    let (pointer, extra) = match e.func.expressions[h] {
+        Expression::Load { pointer } => (pointer, 0),
+        Expression::AccessIndex { base, index } => match e.func.expressions[base] {
+            Expression::Load { pointer } => (pointer, index * 4),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    crate::analysis::uniforms::uniform_size(e.module, e.func, &|h| e.ty(h), kernel, pointer, extra)
+}
+
+/// The index of an array element pointer (`buf[i]` or `buf.member[i]`).
+fn element_index(e: &Entry<'_>, pointer: Handle<Expression>) -> Option<Handle<Expression>> {
+    match e.func.expressions[pointer] {
+        Expression::Access { base, index } => match e.func.expressions[base] {
+            Expression::GlobalVariable(_) => Some(index),
+            Expression::AccessIndex { base: b, .. }
+                if matches!(e.func.expressions[b], Expression::GlobalVariable(_)) =>
+            {
+                Some(index)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The rewritten entry point (with its workgroup arrays), as WGSL text.
+fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String, Skip> {
+    let (px, bm, bn, bk, rm, rn) = (cfg.px, cfg.bm(), cfg.bn, cfg.bk, cfg.rm, cfg.rn);
+    let (tm, nt) = (cfg.tm(), cfg.threads());
+    let depth = n.levels.len();
+    let counter_names: Vec<Option<String>> =
+        (0..depth).map(|i| Some(format!("kfc_c{i}"))).collect();
+    let mut symbols = counter_names.clone();
+    symbols.resize(ACC + 1, None);
+    let plain = Printer {
+        x,
+        gid: "kfc_gid",
+        symbols: &[],
+    };
+    let in_nest = Printer {
+        x,
+        gid: "kfc_gid",
+        symbols: &symbols,
+    };
+    let divisor = match &n.split {
+        Some((d, _)) => Some(plain.expr(*d)?),
+        None => None,
+    };
+    let loads = [
+        in_nest.expr(n.operands[0].load)?,
+        in_nest.expr(n.operands[1].load)?,
+    ];
+    let padding = match n.padding {
+        Some(g) => {
+            let c = in_nest.expr(g.cond)?;
+            Some(if g.active_when { c } else { format!("!{c}") })
+        }
+        None => None,
+    };
+
+    let mut w = String::new();
+    let _ = writeln!(
+        w,
+        "// KernelFoundry implicit GEMM: each workgroup computes {}x{} pixels by {bn} channels \
+         ({rm}x{rn} per invocation),\n// staging {bk}-deep slices of the loop nest's products \
+         through workgroup memory.",
+        cfg.px, cfg.py
+    );
+    let vec4 = cfg.vec4();
+    let elem = if vec4 { "vec4<f32>" } else { "f32" };
+    let (sa, sb) = (cfg.stride(bm), cfg.stride(bn));
+    let _ = writeln!(w, "var<workgroup> kfc_ta: array<{elem}, {}>;", bk * sa);
+    let _ = writeln!(w, "var<workgroup> kfc_tb: array<{elem}, {}>;", bk * sb);
+    let _ = writeln!(w);
+    let _ = writeln!(w, "@compute @workgroup_size({nt})");
+    let _ = writeln!(
+        w,
+        "fn {entry}(@builtin(local_invocation_index) kfc_tid: u32, @builtin(workgroup_id) kfc_wid: vec3<u32>) {{"
+    );
+    match &divisor {
+        Some(d) => {
+            let _ = writeln!(w, "    let kfc_d = u32({d});");
+            let _ = writeln!(w, "    let kfc_nb = (kfc_d + {}u) / {bn}u;", bn - 1);
+            let _ = writeln!(w, "    let kfc_q = kfc_wid.z / kfc_nb;");
+            let _ = writeln!(w, "    let kfc_n0 = (kfc_wid.z % kfc_nb) * {bn}u;");
+            let _ = writeln!(w, "    let kfc_zp = kfc_q * kfc_d;");
+        }
+        None => {
+            let _ = writeln!(w, "    let kfc_n0 = kfc_wid.z * {bn}u;");
+            let _ = writeln!(w, "    let kfc_zp = 0u;");
+        }
+    }
+    let _ = writeln!(w, "    let kfc_x0 = kfc_wid.x * {px}u;");
+    let _ = writeln!(w, "    let kfc_y0 = kfc_wid.y * {}u;", cfg.py);
+    let _ = writeln!(w, "    let kfc_tm = kfc_tid % {tm}u;");
+    let _ = writeln!(w, "    let kfc_tn = kfc_tid / {tm}u;");
+    // Trip counts, and the reduction's length.
+    for (i, l) in n.levels.iter().enumerate() {
+        let start = plain.value(l.start)?;
+        let bound = plain.expr(l.bound)?;
+        let t = if l.ty == "u32" {
+            if l.inclusive {
+                format!("select(0u, {bound} - {start} + 1u, {bound} >= {start})")
+            } else {
+                format!("select(0u, {bound} - {start}, {bound} > {start})")
+            }
+        } else if l.inclusive {
+            format!("u32(max({bound} - {start} + 1, 0))")
+        } else {
+            format!("u32(max({bound} - {start}, 0))")
+        };
+        let _ = writeln!(w, "    let kfc_t{i} = {t};");
+        let _ = writeln!(w, "    let kfc_s{i} = {start};");
+    }
+    let total: Vec<String> = (0..depth).map(|i| format!("kfc_t{i}")).collect();
+    let _ = writeln!(w, "    let kfc_kn = {};", total.join(" * "));
+    let acc_cols = if vec4 { rn / 4 } else { rn };
+    for r in 0..rm {
+        for c in 0..acc_cols {
+            let _ = writeln!(w, "    var kfc_acc_{r}_{c} = {elem}();");
+        }
+    }
+    let (la, lb) = (bk * bm / nt, bk * bn / nt);
+    for l in 0..la {
+        let _ = writeln!(w, "    var kfc_pa_{l} = 0.0f;");
+    }
+    for l in 0..lb {
+        let _ = writeln!(w, "    var kfc_pb_{l} = 0.0f;");
+    }
+    // Where element `l` of an invocation's share of a slice sits: (row of the side, depth in the
+    // slice).
+    let position = |extent: u32, counter_fastest: bool, l: u32| -> String {
+        let e = format!("kfc_tid + {}u", l * nt);
+        if counter_fastest {
+            format!("let kfc_i = ({e}) / {bk}u; let kfc_kk = ({e}) % {bk}u;")
+        } else {
+            format!("let kfc_i = ({e}) % {extent}u; let kfc_kk = ({e}) / {extent}u;")
+        }
+    };
+    // The nest's counters at reduction index `kfc_k`, innermost fastest.
+    let mut decode = String::new();
+    let mut rest = "kfc_k".to_owned();
+    for i in (0..depth).rev() {
+        let ty = &n.levels[i].ty;
+        if i == 0 {
+            let _ = write!(decode, "let kfc_c{i} = kfc_s{i} + {ty}({rest}); ");
+        } else {
+            let _ = write!(
+                decode,
+                "let kfc_c{i} = kfc_s{i} + {ty}({rest} % kfc_t{i}); let kfc_r{i} = {rest} / kfc_t{i}; "
+            );
+            rest = format!("kfc_r{i}");
+        }
+    }
+    let fetch = |w: &mut String, indent: &str, slice: &str| {
+        let sides = [
+            ("a", bm, la, n.operands[0].counter_fastest),
+            ("b", bn, lb, n.operands[1].counter_fastest),
+        ];
+        for (side, (name, extent, count, fastest)) in sides.into_iter().enumerate() {
+            for l in 0..count {
+                let _ = writeln!(w, "{indent}{{");
+                let _ = writeln!(w, "{indent}    {}", position(extent, fastest, l));
+                let _ = writeln!(w, "{indent}    let kfc_k = {slice} + kfc_kk;");
+                let gid = if side == 0 {
+                    format!("vec3<u32>(kfc_x0 + kfc_i % {px}u, kfc_y0 + kfc_i / {px}u, kfc_zp)")
+                } else {
+                    "vec3<u32>(0u, 0u, kfc_n0 + kfc_i)".to_owned()
+                };
+                let _ = writeln!(w, "{indent}    let kfc_gid = {gid};");
+                let _ = writeln!(w, "{indent}    kfc_p{name}_{l} = 0.0f;");
+                let _ = writeln!(w, "{indent}    if kfc_k < kfc_kn {{");
+                let _ = writeln!(w, "{indent}        {decode}");
+                match (&padding, side) {
+                    (Some(p), 0) => {
+                        let _ = writeln!(w, "{indent}        if {p} {{");
+                        let _ =
+                            writeln!(w, "{indent}            kfc_p{name}_{l} = {};", loads[side]);
+                        let _ = writeln!(w, "{indent}        }}");
+                    }
+                    _ => {
+                        let _ = writeln!(w, "{indent}        kfc_p{name}_{l} = {};", loads[side]);
+                    }
+                }
+                let _ = writeln!(w, "{indent}    }}");
+                let _ = writeln!(w, "{indent}}}");
+            }
+        }
+    };
+    fetch(&mut w, "    ", "0u");
+    let _ = writeln!(
+        w,
+        "    for (var kfc_k0 = 0u; kfc_k0 < kfc_kn; kfc_k0 = kfc_k0 + {bk}u) {{"
+    );
+    for (name, extent, stride, count, fastest) in [
+        ("a", bm, sa, la, n.operands[0].counter_fastest),
+        ("b", bn, sb, lb, n.operands[1].counter_fastest),
+    ] {
+        for l in 0..count {
+            let target = if vec4 {
+                format!("kfc_t{name}[kfc_kk * {stride}u + kfc_i / 4u][kfc_i % 4u]")
+            } else {
+                format!("kfc_t{name}[kfc_kk * {stride}u + kfc_i]")
+            };
+            let _ = writeln!(
+                w,
+                "        {{ {} {target} = kfc_p{name}_{l}; }}",
+                position(extent, fastest, l)
+            );
+        }
+    }
+    let _ = writeln!(w, "        workgroupBarrier();");
+    let _ = writeln!(w, "        if kfc_k0 + {bk}u < kfc_kn {{");
+    fetch(&mut w, "            ", &format!("(kfc_k0 + {bk}u)"));
+    let _ = writeln!(w, "        }}");
+    let _ = writeln!(
+        w,
+        "        for (var kfc_kk = 0u; kfc_kk < {bk}u; kfc_kk = kfc_kk + 1u) {{"
+    );
+    let tn = cfg.tn();
+    if vec4 {
+        for g in 0..rm / 4 {
+            let _ = writeln!(
+                w,
+                "            let kfc_a_{g} = kfc_ta[kfc_kk * {sa}u + {}u + kfc_tm];",
+                g * tm
+            );
+        }
+        for h in 0..rn / 4 {
+            let _ = writeln!(
+                w,
+                "            let kfc_b_{h} = kfc_tb[kfc_kk * {sb}u + {}u + kfc_tn];",
+                h * tn
+            );
+        }
+        for r in 0..rm {
+            for h in 0..rn / 4 {
+                let _ = writeln!(
+                    w,
+                    "            kfc_acc_{r}_{h} = kfc_acc_{r}_{h} + kfc_a_{}.{} * kfc_b_{h};",
+                    r / 4,
+                    COMPONENTS[(r % 4) as usize]
+                );
+            }
+        }
+    } else {
+        for r in 0..rm {
+            let _ = writeln!(
+                w,
+                "            let kfc_a_{r} = kfc_ta[kfc_kk * {sa}u + {}u + kfc_tm];",
+                r * tm
+            );
+        }
+        for c in 0..rn {
+            let _ = writeln!(
+                w,
+                "            let kfc_b_{c} = kfc_tb[kfc_kk * {sb}u + {}u + kfc_tn];",
+                c * tn
+            );
+        }
+        for r in 0..rm {
+            for c in 0..rn {
+                let _ = writeln!(
+                    w,
+                    "            kfc_acc_{r}_{c} = kfc_acc_{r}_{c} + kfc_a_{r} * kfc_b_{c};"
+                );
+            }
+        }
+    }
+    let _ = writeln!(w, "        }}");
+    let _ = writeln!(w, "        workgroupBarrier();");
+    let _ = writeln!(w, "    }}");
+
+    // One guarded store per output, with the baseline's guards, index and epilogue.
+    let active: Vec<String> = n
+        .guards
+        .iter()
+        .map(|g| {
+            plain
+                .expr(g.cond)
+                .map(|c| if g.active_when { c } else { format!("!{c}") })
+        })
+        .collect::<Result<_, _>>()?;
+    let mut active = active.join(" && ");
+    if divisor.is_some() {
+        active = format!("kfc_n0 + kfc_j < kfc_d && {active}");
+    }
+    let init = if x.is_float_zero(n.acc_init) {
+        None
+    } else {
+        Some(plain.value(n.acc_init)?)
+    };
+    for r in 0..rm {
+        for c in 0..rn {
+            // The output's row and column in the block, and its register.
+            let (m, j, reg) = if vec4 {
+                (
+                    format!("({}u + kfc_tm) * 4u + {}u", (r / 4) * tm, r % 4),
+                    format!("({}u + kfc_tn) * 4u + {}u", (c / 4) * tn, c % 4),
+                    format!("kfc_acc_{r}_{}.{}", c / 4, COMPONENTS[(c % 4) as usize]),
+                )
+            } else {
+                (
+                    format!("{}u + kfc_tm", r * tm),
+                    format!("{}u + kfc_tn", c * tn),
+                    format!("kfc_acc_{r}_{c}"),
+                )
+            };
+            let acc = match &init {
+                Some(i) => format!("{i} + {reg}"),
+                None => reg,
+            };
+            let mut syms: Vec<Option<String>> = vec![None; ACC + 1];
+            syms[ACC] = Some(acc);
+            let p = Printer {
+                x,
+                gid: "kfc_gid",
+                symbols: &syms,
+            };
+            let _ = writeln!(w, "    {{");
+            let _ = writeln!(w, "        let kfc_m = {m};");
+            let _ = writeln!(w, "        let kfc_j = {j};");
+            let _ = writeln!(
+                w,
+                "        let kfc_gid = vec3<u32>(kfc_x0 + kfc_m % {px}u, kfc_y0 + kfc_m / {px}u, kfc_zp + kfc_n0 + kfc_j);"
+            );
+            let _ = writeln!(w, "        if {active} {{");
+            let _ = writeln!(
+                w,
+                "            {} = {};",
+                p.place(n.store_pointer)?,
+                p.expr(n.store_value)?
+            );
+            let _ = writeln!(w, "        }}");
+            let _ = writeln!(w, "    }}");
+        }
+    }
+    let _ = writeln!(w, "}}");
+    Ok(w)
+}
+
+/// Workgroup counts: blocks of `PX × PY` pixels over the parent's x-y grid, and along z the
+/// channel blocks of every quotient.
+fn launch_rule(n: &Nest, parent: &Program, cfg: &Config) -> Dispatch {
+    let cdiv = |mut ops: Vec<Op>, b: u32| {
+        ops.extend([
+            Op::Lit(u64::from(b - 1)),
+            Op::Add,
+            Op::Lit(u64::from(b)),
+            Op::Div,
+        ]);
+        ops
+    };
+    let z = match &n.split {
+        Some((_, size)) => {
+            let mut ops = super::tile::extent(parent, 2);
+            ops.extend_from_slice(size.ops());
+            ops.push(Op::CeilDiv);
+            ops.extend(cdiv(size.ops().to_vec(), cfg.bn));
+            ops.push(Op::Mul);
+            ops
+        }
+        None => cdiv(super::tile::extent(parent, 2), cfg.bn),
+    };
+    Dispatch {
+        mode: DispatchMode::Workgroups,
+        size: [
+            SizeExpr::from_ops(cdiv(super::tile::extent(parent, 0), cfg.px)),
+            SizeExpr::from_ops(cdiv(super::tile::extent(parent, 1), cfg.py)),
+            SizeExpr::from_ops(z),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,165 @@
+//! Tests of the implicit GEMM on the corpus and on respellings of a convolution. Running the
+//! rewrites is `tests/it/operators.rs`'s job.
+
+use super::*;
+use crate::operators::testkit::{self, apply, check_valid};
+
+fn conv(body: &str) -> kf_runtime::resolve::ResolvedKernel {
+    let spec = "sizes(batch = 2, cin = 5, cout = 7, h = 9, w = 11), bind(input = input(batch * cin * h * w), weight = input(cout * cin * 9), output = output(batch * cout * h * w), conv = uniform(batch, cin, cout, h, w)), grid = (w, h, batch * cout)";
+    let wgsl = format!(
+        "struct Conv {{ batch: u32, in_ch: u32, out_ch: u32, height: u32, width: u32 }}
+@group(0) @binding(0) var<storage, read> input: array<f32>;
+@group(0) @binding(1) var<storage, read> weight: array<f32>;
+@group(0) @binding(2) var<storage, read_write> output: array<f32>;
+@group(0) @binding(3) var<uniform> conv: Conv;
+{body}"
+    );
+    testkit::resolve("conv.wgsl", spec, &wgsl)
+}
+
+#[test]
+fn the_corpus_fires_and_skips_as_its_headers_say() {
+    let mut fired = 0;
+    for k in testkit::corpus() {
+        let result = apply(&ImplicitGemm, &k.kernel, &testkit::h200());
+        if k.fires.iter().any(|f| f == "implicit-gemm") {
+            fired += 1;
+            let rewrites = result.unwrap_or_else(|e| panic!("{}: skipped: {e}", k.name));
+            assert_eq!(rewrites.len(), CONFIGS.len());
+            for r in &rewrites {
+                assert_eq!(check_valid(&k.kernel, r)[0], r.program.workgroup_size[0]);
+            }
+        } else if k.skips.iter().any(|f| f == "implicit-gemm") {
+            assert!(result.is_err(), "{}: must skip", k.name);
+        }
+    }
+    assert!(fired >= 2);
+}
+
+#[test]
+fn the_launch_covers_pixel_blocks_and_channel_blocks_of_every_batch() {
+    let k = testkit::corpus()
+        .into_iter()
+        .find(|k| k.name == "conv2d_nchw.wgsl")
+        .unwrap()
+        .kernel;
+    let rewrites = apply(&ImplicitGemm, &k, &testkit::h200()).unwrap();
+    let r = &rewrites[0];
+    assert_eq!(
+        r.step,
+        "implicit-gemm(8x8 pixels x 64 channels, 4x4 per invocation, k16)"
+    );
+    let sizes: HashMap<String, u64> = [("batch", 2), ("cin", 5), ("cout", 7), ("h", 9), ("w", 11)]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+    let groups = r
+        .program
+        .workgroups(|n| sizes.get(n).copied(), 65535)
+        .unwrap();
+    // 11 columns in blocks of 8, 9 rows in blocks of 8, 2 batches x 1 block of 64 channels.
+    assert_eq!(groups, [2, 2, 2]);
+    let text = &r.program.wgsl;
+    for expected in [
+        "let kfc_d = u32(conv.out_ch);",
+        // The padding test stays on the pixel side; the counters come from the flat index.
+        "let kfc_c2 = kfc_s2 + i32(kfc_k % kfc_t2);",
+        "kfc_n0 + kfc_j < kfc_d && ",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}`:\n{text}");
+    }
+}
+
+/// The same convolution spelled otherwise: a `while` nest, `fma`, the bounds test as an early
+/// `continue`, the guard wrapping the body, the channel and batch named inline.
+#[test]
+fn respelled_convolutions_fire() {
+    let spellings = [
+        // while loops, fma, the guard as a wrapping if.
+        "@compute @workgroup_size(16, 16)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < conv.width && g.y < conv.height && g.z < conv.batch * conv.out_ch) {
+        var s: f32 = 0.0;
+        var c: u32 = 0u;
+        while (c < conv.in_ch) {
+            var dy: i32 = -1;
+            while (dy <= 1) {
+                var dx: i32 = -1;
+                while (dx <= 1) {
+                    let yy = i32(g.y) + dy;
+                    let xx = i32(g.x) + dx;
+                    if (yy >= 0 && xx >= 0 && yy < i32(conv.height) && xx < i32(conv.width)) {
+                        s = fma(input[(((g.z / conv.out_ch) * conv.in_ch + c) * conv.height + u32(yy)) * conv.width + u32(xx)],
+                                weight[(((g.z % conv.out_ch) * conv.in_ch + c) * 3u + u32(dy + 1)) * 3u + u32(dx + 1)], s);
+                    }
+                    dx = dx + 1;
+                }
+                dy = dy + 1;
+            }
+            c = c + 1u;
+        }
+        output[((g.z / conv.out_ch * conv.out_ch + g.z % conv.out_ch) * conv.height + g.y) * conv.width + g.x] = s;
+    }
+}",
+        // The padding test as `continue`, the weight first, a bias-free ReLU epilogue.
+        "@compute @workgroup_size(8, 8, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let b = gid.z / conv.out_ch;
+    let o = gid.z % conv.out_ch;
+    if (gid.x >= conv.width) { return; }
+    if (gid.y >= conv.height) { return; }
+    if (b >= conv.batch) { return; }
+    var acc = 0.0;
+    for (var i = 0u; i < conv.in_ch; i += 1u) {
+        for (var t = 0u; t < 9u; t++) {
+            let sy = i32(gid.y) + i32(t / 3u) - 1;
+            let sx = i32(gid.x) + i32(t % 3u) - 1;
+            if (sy < 0 || sx < 0 || sy >= i32(conv.height) || sx >= i32(conv.width)) { continue; }
+            acc = acc + weight[(o * conv.in_ch + i) * 9u + t] * input[((b * conv.in_ch + i) * conv.height + u32(sy)) * conv.width + u32(sx)];
+        }
+    }
+    output[((b * conv.out_ch + o) * conv.height + gid.y) * conv.width + gid.x] = max(acc, 0.0);
+}",
+    ];
+    for (i, body) in spellings.iter().enumerate() {
+        let k = conv(body);
+        let rewrites = apply(&ImplicitGemm, &k, &testkit::h200())
+            .unwrap_or_else(|e| panic!("spelling {i}: skipped: {e}"));
+        for r in &rewrites {
+            check_valid(&k, r);
+        }
+    }
+}
+
+#[test]
+fn kernels_outside_the_pattern_are_skipped_with_the_reason() {
+    // A depthwise convolution: both operands read the channel.
+    let depthwise = conv(
+        "@compute @workgroup_size(8, 8, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= conv.width || gid.y >= conv.height || gid.z >= conv.batch * conv.out_ch) { return; }
+    let c = gid.z % conv.out_ch;
+    var acc = 0.0;
+    for (var t = 0u; t < 9u; t++) {
+        acc += input[(gid.z * conv.height + gid.y) * conv.width + gid.x] * weight[c * 9u + t];
+    }
+    output[(gid.z * conv.height + gid.y) * conv.width + gid.x] = acc;
+}",
+    );
+    let skip = apply(&ImplicitGemm, &depthwise, &testkit::h200()).unwrap_err();
+    assert!(skip.0.contains("operands"), "{skip}");
+    // No guard on z: blocks of channels could name outputs the baseline never writes.
+    let unguarded = conv(
+        "@compute @workgroup_size(8, 8, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= conv.width || gid.y >= conv.height) { return; }
+    var acc = 0.0;
+    for (var ic = 0u; ic < conv.in_ch; ic++) {
+        acc += input[(ic * conv.height + gid.y) * conv.width + gid.x] * weight[gid.z * conv.in_ch + ic];
+    }
+    output[(gid.z * conv.height + gid.y) * conv.width + gid.x] = acc;
+}",
+    );
+    let skip = apply(&ImplicitGemm, &unguarded, &testkit::h200()).unwrap_err();
+    assert!(skip.0.contains("guarded"), "{skip}");
+}
