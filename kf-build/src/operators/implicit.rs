@@ -16,34 +16,40 @@
 //! **What is proven from naga's IR** (see [`recognise`]):
 //! - the entry point reads only `global_invocation_id`; its body is straight-line code, bounds
 //!   guards, one nest of counted loops (each `counter < K` or `<= K` stepping by one from an
-//!   invariant start to an invariant bound, the loops perfectly nested), straight-line code with
-//!   calls to pure functions, and one store to a storage buffer;
+//!   invariant start to an invariant bound, written `for`, `while` or `loop`, the loops
+//!   perfectly nested), straight-line code with calls to pure functions, and one store to a
+//!   storage buffer;
 //! - the innermost loop's only effect is `acc = acc + x * y` (or `fma(x, y, acc)`) on one `f32`
-//!   local, possibly inside one `if` (a padding test); outer loops hold only `let`s, their exit
-//!   test, the inner loop's start and their step;
-//! - `x` and `y` are `f32` loads of read-only storage; which components of the invocation id
-//!   each depends on is computed through every `let`, cast and local (`atoms`), with `gid.z`
-//!   read as its quotient and remainder where the kernel splits it by one divisor (`n = gid.z /
-//!   C`, `oc = gid.z % C`): one operand (the pixel side) must depend on `gid.x` and `gid.y` and
-//!   perhaps the quotient, the other (the channel side) on the remainder only (or on `gid.z`
-//!   whole, when the first does not read z); the padding test may depend on the counters and the
-//!   pixel side only;
-//! - the guards bound `gid.x`, `gid.y` and `gid.z`; the stored value depends on the accumulator
-//!   and the invocation id, not on the counters.
+//!   local; tests with one empty arm may wrap the accumulation or an inner loop (padding, written
+//!   at any level: `if inside { for ic { .. } }`); outer loops hold only `let`s, their exit test,
+//!   the inner loop's start and their step;
+//! - `x` and `y` are `f32` loads of read-only storage; which parts of the invocation id each
+//!   depends on is computed through every `let`, cast and local ([`atoms`]), a component the
+//!   kernel splits by one divisor (`n = gid.z / C`, `oc = gid.z % C`) read as its quotient and
+//!   remainder: one operand (the channel side) reads exactly one component, or its remainder;
+//!   the other (the pixel side) reads one or two other components whole (the pixel's plane, or a
+//!   flat pixel index) and perhaps the channel component's quotient (the batch), never the
+//!   channel; the padding tests read the counters and the pixel side only;
+//! - the guards bound every component the rewrite rebuilds; the guards, the stored index and
+//!   value and the accumulator's start read no other component; the stored value depends on the
+//!   accumulator and not on the counters.
 //!
-//! **The rewrite.** A workgroup of `TM × TN` invocations computes `PX × PY` pixels (a block of
-//! the x-y plane) by `BN` channels. `K` is walked in slices of `BK`; each invocation loads its
-//! share of the next slice into registers while the current one is multiplied (zero where the
-//! padding test fails or the slice passes `K`), as `tile` does. The channel block and the
-//! quotient come from `workgroup_id.z`. Every output is stored under the baseline's guards with
-//! its index and epilogue re-emitted for its invocation id, and under `channel < C` where `gid.z`
-//! is split (a channel past the divisor would name another batch's output).
+//! **The rewrite.** A workgroup of 256 invocations computes `PX × PY` pixels (a block of the
+//! plane, or `PX·PY` consecutive pixels along a single pixel axis) by `BN` channels. `K` is
+//! walked in slices of `BK`; each invocation loads its share of the next slice into registers
+//! while the current one is multiplied (zero where a padding test fails or the slice passes
+//! `K`), as `tile` does, and reads staged slices as `vec4` where its register block allows. The
+//! channel block and the quotient come from `workgroup_id.z`. Every output is stored under the
+//! baseline's guards with its index and epilogue re-emitted for its invocation id, and under
+//! `channel < C` where the channel's component is split (a channel past the divisor would name
+//! another batch's output).
 //!
 //! **What changes.** The sum is reassociated (slices of `BK`, within the verifier's tolerance);
 //! a skipped tap becomes a product with zero (the same for finite weights). Limits: no batch
-//! axis shared by both operands (`tile` handles batched matmuls); flat ids split along x or y
-//! are not read; no locals assigned in the loops besides the counters, the accumulator and
-//! naga's lowering of `&&`/`||`.
+//! axis shared by both operands (`tile` handles batched matmuls; a depthwise convolution reads
+//! the channel on both sides); a pixel flattened with the channel into one component by a chain
+//! of divisions is not read; no locals assigned in the loops besides the counters, the
+//! accumulator and naga's lowering of `&&`/`||`.
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
@@ -68,12 +74,18 @@ const ACC: usize = 8;
 /// The deepest nest taken.
 const MAX_DEPTH: usize = 6;
 
-/// Invocation-id parts an expression depends on.
-const X: u8 = 1;
-const Y: u8 = 2;
-const ZQ: u8 = 4;
-const ZR: u8 = 8;
-const Z: u8 = ZQ | ZR;
+/// Invocation-id parts an expression depends on: per component `c` of the id, its remainder
+/// by the kernel's one divisor of it (`rem(c)`) and its quotient (`quot(c)`); a component read
+/// whole, or one the kernel never splits, is both (`whole(c)`).
+const fn rem(c: usize) -> u8 {
+    1 << (2 * c)
+}
+const fn quot(c: usize) -> u8 {
+    2 << (2 * c)
+}
+const fn whole(c: usize) -> u8 {
+    3 << (2 * c)
+}
 const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
 
 /// One block configuration: `PX × PY` pixels by `BN` channels per workgroup, `RM × RN` outputs
@@ -119,10 +131,16 @@ impl Config {
         let elem = if self.vec4() { 16 } else { 4 };
         u64::from((self.stride(self.bm()) + self.stride(self.bn)) * self.bk * elem)
     }
-    fn label(&self) -> String {
+    /// `8x8 pixels x 64 channels, 4x4 per invocation, k16`; with one pixel axis, `64 pixels ..`.
+    fn label(&self, one_plane: bool) -> String {
+        let pixels = if one_plane {
+            format!("{}", self.bm())
+        } else {
+            format!("{}x{}", self.px, self.py)
+        };
         format!(
-            "{}x{} pixels x {} channels, {}x{} per invocation, k{}",
-            self.px, self.py, self.bn, self.rm, self.rn, self.bk
+            "{pixels} pixels x {} channels, {}x{} per invocation, k{}",
+            self.bn, self.rm, self.rn, self.bk
         )
     }
 }
@@ -170,6 +188,23 @@ pub const CONFIGS: &[Config] = &[
         rn: 2,
         bk: 16,
     },
+    // Rows of pixels, for a second pixel axis that is short (a batch) or images a row wide.
+    Config {
+        px: 64,
+        py: 1,
+        bn: 64,
+        rm: 4,
+        rn: 4,
+        bk: 16,
+    },
+    Config {
+        px: 128,
+        py: 1,
+        bn: 64,
+        rm: 8,
+        rn: 4,
+        bk: 16,
+    },
 ];
 
 /// The operator.
@@ -212,7 +247,15 @@ impl Operator for ImplicitGemm {
         let target = subject.target;
         let mut rewrites = Vec::new();
         let mut reasons = Vec::new();
+        let one_plane = nest.planes.len() == 1;
+        let mut seen = Vec::new();
         for cfg in CONFIGS {
+            // With one pixel axis only the block's size counts.
+            let shape = (cfg.bm(), cfg.bn, cfg.rm, cfg.rn, cfg.bk);
+            if one_plane && seen.contains(&shape) {
+                continue;
+            }
+            seen.push(shape);
             let fits = u64::from(cfg.threads())
                 <= target.limit("max_compute_invocations_per_workgroup", 256)
                 && u64::from(cfg.threads()) <= target.limit("max_compute_workgroup_size_x", 256)
@@ -220,7 +263,7 @@ impl Operator for ImplicitGemm {
             if !fits {
                 reasons.push(format!(
                     "{} exceeds the adapter's workgroup limits",
-                    cfg.label()
+                    cfg.label(one_plane)
                 ));
                 continue;
             }
@@ -239,7 +282,7 @@ impl Operator for ImplicitGemm {
                     dispatch: launch_rule(&nest, program, cfg),
                     then: Cow::Borrowed(&[]),
                 },
-                step: format!("{}({})", self.name(), cfg.label()),
+                step: format!("{}({})", self.name(), cfg.label(one_plane)),
                 params: Vec::new(),
             });
         }
@@ -276,14 +319,33 @@ pub struct Nest {
     acc_init: Value,
     /// The pixel-side and the channel-side operands.
     operands: [Operand; 2],
-    /// The padding test around the accumulation (on the pixel side), and when it lets it run.
-    padding: Option<Guard>,
+    /// The tests around the accumulation (on the pixel side), and when each lets it run.
+    padding: Vec<Guard>,
     guards: Vec<Guard>,
     store_pointer: Handle<Expression>,
     store_value: Handle<Expression>,
-    /// `gid.z` split by this divisor (quotient on the pixel side, remainder the channel), with
-    /// its size; `None` when the channel is `gid.z` whole.
+    /// The components of the id that locate the pixel (one or two, ascending).
+    planes: Vec<usize>,
+    /// The component that holds the channel.
+    channel_axis: usize,
+    /// The channel's component split by this divisor (quotient on the pixel side, remainder the
+    /// channel), with its size; `None` when the channel is the component whole.
     split: Option<(Handle<Expression>, SizeExpr)>,
+}
+
+/// Where in the nest a statement is.
+struct Place {
+    id: usize,
+    counter: Handle<naga::LocalVariable>,
+    next_counter: Option<Handle<naga::LocalVariable>>,
+    innermost: bool,
+}
+
+/// What a loop's body has shown so far.
+#[derive(Default)]
+struct State {
+    exit_seen: bool,
+    inner_seen: bool,
 }
 
 /// Walks the entry point's statements, proving the pattern.
@@ -294,7 +356,9 @@ struct Walk<'a> {
     guards: Vec<Guard>,
     levels: Vec<Level>,
     acc: Option<(Handle<naga::LocalVariable>, Value)>,
-    update: Option<(Handle<Expression>, Option<Guard>)>,
+    update: Option<Handle<Expression>>,
+    /// Tests around the accumulation (in the innermost loop or around an inner loop).
+    padding: Vec<Guard>,
     store: Option<(Handle<Expression>, Handle<Expression>)>,
     nested: bool,
 }
@@ -457,86 +521,113 @@ impl Walk<'_> {
         flatten(body, &mut list);
         let mut cont = Vec::new();
         flatten(continuing, &mut cont);
-        let mut exit_seen = false;
-        let mut inner_seen = false;
+        let at = Place {
+            id,
+            counter: fl.var,
+            next_counter,
+            innermost,
+        };
+        let mut state = State::default();
         for s in list.into_iter().chain(cont) {
-            match s {
-                Statement::Emit(r) => self.locals.emit(e, r)?,
-                Statement::If { accept, reject, .. }
-                    if !exit_seen
-                        && ((accept.is_empty() && is_break(reject))
-                            || (is_break(accept) && reject.is_empty())) =>
-                {
-                    exit_seen = true;
-                }
-                Statement::If {
-                    condition,
-                    accept,
-                    reject,
-                } if exit_seen => {
-                    if self.locals.short_circuit(e, *condition, accept, reject)? {
-                        continue;
-                    }
-                    if !innermost || self.update.is_some() {
-                        return Err(Skip("a branch in the nest besides one padding test".into()));
-                    }
-                    let (arm, active_when) = if reject.is_empty() {
-                        (accept, true)
-                    } else if accept.is_empty() {
-                        (reject, false)
-                    } else {
-                        return Err(Skip("a padding test with two arms".into()));
-                    };
-                    let guard = Guard {
-                        cond: *condition,
-                        active_when,
-                    };
-                    self.accumulation(arm, Some(guard))?;
-                }
-                Statement::Store { pointer, value } if exit_seen => {
-                    let l = e.as_local(*pointer);
-                    if l == Some(fl.var) {
-                        // The step (`ir` proved it is `+ 1`).
-                        self.locals.current.remove(&fl.var);
-                    } else if l.is_some() && l == next_counter && !inner_seen {
-                        self.locals.current.insert(l.unwrap(), Value::Expr(*value));
-                    } else if innermost
-                        && l.is_some()
-                        && l == self.acc.map(|a| a.0)
-                        && self.update.is_none()
-                    {
-                        self.update = Some((*value, None));
-                        self.locals.current.remove(&l.unwrap());
-                    } else {
-                        return Err(Skip(
-                            "the nest stores to something besides its counters and one accumulator"
-                                .into(),
-                        ));
-                    }
-                }
-                Statement::Loop {
-                    body,
-                    continuing,
-                    break_if,
-                } if exit_seen && !innermost && !inner_seen => {
-                    inner_seen = true;
-                    self.level(id + 1, body, continuing, *break_if)?;
-                }
-                other => {
-                    return Err(Skip(format!(
-                        "the nest has {} besides its tests, accumulation and steps",
-                        statement_kind(other)
-                    )));
-                }
-            }
+            self.statement(&at, s, &mut state)?;
         }
-        if !exit_seen || (!innermost && !inner_seen) {
+        if !state.exit_seen || (!innermost && !state.inner_seen) {
             return Err(Skip("a loop without its exit test or inner loop".into()));
         }
         if innermost && self.update.is_none() {
             return Err(Skip("the innermost loop does not accumulate".into()));
         }
         self.locals.current.remove(&fl.var);
+        Ok(())
+    }
+
+    /// One statement of loop `at.id`'s body: its exit test, `let`s, the next loop's start, the
+    /// next loop (or, innermost, the accumulation), the step, and padding tests (`if` with one
+    /// empty arm) around the next loop or the accumulation.
+    fn statement(&mut self, at: &Place, s: &Statement, state: &mut State) -> Result<(), Skip> {
+        let e = self.e;
+        match s {
+            Statement::Emit(r) => self.locals.emit(e, r)?,
+            Statement::If { accept, reject, .. }
+                if !state.exit_seen
+                    && ((accept.is_empty() && is_break(reject))
+                        || (is_break(accept) && reject.is_empty())) =>
+            {
+                state.exit_seen = true;
+            }
+            Statement::If {
+                condition,
+                accept,
+                reject,
+            } if state.exit_seen => {
+                if self.locals.short_circuit(e, *condition, accept, reject)? {
+                    return Ok(());
+                }
+                let (arm, active_when) = if reject.is_empty() {
+                    (accept, true)
+                } else if accept.is_empty() {
+                    (reject, false)
+                } else {
+                    return Err(Skip("a branch in the nest with two arms".into()));
+                };
+                self.padding.push(Guard {
+                    cond: *condition,
+                    active_when,
+                });
+                let before = (state.inner_seen, self.update.is_some());
+                let mut list = Vec::new();
+                flatten(arm, &mut list);
+                for s in list {
+                    self.statement(at, s, state)?;
+                }
+                let wraps = if at.innermost {
+                    !before.1 && self.update.is_some()
+                } else {
+                    !before.0 && state.inner_seen
+                };
+                if !wraps {
+                    return Err(Skip(
+                        "a branch in the nest that is not a test around the inner loop or the accumulation"
+                            .into(),
+                    ));
+                }
+            }
+            Statement::Store { pointer, value } if state.exit_seen => {
+                let l = e.as_local(*pointer);
+                if l == Some(at.counter) {
+                    // The step (`ir` proved it is `+ 1`).
+                    self.locals.current.remove(&at.counter);
+                } else if l.is_some() && l == at.next_counter && !state.inner_seen {
+                    self.locals.current.insert(l.unwrap(), Value::Expr(*value));
+                } else if at.innermost
+                    && l.is_some()
+                    && l == self.acc.map(|a| a.0)
+                    && self.update.is_none()
+                {
+                    self.update = Some(*value);
+                    self.locals.current.remove(&l.unwrap());
+                } else {
+                    return Err(Skip(
+                        "the nest stores to something besides its counters and one accumulator"
+                            .into(),
+                    ));
+                }
+            }
+            Statement::Loop {
+                body,
+                continuing,
+                break_if,
+            } if state.exit_seen && !at.innermost && !state.inner_seen => {
+                state.inner_seen = true;
+                self.level(at.id + 1, body, continuing, *break_if)?;
+            }
+            other => {
+                return Err(Skip(format!(
+                    "the nest has {} besides its tests, accumulation and steps",
+                    statement_kind(other)
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -569,42 +660,14 @@ impl Walk<'_> {
         }
         Ok(acc)
     }
-
-    /// The accumulation under the padding test: `let`s, then the accumulator's store.
-    fn accumulation(&mut self, arm: &naga::Block, guard: Option<Guard>) -> Result<(), Skip> {
-        let acc = self.acc.map(|a| a.0);
-        for s in arm.iter() {
-            match s {
-                Statement::Emit(r) => self.locals.emit(self.e, r)?,
-                Statement::Store { pointer, value }
-                    if self.e.as_local(*pointer).is_some()
-                        && self.e.as_local(*pointer) == acc
-                        && self.update.is_none() =>
-                {
-                    self.update = Some((*value, guard));
-                }
-                other => {
-                    return Err(Skip(format!(
-                        "the padding test holds {} besides the accumulation",
-                        statement_kind(other)
-                    )));
-                }
-            }
-        }
-        if self.update.is_none() {
-            return Err(Skip("the padding test does not accumulate".into()));
-        }
-        Ok(())
-    }
 }
 
-/// Which invocation-id parts `h` depends on (`X`, `Y`, and `gid.z` whole or, where the kernel
-/// splits it by `divisor`, its quotient `ZQ` and remainder `ZR`), through `let`s, casts, locals
-/// and the indices of loads.
+/// Which invocation-id parts `h` depends on (see [`whole`]), through `let`s, casts, locals and
+/// the indices of loads; `split[c]` says whether the kernel divides component `c` by one divisor.
 fn atoms(
     x: &Exprs<'_>,
     ir: &Analysis<'_>,
-    split: bool,
+    split: [bool; 3],
     h: Handle<Expression>,
     memo: &mut HashMap<Handle<Expression>, u8>,
 ) -> Result<u8, Skip> {
@@ -613,13 +676,21 @@ fn atoms(
     }
     let e = x.e;
     let gid = naga::BuiltIn::GlobalInvocationId;
-    let is_gid_z = |h: Handle<Expression>| {
-        ir.index_form(h).is_some_and(|f| {
-            f.offset.is_zero()
-                && f.terms.len() == 1
-                && f.terms[0].0 == Var::Builtin(gid, 2)
-                && f.terms[0].1.as_constant() == Some(1)
-        })
+    // The component `h` is exactly, when the kernel splits it.
+    let split_component = |h: Handle<Expression>| {
+        let f = ir.index_form(h)?;
+        match f.terms[..] {
+            [(Var::Builtin(b, c), ref k)]
+                if b == gid
+                    && c < 3
+                    && split[c as usize]
+                    && f.offset.is_zero()
+                    && k.as_constant() == Some(1) =>
+            {
+                Some(c as usize)
+            }
+            _ => None,
+        }
     };
     let value = |v: Value, memo: &mut HashMap<_, _>| -> Result<u8, Skip> {
         match v {
@@ -641,21 +712,18 @@ fn atoms(
         }
         E::FunctionArgument(_) => return Err(Skip("reads a builtin besides the id".into())),
         E::AccessIndex { base, index } if matches!(e.func.expressions[*base], E::FunctionArgument(i) if Some(i) == e.gid_arg) => {
-            match index {
-                0 => X,
-                1 => Y,
-                _ => Z,
-            }
+            whole((*index).min(2) as usize)
         }
         E::Binary {
             op: op @ (naga::BinaryOperator::Divide | naga::BinaryOperator::Modulo),
             left,
             right,
-        } if split && is_gid_z(*left) => {
+        } if split_component(*left).is_some() => {
+            let c = split_component(*left).expect("checked");
             let part = if *op == naga::BinaryOperator::Divide {
-                ZQ
+                quot(c)
             } else {
-                ZR
+                rem(c)
             };
             part | atoms(x, ir, split, *right, memo)?
         }
@@ -691,7 +759,7 @@ fn atoms(
 fn pointer_atoms(
     x: &Exprs<'_>,
     ir: &Analysis<'_>,
-    split: bool,
+    split: [bool; 3],
     pointer: Handle<Expression>,
     memo: &mut HashMap<Handle<Expression>, u8>,
 ) -> Result<u8, Skip> {
@@ -717,9 +785,6 @@ pub fn recognise(
         ));
     }
     let gid = naga::BuiltIn::GlobalInvocationId;
-    if ir.divisor(gid, 0).is_some() || ir.divisor(gid, 1).is_some() {
-        return Err(Skip("a flat id split along x or y".into()));
-    }
     if ir.loops.is_empty() {
         return Err(Skip("no loop".into()));
     }
@@ -731,6 +796,7 @@ pub fn recognise(
         levels: Vec::new(),
         acc: None,
         update: None,
+        padding: Vec::new(),
         store: None,
         nested: false,
     };
@@ -739,7 +805,8 @@ pub fn recognise(
         .store
         .ok_or_else(|| Skip("no store after the loops".into()))?;
     let (_, acc_init) = walk.acc.ok_or_else(|| Skip("no loop nest".into()))?;
-    let (update, padding) = walk.update.expect("checked by the walk");
+    let update = walk.update.expect("checked by the walk");
+    let padding = walk.padding;
     let levels = walk.levels;
     let guards = walk.guards;
     let locals = walk.locals;
@@ -783,8 +850,8 @@ pub fn recognise(
         .filter(|g| e.is_writable_storage(*g))
         .ok_or_else(|| Skip("the result is not stored to a storage buffer".into()))?;
     let counters: u32 = (1 << levels.len()) - 1;
-    let split_divisor = ir.divisor(gid, 2);
-    let split = split_divisor.is_some();
+    let divisors = [0, 1, 2].map(|c| ir.divisor(gid, c));
+    let split = divisors.map(|d| d.is_some());
     let mut memo = HashMap::new();
 
     // The operands and the side each stands on.
@@ -816,25 +883,37 @@ pub fn recognise(
         sides[n] = atoms(&x, ir, split, load, &mut memo)?;
         loads[n] = Some(load);
     }
-    // The pixel side reads x and y; the channel side the remainder of z (or z whole).
-    let channel_ok = |s: u8| if split { s == ZR } else { s == Z };
-    let pixel_ok = |s: u8| s & (X | Y) == (X | Y) && s & ZR == 0 && (split || s & Z == 0);
-    let (pixel, channel) = if pixel_ok(sides[0]) && channel_ok(sides[1]) {
-        (loads[0].unwrap(), loads[1].unwrap())
-    } else if pixel_ok(sides[1]) && channel_ok(sides[0]) {
-        (loads[1].unwrap(), loads[0].unwrap())
-    } else {
+    // The channel side reads one component of the id (or its remainder, where the kernel splits
+    // it); the pixel side reads other components whole (one or two: the pixel's plane, or a flat
+    // pixel index) and perhaps the channel component's quotient (the batch).
+    let layout = (0..3).rev().find_map(|cc| {
+        let channel_atoms = if split[cc] { rem(cc) } else { whole(cc) };
+        [(0, 1), (1, 0)].into_iter().find_map(|(pi, ci)| {
+            let pix = sides[pi];
+            if sides[ci] != channel_atoms || pix & rem(cc) != 0 {
+                return None;
+            }
+            let planes: Vec<usize> = (0..3).filter(|&c| c != cc && pix & whole(c) != 0).collect();
+            let partial = planes.iter().any(|&c| pix & whole(c) != whole(c));
+            (!planes.is_empty() && !partial).then(|| (pi, ci, cc, planes))
+        })
+    });
+    let Some((pi, ci, channel_axis, planes)) = layout else {
         return Err(Skip(
-            "the operands are not one read by the output's x and y and one by its channel in z"
+            "the operands are not one read by the output's pixel and one by its channel (each on components of the id of its own)"
                 .into(),
         ));
     };
-    if let Some(g) = padding {
+    let (pixel, channel) = (loads[pi].unwrap(), loads[ci].unwrap());
+    let reconstructed = planes
+        .iter()
+        .fold(whole(channel_axis), |m, &c| m | whole(c));
+    for g in &padding {
         let d = x.deps(g.cond);
         if d.unknown || d.gid_whole || d.symbols & !counters != 0 {
             return Err(Skip("the padding test is not understood".into()));
         }
-        if atoms(&x, ir, split, g.cond, &mut memo)? & !(X | Y | ZQ) != 0 {
+        if atoms(&x, ir, split, g.cond, &mut memo)? & !sides[pi] & !quot(channel_axis) != 0 {
             return Err(Skip("the padding test reads the channel".into()));
         }
     }
@@ -852,9 +931,23 @@ pub fn recognise(
             *seen |= used;
         }
     }
-    if guarded != [true; 3] {
+    if planes.iter().chain([&channel_axis]).any(|&c| !guarded[c]) {
         return Err(Skip(
-            "the store is not guarded by bounds on gid.x, gid.y and gid.z".into(),
+            "the store is not guarded by bounds on every component of the id it uses".into(),
+        ));
+    }
+    // Components the rewrite leaves at zero must not matter.
+    let mut used = pointer_atoms(&x, ir, split, store_pointer, &mut memo)?
+        | atoms(&x, ir, split, store_value, &mut memo)?;
+    for g in &guards {
+        used |= atoms(&x, ir, split, g.cond, &mut memo)?;
+    }
+    if let Value::Expr(h) = acc_init {
+        used |= atoms(&x, ir, split, h, &mut memo)?;
+    }
+    if used & !reconstructed != 0 {
+        return Err(Skip(
+            "the guards or the store read a component of the id neither operand reads".into(),
         ));
     }
     let value_deps = x.deps(store_value);
@@ -875,12 +968,12 @@ pub fn recognise(
             "the accumulator's initial value is not understood".into(),
         ));
     }
-    let split = match split_divisor {
+    let split = match divisors[channel_axis] {
         Some(d) => Some((
             d,
             divisor_size(e, ir, kernel, d).ok_or_else(|| {
                 Skip(
-                    "the divisor of gid.z is neither a literal nor a uniform the spec gives a size"
+                    "the divisor of the channel's component is neither a literal nor a uniform the spec gives a size"
                         .into(),
                 )
             })?,
@@ -898,7 +991,8 @@ pub fn recognise(
             .and_then(|i| ir.index_form(i))
             .is_some_and(|f| f.coeff(v).as_constant() == Some(1))
     };
-    let pixel_counter_fastest = !unit(pixel, Var::Builtin(gid, 0)) && unit(pixel, innermost);
+    let pixel_counter_fastest =
+        !unit(pixel, Var::Builtin(gid, planes[0] as u32)) && unit(pixel, innermost);
     let channel_counter_fastest = unit(channel, innermost);
     Ok((
         Nest {
@@ -918,6 +1012,8 @@ pub fn recognise(
             guards,
             store_pointer,
             store_value,
+            planes,
+            channel_axis,
             split,
         },
         locals,
@@ -988,13 +1084,16 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
         in_nest.expr(n.operands[0].load)?,
         in_nest.expr(n.operands[1].load)?,
     ];
-    let padding = match n.padding {
-        Some(g) => {
-            let c = in_nest.expr(g.cond)?;
-            Some(if g.active_when { c } else { format!("!{c}") })
-        }
-        None => None,
-    };
+    let padding = n
+        .padding
+        .iter()
+        .map(|g| {
+            in_nest
+                .expr(g.cond)
+                .map(|c| if g.active_when { c } else { format!("!{c}") })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let padding = (!padding.is_empty()).then(|| padding.join(" && "));
 
     let mut w = String::new();
     let _ = writeln!(
@@ -1028,8 +1127,27 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
             let _ = writeln!(w, "    let kfc_zp = 0u;");
         }
     }
-    let _ = writeln!(w, "    let kfc_x0 = kfc_wid.x * {px}u;");
-    let _ = writeln!(w, "    let kfc_y0 = kfc_wid.y * {}u;", cfg.py);
+    let one_plane = n.planes.len() == 1;
+    if one_plane {
+        let _ = writeln!(w, "    let kfc_x0 = kfc_wid.x * {bm}u;");
+    } else {
+        let _ = writeln!(w, "    let kfc_x0 = kfc_wid.x * {px}u;");
+        let _ = writeln!(w, "    let kfc_y0 = kfc_wid.y * {}u;", cfg.py);
+    }
+    // The invocation id of pixel `m` of the block (`None`: any pixel) and channel `c`.
+    let gid3 = |m: Option<&str>, c: &str| {
+        let mut comps = ["0u".to_owned(), "0u".to_owned(), "0u".to_owned()];
+        if let Some(m) = m {
+            if one_plane {
+                comps[n.planes[0]] = format!("kfc_x0 + {m}");
+            } else {
+                comps[n.planes[0]] = format!("kfc_x0 + {m} % {px}u");
+                comps[n.planes[1]] = format!("kfc_y0 + {m} / {px}u");
+            }
+        }
+        comps[n.channel_axis] = c.to_owned();
+        format!("vec3<u32>({}, {}, {})", comps[0], comps[1], comps[2])
+    };
     let _ = writeln!(w, "    let kfc_tm = kfc_tid % {tm}u;");
     let _ = writeln!(w, "    let kfc_tn = kfc_tid / {tm}u;");
     // Trip counts, and the reduction's length.
@@ -1101,9 +1219,9 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
                 let _ = writeln!(w, "{indent}    {}", position(extent, fastest, l));
                 let _ = writeln!(w, "{indent}    let kfc_k = {slice} + kfc_kk;");
                 let gid = if side == 0 {
-                    format!("vec3<u32>(kfc_x0 + kfc_i % {px}u, kfc_y0 + kfc_i / {px}u, kfc_zp)")
+                    gid3(Some("kfc_i"), "kfc_zp")
                 } else {
-                    "vec3<u32>(0u, 0u, kfc_n0 + kfc_i)".to_owned()
+                    gid3(None, "kfc_n0 + kfc_i")
                 };
                 let _ = writeln!(w, "{indent}    let kfc_gid = {gid};");
                 let _ = writeln!(w, "{indent}    kfc_p{name}_{l} = 0.0f;");
@@ -1260,7 +1378,8 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
             let _ = writeln!(w, "        let kfc_j = {j};");
             let _ = writeln!(
                 w,
-                "        let kfc_gid = vec3<u32>(kfc_x0 + kfc_m % {px}u, kfc_y0 + kfc_m / {px}u, kfc_zp + kfc_n0 + kfc_j);"
+                "        let kfc_gid = {};",
+                gid3(Some("kfc_m"), "kfc_zp + kfc_n0 + kfc_j")
             );
             let _ = writeln!(w, "        if {active} {{");
             let _ = writeln!(
@@ -1291,20 +1410,30 @@ fn launch_rule(n: &Nest, parent: &Program, cfg: &Config) -> Dispatch {
     };
     let z = match &n.split {
         Some((_, size)) => {
-            let mut ops = super::tile::extent(parent, 2);
+            let mut ops = super::tile::extent(parent, n.channel_axis);
             ops.extend_from_slice(size.ops());
             ops.push(Op::CeilDiv);
             ops.extend(cdiv(size.ops().to_vec(), cfg.bn));
             ops.push(Op::Mul);
             ops
         }
-        None => cdiv(super::tile::extent(parent, 2), cfg.bn),
+        None => cdiv(super::tile::extent(parent, n.channel_axis), cfg.bn),
+    };
+    let (x, y) = match n.planes[..] {
+        [a] => (
+            cdiv(super::tile::extent(parent, a), cfg.bm()),
+            vec![Op::Lit(1)],
+        ),
+        _ => (
+            cdiv(super::tile::extent(parent, n.planes[0]), cfg.px),
+            cdiv(super::tile::extent(parent, n.planes[1]), cfg.py),
+        ),
     };
     Dispatch {
         mode: DispatchMode::Workgroups,
         size: [
-            SizeExpr::from_ops(cdiv(super::tile::extent(parent, 0), cfg.px)),
-            SizeExpr::from_ops(cdiv(super::tile::extent(parent, 1), cfg.py)),
+            SizeExpr::from_ops(x),
+            SizeExpr::from_ops(y),
             SizeExpr::from_ops(z),
         ],
     }

@@ -70,67 +70,6 @@ fn the_launch_covers_pixel_blocks_and_channel_blocks_of_every_batch() {
     }
 }
 
-/// The same convolution spelled otherwise: a `while` nest, `fma`, the bounds test as an early
-/// `continue`, the guard wrapping the body, the channel and batch named inline.
-#[test]
-fn respelled_convolutions_fire() {
-    let spellings = [
-        // while loops, fma, the guard as a wrapping if.
-        "@compute @workgroup_size(16, 16)
-fn main(@builtin(global_invocation_id) g: vec3<u32>) {
-    if (g.x < conv.width && g.y < conv.height && g.z < conv.batch * conv.out_ch) {
-        var s: f32 = 0.0;
-        var c: u32 = 0u;
-        while (c < conv.in_ch) {
-            var dy: i32 = -1;
-            while (dy <= 1) {
-                var dx: i32 = -1;
-                while (dx <= 1) {
-                    let yy = i32(g.y) + dy;
-                    let xx = i32(g.x) + dx;
-                    if (yy >= 0 && xx >= 0 && yy < i32(conv.height) && xx < i32(conv.width)) {
-                        s = fma(input[(((g.z / conv.out_ch) * conv.in_ch + c) * conv.height + u32(yy)) * conv.width + u32(xx)],
-                                weight[(((g.z % conv.out_ch) * conv.in_ch + c) * 3u + u32(dy + 1)) * 3u + u32(dx + 1)], s);
-                    }
-                    dx = dx + 1;
-                }
-                dy = dy + 1;
-            }
-            c = c + 1u;
-        }
-        output[((g.z / conv.out_ch * conv.out_ch + g.z % conv.out_ch) * conv.height + g.y) * conv.width + g.x] = s;
-    }
-}",
-        // The padding test as `continue`, the weight first, a bias-free ReLU epilogue.
-        "@compute @workgroup_size(8, 8, 1)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let b = gid.z / conv.out_ch;
-    let o = gid.z % conv.out_ch;
-    if (gid.x >= conv.width) { return; }
-    if (gid.y >= conv.height) { return; }
-    if (b >= conv.batch) { return; }
-    var acc = 0.0;
-    for (var i = 0u; i < conv.in_ch; i += 1u) {
-        for (var t = 0u; t < 9u; t++) {
-            let sy = i32(gid.y) + i32(t / 3u) - 1;
-            let sx = i32(gid.x) + i32(t % 3u) - 1;
-            if (sy < 0 || sx < 0 || sy >= i32(conv.height) || sx >= i32(conv.width)) { continue; }
-            acc = acc + weight[(o * conv.in_ch + i) * 9u + t] * input[((b * conv.in_ch + i) * conv.height + u32(sy)) * conv.width + u32(sx)];
-        }
-    }
-    output[((b * conv.out_ch + o) * conv.height + gid.y) * conv.width + gid.x] = max(acc, 0.0);
-}",
-    ];
-    for (i, body) in spellings.iter().enumerate() {
-        let k = conv(body);
-        let rewrites = apply(&ImplicitGemm, &k, &testkit::h200())
-            .unwrap_or_else(|e| panic!("spelling {i}: skipped: {e}"));
-        for r in &rewrites {
-            check_valid(&k, r);
-        }
-    }
-}
-
 #[test]
 fn kernels_outside_the_pattern_are_skipped_with_the_reason() {
     // A depthwise convolution: both operands read the channel.
