@@ -593,24 +593,25 @@ impl Walk<'_> {
                 }
             }
             Statement::Store { pointer, value } if state.exit_seen => {
-                let l = e.as_local(*pointer);
-                if l == Some(at.counter) {
+                let acc = self.acc.map(|a| a.0);
+                match e.as_local(*pointer) {
                     // The step (`ir` proved it is `+ 1`).
-                    self.locals.current.remove(&at.counter);
-                } else if l.is_some() && l == at.next_counter && !state.inner_seen {
-                    self.locals.current.insert(l.unwrap(), Value::Expr(*value));
-                } else if at.innermost
-                    && l.is_some()
-                    && l == self.acc.map(|a| a.0)
-                    && self.update.is_none()
-                {
-                    self.update = Some(*value);
-                    self.locals.current.remove(&l.unwrap());
-                } else {
-                    return Err(Skip(
-                        "the nest stores to something besides its counters and one accumulator"
-                            .into(),
-                    ));
+                    Some(l) if l == at.counter => {
+                        self.locals.current.remove(&l);
+                    }
+                    Some(l) if Some(l) == at.next_counter && !state.inner_seen => {
+                        self.locals.current.insert(l, Value::Expr(*value));
+                    }
+                    Some(l) if at.innermost && Some(l) == acc && self.update.is_none() => {
+                        self.update = Some(*value);
+                        self.locals.current.remove(&l);
+                    }
+                    _ => {
+                        return Err(Skip(
+                            "the nest stores to something besides its counters and one accumulator"
+                                .into(),
+                        ));
+                    }
                 }
             }
             Statement::Loop {
@@ -895,7 +896,7 @@ pub fn recognise(
             }
             let planes: Vec<usize> = (0..3).filter(|&c| c != cc && pix & whole(c) != 0).collect();
             let partial = planes.iter().any(|&c| pix & whole(c) != whole(c));
-            (!planes.is_empty() && !partial).then(|| (pi, ci, cc, planes))
+            (!planes.is_empty() && !partial).then_some((pi, ci, cc, planes))
         })
     });
     let Some((pi, ci, channel_axis, planes)) = layout else {
