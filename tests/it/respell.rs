@@ -404,3 +404,29 @@ fn respelled_elementwise_kernels_are_widened_correctly() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert!(evaluated >= 20, "only {evaluated} rewrites evaluated");
 }
+
+/// Convolutions under the spellings that change them: `implicit-gemm` fires on each and its
+/// rewrites verify (the first two configurations: a plane of pixels, staged slices read as
+/// `vec4`). The NCHW kernel takes its batch and channel from `gid.z / C` and `gid.z % C`; the
+/// NHWC one has the channel on x and its padding test around the channel loop.
+#[test]
+fn respelled_convolutions_are_tiled_as_implicit_gemms_correctly() {
+    use kf_build::operators::implicit::ImplicitGemm;
+    let (mut worker, target) = worker();
+    let subset = ["conv2d_nchw.wgsl", "conv_nhwc_channels_x.wgsl"];
+    let spellings = [
+        None,
+        Some(Spelling::While),
+        Some(Spelling::LoopBreak),
+        Some(Spelling::Guard),
+        Some(Spelling::VecUniform),
+        Some(Spelling::Rename),
+        Some(Spelling::LetChain),
+    ];
+    let (table, evaluated, failures) = over_spellings(&subset, &spellings, |label, kernel| {
+        rewrite_and_verify(&ImplicitGemm, &mut worker, &target, label, kernel, 2)
+    });
+    eprintln!("implicit-gemm on the adapter, kernel × spelling:\n{table}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(evaluated >= 20, "only {evaluated} rewrites evaluated");
+}
