@@ -63,6 +63,15 @@ pub struct OperatorStats {
     pub correct: u64,
     /// Of those, ones that filled a new cell or replaced an elite.
     pub improved: u64,
+    /// Of the incorrect ones, those the adapter could not launch (workgroup counts or sizes past
+    /// its limits on the shape evaluated): not wrong rewrites, only ones this shape or adapter
+    /// has no room for.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unlaunchable: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 struct Pending {
@@ -679,6 +688,12 @@ impl Strategy for Evolution {
         s.proposed += 1;
         s.correct += u64::from(report.is_correct());
         s.improved += u64::from(improved && report.is_correct());
+        s.unlaunchable += u64::from(report.failure.as_ref().is_some_and(|f| {
+            matches!(
+                f.reason,
+                crate::evaluate::Reason::Dispatch | crate::evaluate::Reason::LimitsExceeded
+            )
+        }));
         if let Some(proposer) = &mut self.proposer {
             proposer.observe(tag, candidate, report);
         }

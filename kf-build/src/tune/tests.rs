@@ -133,3 +133,40 @@ fn a_qualifier_must_name_a_selected_kernel() {
     let bad = check(&["1:rows=8"]).unwrap_err();
     assert!(bad.contains("not a kernel name"), "{bad}");
 }
+
+#[test]
+fn candidates_the_adapter_could_not_launch_are_told_apart_from_wrong_ones() {
+    let found = crate::discover::Found {
+        package: "p".into(),
+        crate_root: "/p".into(),
+        name: "K".into(),
+        file: "/p/src/lib.rs".into(),
+        line: 1,
+        skipped: None,
+        spec: None,
+        resolved: Err("unused".into()),
+    };
+    let mut k = KernelResult::new(&found);
+    k.status = Status::Tuned;
+    let stats = |proposed, correct, unlaunchable| crate::search::qd::OperatorStats {
+        proposed,
+        correct,
+        improved: 1,
+        unlaunchable,
+    };
+    k.operators.insert("widen".into(), stats(5, 3, 2));
+    k.operators.insert("unroll".into(), stats(4, 4, 0));
+    let text = k.text(false);
+    assert!(
+        text.contains("widen 5 made, 3 correct (2 could not be launched here), 1 improved"),
+        "{text}"
+    );
+    assert!(
+        text.contains("unroll 4 made, 4 correct, 1 improved"),
+        "{text}"
+    );
+    // Runs recorded before the count existed read as none.
+    let old: crate::search::qd::OperatorStats =
+        serde_json::from_str(r#"{"proposed":1,"correct":0,"improved":0}"#).unwrap();
+    assert_eq!(old.unlaunchable, 0);
+}

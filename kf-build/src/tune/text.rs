@@ -69,8 +69,13 @@ impl KernelResult {
                 .operators
                 .iter()
                 .map(|(name, s)| {
+                    let unlaunchable = if s.unlaunchable > 0 {
+                        format!(" ({} could not be launched here)", s.unlaunchable)
+                    } else {
+                        String::new()
+                    };
                     format!(
-                        "{name} {} made, {} correct, {} improved",
+                        "{name} {} made, {} correct{unlaunchable}, {} improved",
                         s.proposed, s.correct, s.improved
                     )
                 })
