@@ -122,6 +122,85 @@ impl<'a> Entry<'a> {
     }
 }
 
+/// The index of an array element pointer (`buf[i]` or `buf.member[i]` of a global).
+pub fn element_index(e: &Entry<'_>, pointer: Handle<Expression>) -> Option<Handle<Expression>> {
+    match e.func.expressions[pointer] {
+        Expression::Access { base, index } => match e.func.expressions[base] {
+            Expression::GlobalVariable(_) => Some(index),
+            Expression::AccessIndex { base: b, .. }
+                if matches!(e.func.expressions[b], Expression::GlobalVariable(_)) =>
+            {
+                Some(index)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The two factors of an accumulation `acc + x * y`, `x * y + acc` or `fma(x, y, acc)`, where
+/// `is_acc` says which loads read the accumulator.
+pub fn sum_of_products(
+    e: &Entry<'_>,
+    update: Handle<Expression>,
+    is_acc: impl Fn(Handle<Expression>) -> bool,
+) -> Option<(Handle<Expression>, Handle<Expression>)> {
+    let product = |h: Handle<Expression>| match e.func.expressions[h] {
+        Expression::Binary {
+            op: naga::BinaryOperator::Multiply,
+            left,
+            right,
+        } => Some((left, right)),
+        _ => None,
+    };
+    match e.func.expressions[update] {
+        Expression::Binary {
+            op: naga::BinaryOperator::Add,
+            left,
+            right,
+        } if is_acc(left) => product(right),
+        Expression::Binary {
+            op: naga::BinaryOperator::Add,
+            left,
+            right,
+        } if is_acc(right) => product(left),
+        Expression::Math {
+            fun: naga::MathFunction::Fma,
+            arg,
+            arg1: Some(arg1),
+            arg2: Some(arg2),
+            ..
+        } if is_acc(arg2) => Some((arg, arg1)),
+        _ => None,
+    }
+}
+
+/// A bounds guard of an entry point that computes one result per invocation: `if c { return; }`
+/// (or its `else` form), or an `if` around the rest of the body (`rest_is_return`: only returns
+/// follow it), whose arm the caller walks on. `None` when the `if` is neither.
+pub fn bounds_guard<'b>(
+    condition: Handle<Expression>,
+    accept: &'b naga::Block,
+    reject: &'b naga::Block,
+    rest_is_return: bool,
+) -> Option<(Guard, Option<&'b naga::Block>)> {
+    let guard = |active_when| Guard {
+        cond: condition,
+        active_when,
+    };
+    if is_return(accept) && reject.is_empty() {
+        Some((guard(false), None))
+    } else if accept.is_empty() && is_return(reject) {
+        Some((guard(true), None))
+    } else if rest_is_return && (reject.is_empty() || is_return(reject)) {
+        Some((guard(true), Some(accept)))
+    } else if rest_is_return && (accept.is_empty() || is_return(accept)) {
+        Some((guard(false), Some(reject)))
+    } else {
+        None
+    }
+}
+
 /// What a function-local variable holds, as straight-line analysis knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Value {

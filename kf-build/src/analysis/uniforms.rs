@@ -62,3 +62,28 @@ pub fn uniform_size<'t>(
         kf_runtime::spec::Value::Float(_) => None,
     }
 }
+
+/// The size the spec gives the dispatch-uniform integer value `h`: a literal (`literal`, the
+/// caller's constant evaluation of `h`), or a loaded uniform scalar (a member, or a component of
+/// a loaded vector: `u.v.y`) whose `uniform(..)` value is a size.
+pub fn value_size<'t>(
+    module: &'t naga::Module,
+    func: &naga::Function,
+    ty: &dyn Fn(Handle<Expression>) -> &'t TypeInner,
+    kernel: &ResolvedKernel,
+    literal: Option<i64>,
+    h: Handle<Expression>,
+) -> Option<SizeExpr> {
+    if let Some(k) = literal {
+        return u64::try_from(k).ok().map(SizeExpr::lit);
+    }
+    let (pointer, extra) = match func.expressions[h] {
+        Expression::Load { pointer } => (pointer, 0),
+        Expression::AccessIndex { base, index } => match func.expressions[base] {
+            Expression::Load { pointer } => (pointer, index * 4),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    uniform_size(module, func, ty, kernel, pointer, extra)
+}

@@ -53,8 +53,8 @@
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
-    Deps, Entry, Exprs, Guard, Locals, Printer, Value, flatten, is_break, is_return,
-    statement_kind, unit_loop,
+    Deps, Entry, Exprs, Guard, Locals, Printer, Value, bounds_guard, element_index, flatten,
+    is_break, statement_kind, sum_of_products, unit_loop,
 };
 use crate::analysis::ir::{self, Analysis, Cmp, Var};
 use crate::evolve::descriptor::Dim;
@@ -63,7 +63,6 @@ use kf_runtime::expr::{Op, SizeExpr};
 use kf_runtime::program::{Dispatch, DispatchMode};
 use kf_runtime::resolve::ResolvedKernel;
 use naga::{Expression, Handle, Statement};
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -268,20 +267,15 @@ impl Operator for ImplicitGemm {
                 continue;
             }
             let function = generate(&nest, &x, cfg, &program.entry)?;
-            let mut text = String::with_capacity(wgsl.len() + function.len());
-            text.push_str(&wgsl[..range.start]);
-            text.push_str(&function);
-            text.push_str(&wgsl[range.end..]);
             rewrites.push(Rewrite {
-                program: Program {
-                    wgsl: Cow::Owned(text),
-                    entry: program.entry.clone(),
-                    constants: program.constants.clone(),
-                    workgroup_size: [cfg.threads(), 1, 1],
-                    workgroup_storage_bytes: cfg.bytes() as u32,
-                    dispatch: launch_rule(&nest, program, cfg),
-                    then: Cow::Borrowed(&[]),
-                },
+                program: super::replaced_entry(
+                    program,
+                    range.clone(),
+                    &function,
+                    [cfg.threads(), 1, 1],
+                    cfg.bytes() as u32,
+                    launch_rule(&nest, program, cfg),
+                ),
                 step: format!("{}({})", self.name(), cfg.label(one_plane)),
                 params: Vec::new(),
             });
@@ -401,22 +395,16 @@ impl Walk<'_> {
                     if self.nested {
                         return Err(Skip("branches after the loops".into()));
                     }
-                    let guard = |active_when| Guard {
-                        cond: *condition,
-                        active_when,
-                    };
-                    if is_return(accept) && reject.is_empty() {
-                        self.guards.push(guard(false));
-                    } else if accept.is_empty() && is_return(reject) {
-                        self.guards.push(guard(true));
-                    } else if rest_is_return && (reject.is_empty() || is_return(reject)) {
-                        self.guards.push(guard(true));
-                        return self.block(accept);
-                    } else if rest_is_return && (accept.is_empty() || is_return(accept)) {
-                        self.guards.push(guard(false));
-                        return self.block(reject);
-                    } else {
-                        return Err(Skip("branches that are not bounds guards".into()));
+                    match bounds_guard(*condition, accept, reject, rest_is_return) {
+                        Some((guard, inner)) => {
+                            self.guards.push(guard);
+                            if let Some(block) = inner {
+                                return self.block(block);
+                            }
+                        }
+                        None => {
+                            return Err(Skip("branches that are not bounds guards".into()));
+                        }
                     }
                 }
                 Statement::Loop {
@@ -815,34 +803,7 @@ pub fn recognise(
 
     // The accumulation: acc + p*q, p*q + acc, or fma(p, q, acc).
     let is_acc = |h: Handle<Expression>| locals.loads.get(&h) == Some(&Value::Symbol(ACC));
-    let product = |h: Handle<Expression>| match e.func.expressions[h] {
-        Expression::Binary {
-            op: naga::BinaryOperator::Multiply,
-            left,
-            right,
-        } => Some((left, right)),
-        _ => None,
-    };
-    let pair = match e.func.expressions[update] {
-        Expression::Binary {
-            op: naga::BinaryOperator::Add,
-            left,
-            right,
-        } if is_acc(left) => product(right),
-        Expression::Binary {
-            op: naga::BinaryOperator::Add,
-            left,
-            right,
-        } if is_acc(right) => product(left),
-        Expression::Math {
-            fun: naga::MathFunction::Fma,
-            arg,
-            arg1: Some(arg1),
-            arg2: Some(arg2),
-            ..
-        } if is_acc(arg2) => Some((arg, arg1)),
-        _ => None,
-    };
+    let pair = sum_of_products(e, update, is_acc);
     let (p, q) =
         pair.ok_or_else(|| Skip("the accumulator is not updated by a sum of products".into()))?;
 
@@ -972,7 +933,15 @@ pub fn recognise(
     let split = match divisors[channel_axis] {
         Some(d) => Some((
             d,
-            divisor_size(e, ir, kernel, d).ok_or_else(|| {
+            crate::analysis::uniforms::value_size(
+                e.module,
+                e.func,
+                &|h| e.ty(h),
+                kernel,
+                ir.const_int(d),
+                d,
+            )
+            .ok_or_else(|| {
                 Skip(
                     "the divisor of the channel's component is neither a literal nor a uniform the spec gives a size"
                         .into(),
@@ -1019,43 +988,6 @@ pub fn recognise(
         },
         locals,
     ))
-}
-
-/// The size the spec gives the dispatch-uniform integer `h`.
-fn divisor_size(
-    e: &Entry<'_>,
-    ir: &Analysis<'_>,
-    kernel: &ResolvedKernel,
-    h: Handle<Expression>,
-) -> Option<SizeExpr> {
-    if let Some(k) = ir.const_int(h) {
-        return u64::try_from(k).ok().map(SizeExpr::lit);
-    }
-    let (pointer, extra) = match e.func.expressions[h] {
-        Expression::Load { pointer } => (pointer, 0),
-        Expression::AccessIndex { base, index } => match e.func.expressions[base] {
-            Expression::Load { pointer } => (pointer, index * 4),
-            _ => return None,
-        },
-        _ => return None,
-    };
-    crate::analysis::uniforms::uniform_size(e.module, e.func, &|h| e.ty(h), kernel, pointer, extra)
-}
-
-/// The index of an array element pointer (`buf[i]` or `buf.member[i]`).
-fn element_index(e: &Entry<'_>, pointer: Handle<Expression>) -> Option<Handle<Expression>> {
-    match e.func.expressions[pointer] {
-        Expression::Access { base, index } => match e.func.expressions[base] {
-            Expression::GlobalVariable(_) => Some(index),
-            Expression::AccessIndex { base: b, .. }
-                if matches!(e.func.expressions[b], Expression::GlobalVariable(_)) =>
-            {
-                Some(index)
-            }
-            _ => None,
-        },
-        _ => None,
-    }
 }
 
 /// The rewritten entry point (with its workgroup arrays), as WGSL text.
@@ -1411,23 +1343,23 @@ fn launch_rule(n: &Nest, parent: &Program, cfg: &Config) -> Dispatch {
     };
     let z = match &n.split {
         Some((_, size)) => {
-            let mut ops = super::tile::extent(parent, n.channel_axis);
+            let mut ops = super::grid_extent(parent, n.channel_axis);
             ops.extend_from_slice(size.ops());
             ops.push(Op::CeilDiv);
             ops.extend(cdiv(size.ops().to_vec(), cfg.bn));
             ops.push(Op::Mul);
             ops
         }
-        None => cdiv(super::tile::extent(parent, n.channel_axis), cfg.bn),
+        None => cdiv(super::grid_extent(parent, n.channel_axis), cfg.bn),
     };
     let (x, y) = match n.planes[..] {
         [a] => (
-            cdiv(super::tile::extent(parent, a), cfg.bm()),
+            cdiv(super::grid_extent(parent, a), cfg.bm()),
             vec![Op::Lit(1)],
         ),
         _ => (
-            cdiv(super::tile::extent(parent, n.planes[0]), cfg.px),
-            cdiv(super::tile::extent(parent, n.planes[1]), cfg.py),
+            cdiv(super::grid_extent(parent, n.planes[0]), cfg.px),
+            cdiv(super::grid_extent(parent, n.planes[1]), cfg.py),
         ),
     };
     Dispatch {

@@ -216,6 +216,46 @@ pub fn all() -> Vec<Box<dyn Operator>> {
     ]
 }
 
+/// `program` with its entry point's function (`range`, the function's text with its attributes)
+/// replaced by `function`, launched with its own workgroup size, workgroup memory and launch rule:
+/// what the operators that write a new entry point from scratch (`tile`, `implicit-gemm`,
+/// `scan`) build. The rest of the module is kept byte for byte.
+pub fn replaced_entry(
+    program: &Program,
+    range: std::ops::Range<usize>,
+    function: &str,
+    workgroup_size: [u32; 3],
+    workgroup_storage_bytes: u32,
+    dispatch: kf_runtime::Dispatch,
+) -> Program {
+    let wgsl = program.wgsl.as_ref();
+    let mut text = String::with_capacity(wgsl.len() + function.len());
+    text.push_str(&wgsl[..range.start]);
+    text.push_str(function);
+    text.push_str(&wgsl[range.end..]);
+    Program {
+        wgsl: Cow::Owned(text),
+        entry: program.entry.clone(),
+        constants: program.constants.clone(),
+        workgroup_size,
+        workgroup_storage_bytes,
+        dispatch,
+        then: Cow::Borrowed(&[]),
+    }
+}
+
+/// Invocations of `parent`'s launch along `dim`, as a size expression's operations (the grid, or
+/// the workgroup count times the workgroup size).
+pub fn grid_extent(parent: &Program, dim: usize) -> Vec<kf_runtime::expr::Op> {
+    use kf_runtime::expr::Op;
+    let mut ops = parent.dispatch.size[dim].ops().to_vec();
+    if parent.dispatch.mode == kf_runtime::DispatchMode::Workgroups {
+        ops.push(Op::Lit(u64::from(parent.workgroup_size[dim])));
+        ops.push(Op::Mul);
+    }
+    ops
+}
+
 /// A launch rule with one workgroup per invocation of `parent`'s launch (its invocations per axis
 /// as workgroup counts): `reduce` and `scan` give every former invocation a workgroup.
 pub fn one_workgroup_per_invocation(parent: &Program) -> kf_runtime::Dispatch {

@@ -36,14 +36,11 @@
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
-    Entry, Exprs, Guard, Locals, Printer, Value, flatten, is_break, is_return, one_unit_loop,
-    statement_kind,
+    Entry, Exprs, Guard, Locals, Printer, Value, flatten, is_break, one_unit_loop, statement_kind,
 };
 use crate::analysis::ir::{self, AccOp, Analysis};
 use crate::evolve::descriptor::Dim;
-use kf_runtime::Program;
 use naga::{Expression, Handle, Statement};
-use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// The symbol numbers of the loop counter and the running sum.
@@ -125,20 +122,15 @@ impl Operator for Scan {
                 continue;
             }
             let function = generate(&scan, &x, w, subgroups, &program.entry)?;
-            let mut text = String::with_capacity(wgsl.len() + function.len());
-            text.push_str(&wgsl[..range.start]);
-            text.push_str(&function);
-            text.push_str(&wgsl[range.end..]);
             rewrites.push(Rewrite {
-                program: Program {
-                    wgsl: Cow::Owned(text),
-                    entry: program.entry.clone(),
-                    constants: program.constants.clone(),
-                    workgroup_size: [w, 1, 1],
-                    workgroup_storage_bytes: w * 4,
-                    dispatch: dispatch.clone(),
-                    then: Cow::Borrowed(&[]),
-                },
+                program: super::replaced_entry(
+                    program,
+                    range.clone(),
+                    &function,
+                    [w, 1, 1],
+                    w * 4,
+                    dispatch.clone(),
+                ),
                 step: format!(
                     "scan({w} lanes{}, float sums reassociated)",
                     if subgroups { ", subgroups" } else { "" }
@@ -248,21 +240,10 @@ fn recognise<'a>(e: &'a Entry<'a>, a: &'a Analysis<'a>) -> Result<(RowScan, Loca
                     i += 1;
                     continue;
                 }
-                let (active_when, inner) = if is_return(accept) && reject.is_empty() {
-                    (false, None)
-                } else if accept.is_empty() && is_return(reject) {
-                    (true, None)
-                } else if rest_is_return && (reject.is_empty() || is_return(reject)) {
-                    (true, Some(accept))
-                } else if rest_is_return && (accept.is_empty() || is_return(accept)) {
-                    (false, Some(reject))
-                } else {
-                    return Err(Skip("branches that are not bounds guards".into()));
-                };
-                guards.push(Guard {
-                    cond: *condition,
-                    active_when,
-                });
+                let (guard, inner) =
+                    crate::analysis::flow::bounds_guard(*condition, accept, reject, rest_is_return)
+                        .ok_or_else(|| Skip("branches that are not bounds guards".into()))?;
+                guards.push(guard);
                 if let Some(inner) = inner {
                     // The rest of the body wrapped in the guard: walk it instead.
                     list.truncate(i);

@@ -81,8 +81,8 @@
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
-    Deps, Entry, Exprs, Guard, Locals, Printer, Value, flatten, is_break, is_return, one_unit_loop,
-    statement_kind, unit_loop,
+    Deps, Entry, Exprs, Guard, Locals, Printer, Value, bounds_guard, element_index, flatten,
+    is_break, one_unit_loop, statement_kind, sum_of_products, unit_loop,
 };
 use crate::analysis::ir::{self, AccOp, Analysis, IndexForm, Var};
 use crate::evolve::descriptor::Dim;
@@ -91,7 +91,6 @@ use kf_runtime::expr::{Op, SizeExpr};
 use kf_runtime::program::{Dispatch, DispatchMode};
 use kf_runtime::resolve::ResolvedKernel;
 use naga::{Expression, Handle, Statement};
-use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// The symbol numbers the pattern gives its loop-carried values.
@@ -355,20 +354,15 @@ impl Operator for Tile {
                 continue;
             }
             let function = generate(&matmul, &x, cfg, &program.entry)?;
-            let mut text = String::with_capacity(wgsl.len() + function.len());
-            text.push_str(&wgsl[..range.start]);
-            text.push_str(&function);
-            text.push_str(&wgsl[range.end..]);
             rewrites.push(Rewrite {
-                program: Program {
-                    wgsl: Cow::Owned(text),
-                    entry: program.entry.clone(),
-                    constants: program.constants.clone(),
-                    workgroup_size: [cfg.tv(), cfg.tu(), cfg.ks],
-                    workgroup_storage_bytes: bytes as u32,
-                    dispatch: launch_rule(&matmul, program, cfg),
-                    then: Cow::Borrowed(&[]),
-                },
+                program: super::replaced_entry(
+                    program,
+                    range.clone(),
+                    &function,
+                    [cfg.tv(), cfg.tu(), cfg.ks],
+                    bytes as u32,
+                    launch_rule(&matmul, program, cfg),
+                ),
                 step: format!("{}({form}{})", self.name(), label(cfg)),
                 params: Vec::new(),
             });
@@ -507,30 +501,16 @@ impl<'a> Walk<'a> {
                     if self.looped.is_some() {
                         return Err(Skip("branches after the loop".into()));
                     }
-                    if is_return(accept) && reject.is_empty() {
-                        self.guards.push(Guard {
-                            cond: *condition,
-                            active_when: false,
-                        });
-                    } else if accept.is_empty() && is_return(reject) {
-                        self.guards.push(Guard {
-                            cond: *condition,
-                            active_when: true,
-                        });
-                    } else if rest_is_return && (reject.is_empty() || is_return(reject)) {
-                        self.guards.push(Guard {
-                            cond: *condition,
-                            active_when: true,
-                        });
-                        return self.block(accept);
-                    } else if rest_is_return && (accept.is_empty() || is_return(accept)) {
-                        self.guards.push(Guard {
-                            cond: *condition,
-                            active_when: false,
-                        });
-                        return self.block(reject);
-                    } else {
-                        return Err(Skip("branches that are not bounds guards".into()));
+                    match bounds_guard(*condition, accept, reject, rest_is_return) {
+                        Some((guard, inner)) => {
+                            self.guards.push(guard);
+                            if let Some(block) = inner {
+                                return self.block(block);
+                            }
+                        }
+                        None => {
+                            return Err(Skip("branches that are not bounds guards".into()));
+                        }
                     }
                 }
                 Statement::Loop {
@@ -883,34 +863,7 @@ pub fn recognise<'a>(
 
     // The accumulation: acc + x*y, x*y + acc, or fma(x, y, acc).
     let is_acc = |h: Handle<Expression>| locals.loads.get(&h) == Some(&Value::Symbol(ACC));
-    let product = |h: Handle<Expression>| match e.func.expressions[h] {
-        Expression::Binary {
-            op: naga::BinaryOperator::Multiply,
-            left,
-            right,
-        } => Some((left, right)),
-        _ => None,
-    };
-    let pair = match e.func.expressions[facts.update] {
-        Expression::Binary {
-            op: naga::BinaryOperator::Add,
-            left,
-            right,
-        } if is_acc(left) => product(right),
-        Expression::Binary {
-            op: naga::BinaryOperator::Add,
-            left,
-            right,
-        } if is_acc(right) => product(left),
-        Expression::Math {
-            fun: naga::MathFunction::Fma,
-            arg,
-            arg1: Some(arg1),
-            arg2: Some(arg2),
-            ..
-        } if is_acc(arg2) => Some((arg, arg1)),
-        _ => None,
-    };
+    let pair = sum_of_products(e, facts.update, is_acc);
     let (p, q) =
         pair.ok_or_else(|| Skip("the accumulator is not updated by a sum of products".into()))?;
 
@@ -1166,31 +1119,14 @@ fn uniform_size(
     kernel: &ResolvedKernel,
     h: Handle<Expression>,
 ) -> Option<SizeExpr> {
-    if let Some(k) = ir.const_int(h) {
-        return u64::try_from(k).ok().map(SizeExpr::lit);
-    }
-    let pointer = match e.func.expressions[h] {
-        Expression::Load { pointer } => pointer,
-        // `u.v.y` on a loaded vector.
-        Expression::AccessIndex { base, index } => {
-            let Expression::Load { pointer } = e.func.expressions[base] else {
-                return None;
-            };
-            return uniform_scalar(e, kernel, pointer, index * 4);
-        }
-        _ => return None,
-    };
-    uniform_scalar(e, kernel, pointer, 0)
-}
-
-/// The size of the uniform scalar at `pointer`, `extra` bytes further on.
-fn uniform_scalar(
-    e: &Entry<'_>,
-    kernel: &ResolvedKernel,
-    pointer: Handle<Expression>,
-    extra: u32,
-) -> Option<SizeExpr> {
-    crate::analysis::uniforms::uniform_size(e.module, e.func, &|h| e.ty(h), kernel, pointer, extra)
+    crate::analysis::uniforms::value_size(
+        e.module,
+        e.func,
+        &|h| e.ty(h),
+        kernel,
+        ir.const_int(h),
+        h,
+    )
 }
 
 /// An index's affine form (proven by `ir`) over the invocation-id components and the loop counter:
@@ -1252,22 +1188,6 @@ fn form(
         }
     }
     Some(out)
-}
-
-/// The index of an array element pointer (`buf[i]` or `buf.member[i]`).
-fn element_index(e: &Entry<'_>, pointer: Handle<Expression>) -> Option<Handle<Expression>> {
-    match e.func.expressions[pointer] {
-        Expression::Access { base, index } => match e.func.expressions[base] {
-            Expression::GlobalVariable(_) => Some(index),
-            Expression::AccessIndex { base: b, .. }
-                if matches!(e.func.expressions[b], Expression::GlobalVariable(_)) =>
-            {
-                Some(index)
-            }
-            _ => None,
-        },
-        _ => None,
-    }
 }
 
 const AXES: [&str; 3] = ["x", "y", "z"];
@@ -1863,24 +1783,14 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     Ok(o)
 }
 
-/// Invocations of the parent's launch along `dim`, as a size expression.
-pub(crate) fn extent(parent: &Program, dim: usize) -> Vec<Op> {
-    let mut ops = parent.dispatch.size[dim].ops().to_vec();
-    if parent.dispatch.mode == DispatchMode::Workgroups {
-        ops.push(Op::Lit(u64::from(parent.workgroup_size[dim])));
-        ops.push(Op::Mul);
-    }
-    ops
-}
-
 /// Workgroup counts: the parent's grid divided into blocks, the batch in z. A flat id's grid `X`
 /// becomes `d` columns by `cdiv(X, d)` rows.
 fn launch_rule(m: &Matmul, parent: &Program, cfg: &Config) -> Dispatch {
     let grid = |dim: usize| match &m.split {
-        None => extent(parent, dim),
+        None => super::grid_extent(parent, dim),
         Some(split) if dim == 0 => split.size.ops().to_vec(),
         Some(split) => {
-            let mut ops = extent(parent, 0);
+            let mut ops = super::grid_extent(parent, 0);
             ops.extend_from_slice(split.size.ops());
             ops.push(Op::CeilDiv);
             ops
@@ -1888,7 +1798,7 @@ fn launch_rule(m: &Matmul, parent: &Program, cfg: &Config) -> Dispatch {
     };
     if m.rows.is_some() {
         // One workgroup per block of rows; each walks every column.
-        let mut ops = extent(parent, 0);
+        let mut ops = super::grid_extent(parent, 0);
         ops.extend([
             Op::Lit(u64::from(cfg.bu - 1)),
             Op::Add,
@@ -1917,7 +1827,7 @@ fn launch_rule(m: &Matmul, parent: &Program, cfg: &Config) -> Dispatch {
             blocks(0),
             blocks(1),
             if m.batch {
-                SizeExpr::from_ops(extent(parent, 2))
+                SizeExpr::from_ops(super::grid_extent(parent, 2))
             } else {
                 SizeExpr::lit(1)
             },

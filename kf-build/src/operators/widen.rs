@@ -571,22 +571,13 @@ fn uniform_size_at(
     subject: &Subject<'_>,
     h: Handle<Expression>,
 ) -> Option<SizeExpr> {
-    let (pointer, extra) = match a.function.expressions[h] {
-        Expression::Load { pointer } => (pointer, 0),
-        // `u.v.y` on a loaded vector.
-        Expression::AccessIndex { base, index } => match a.function.expressions[base] {
-            Expression::Load { pointer } => (pointer, index * 4),
-            _ => return None,
-        },
-        _ => return None,
-    };
-    crate::analysis::uniforms::uniform_size(
+    crate::analysis::uniforms::value_size(
         a.module,
         a.function,
         &|x| a.type_of(x),
         subject.kernel,
-        pointer,
-        extra,
+        None,
+        h,
     )
 }
 
