@@ -302,7 +302,9 @@ impl Locals {
     }
 
     /// Recognises naga's lowering of `a && b` / `a || b`: an `if` whose arms only emit
-    /// expressions and store one value each into the same local. Returns whether it did.
+    /// expressions and store one value each into the same local; or one arm empty and the other
+    /// such a store, which keeps the local's current value when the test fails. Returns whether it
+    /// did.
     pub fn short_circuit(
         &mut self,
         e: &Entry<'_>,
@@ -325,7 +327,25 @@ impl Locals {
             let (l, v) = store?;
             Some((emits, l, v))
         };
-        let (Some((ea, la, va)), Some((er, lr, vr))) = (arm(accept), arm(reject)) else {
+        // An arm that does nothing keeps the local's current value (`var v = 0.0; if c { v = x; }`,
+        // a conditional read as people write a padding test).
+        let kept = |other: &Option<Arm>| -> Option<Arm> {
+            let (_, l, _) = other.as_ref()?;
+            match self.current.get(l)? {
+                Value::Expr(h) => Some((Vec::new(), *l, *h)),
+                _ => None,
+            }
+        };
+        let (a, r) = (arm(accept), arm(reject));
+        let (a, r) = match (a, r) {
+            (None, r) if accept.is_empty() => (kept(&r), r),
+            (a, None) if reject.is_empty() => {
+                let k = kept(&a);
+                (a, k)
+            }
+            other => other,
+        };
+        let (Some((ea, la, va)), Some((er, lr, vr))) = (a, r) else {
             return Ok(false);
         };
         if la != lr {

@@ -48,8 +48,9 @@
 //! a skipped tap becomes a product with zero (the same for finite weights). Limits: no batch
 //! axis shared by both operands (`tile` handles batched matmuls; a depthwise convolution reads
 //! the channel on both sides); a pixel flattened with the channel into one component by a chain
-//! of divisions is not read; no locals assigned in the loops besides the counters, the
-//! accumulator and naga's lowering of `&&`/`||`.
+//! of divisions is not read; a local the loops write must be written before it is read in
+//! every iteration (`var v = 0.0; if inside { v = input[..]; }`, read as the load under a
+//! padding test) and is not read after the nest.
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
@@ -353,6 +354,8 @@ struct Walk<'a> {
     update: Option<Handle<Expression>>,
     /// Tests around the accumulation (in the innermost loop or around an inner loop).
     padding: Vec<Guard>,
+    /// Locals the nest's iterations write before reading (`var v = 0.0;` in a loop's body).
+    scoped: Vec<Handle<naga::LocalVariable>>,
     store: Option<(Handle<Expression>, Handle<Expression>)>,
     nested: bool,
 }
@@ -419,6 +422,11 @@ impl Walk<'_> {
                     self.level(0, body, continuing, *break_if)?;
                     let (acc, _) = self.acc.expect("set by the innermost level");
                     self.locals.current.insert(acc, Value::Symbol(ACC));
+                    // What the nest's iterations wrote in their own locals is not read after it
+                    // (a loop that never ran would leave the value from before).
+                    for l in std::mem::take(&mut self.scoped) {
+                        self.locals.current.remove(&l);
+                    }
                 }
                 Statement::Call {
                     function,
@@ -594,6 +602,12 @@ impl Walk<'_> {
                         self.update = Some(*value);
                         self.locals.current.remove(&l);
                     }
+                    // A local written before it is read in every iteration (`var v = 0.0;`): a
+                    // value like a `let`, which no iteration hands to the next.
+                    Some(l) if Some(l) != acc && self.iteration_local(at.id, l) => {
+                        self.locals.current.insert(l, Value::Expr(*value));
+                        self.scoped.push(l);
+                    }
                     _ => {
                         return Err(Skip(
                             "the nest stores to something besides its counters and one accumulator"
@@ -618,6 +632,13 @@ impl Walk<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Whether loop `id` neither carries `l` from one iteration to the next nor accumulates into
+    /// it.
+    fn iteration_local(&self, id: usize, l: Handle<naga::LocalVariable>) -> bool {
+        let fx = self.ir.loop_effects(id);
+        !fx.carried.iter().any(|(v, _)| *v == l) && !fx.accumulators.iter().any(|a| a.var == l)
     }
 
     /// The innermost loop's one `f32` sum accumulator.
@@ -786,6 +807,7 @@ pub fn recognise(
         acc: None,
         update: None,
         padding: Vec::new(),
+        scoped: Vec::new(),
         store: None,
         nested: false,
     };
@@ -819,6 +841,38 @@ pub fn recognise(
     // The operands and the side each stands on.
     let mut sides = [0u8; 2];
     let mut loads = [None, None];
+    // A factor read into a local under a test (`var v = 0.0; if inside { v = input[..]; }`) is
+    // the load with the test as padding: a product with zero adds nothing either way.
+    let mut padding = padding;
+    let mut conditional = |h: Handle<Expression>| -> Handle<Expression> {
+        if let Expression::Load { pointer } = e.func.expressions[h]
+            && e.as_local(pointer).is_some()
+            && let Some(Value::Select {
+                cond,
+                accept,
+                reject,
+            }) = locals.loads.get(&h).copied()
+        {
+            let is_load = |v: Handle<Expression>| matches!(e.func.expressions[v], Expression::Load { pointer } if e.root_global(pointer).is_some());
+            let zero = |v: Handle<Expression>| x.is_float_zero(Value::Expr(v));
+            if is_load(accept) && zero(reject) {
+                padding.push(Guard {
+                    cond,
+                    active_when: true,
+                });
+                return accept;
+            }
+            if is_load(reject) && zero(accept) {
+                padding.push(Guard {
+                    cond,
+                    active_when: false,
+                });
+                return reject;
+            }
+        }
+        h
+    };
+    let (p, q) = (conditional(p), conditional(q));
     for (n, load) in [p, q].into_iter().enumerate() {
         let Expression::Load { pointer } = e.func.expressions[load] else {
             return Err(Skip(
