@@ -201,6 +201,127 @@ pub fn bounds_guard<'b>(
     }
 }
 
+/// What an entry point that computes one result per invocation around one loop (or one nest of
+/// loops) holds outside it: the values of its locals, its bounds guards, whether the loop has been
+/// walked, and its one store to memory after the loop.
+#[derive(Clone, Debug)]
+pub struct TopLevel {
+    /// Values of locals.
+    pub locals: Locals,
+    /// The bounds guards before the loop.
+    pub guards: Vec<Guard>,
+    /// Whether the loop has been walked.
+    pub looped: bool,
+    /// The store after the loop: pointer and value.
+    pub store: Option<(Handle<Expression>, Handle<Expression>)>,
+}
+
+impl TopLevel {
+    /// The state at function entry.
+    pub fn new(func: &naga::Function) -> Self {
+        TopLevel {
+            locals: Locals::new(func),
+            guards: Vec::new(),
+            looped: false,
+            store: None,
+        }
+    }
+}
+
+/// An operator's proof of such an entry point: where its [`TopLevel`] is, and what it requires of
+/// the loop.
+pub trait LoopPattern {
+    /// The state outside the loop.
+    fn top(&mut self) -> &mut TopLevel;
+    /// Proves the loop (the one top-level `Loop` statement), or says why it does not fit.
+    fn on_loop(
+        &mut self,
+        body: &naga::Block,
+        continuing: &naga::Block,
+        break_if: Option<Handle<Expression>>,
+    ) -> Result<(), Skip>;
+}
+
+/// Walks `block`, the body of `e`: straight-line code (locals assigned any number of times,
+/// naga's lowering of `&&`/`||`), bounds guards ([`bounds_guard`]), one loop (proven by
+/// `w.on_loop`), straight-line code with calls to pure functions, one store to memory, and
+/// returns. Anything else is a [`Skip`] that names it.
+pub fn walk_entry<W: LoopPattern>(
+    w: &mut W,
+    e: &Entry<'_>,
+    block: &naga::Block,
+) -> Result<(), Skip> {
+    let mut list = Vec::new();
+    flatten(block, &mut list);
+    for (i, s) in list.iter().enumerate() {
+        let rest_is_return = list[i + 1..]
+            .iter()
+            .all(|s| matches!(s, Statement::Return { value: None }));
+        let top = w.top();
+        match s {
+            Statement::Emit(r) => top.locals.emit(e, r)?,
+            Statement::Store { pointer, value } => {
+                if let Some(l) = e.as_local(*pointer) {
+                    top.locals.current.insert(l, Value::Expr(*value));
+                } else if top.looped && top.store.is_none() {
+                    top.store = Some((*pointer, *value));
+                } else {
+                    return Err(Skip(if top.looped {
+                        "stores to memory more than once".into()
+                    } else {
+                        "stores to memory before the loop".into()
+                    }));
+                }
+            }
+            Statement::If {
+                condition,
+                accept,
+                reject,
+            } => {
+                if top.locals.short_circuit(e, *condition, accept, reject)? {
+                    continue;
+                }
+                if top.looped {
+                    return Err(Skip("branches after the loop".into()));
+                }
+                let (guard, inner) = bounds_guard(*condition, accept, reject, rest_is_return)
+                    .ok_or_else(|| Skip("branches that are not bounds guards".into()))?;
+                top.guards.push(guard);
+                if let Some(block) = inner {
+                    return walk_entry(w, e, block);
+                }
+            }
+            Statement::Loop {
+                body,
+                continuing,
+                break_if,
+            } => {
+                if top.looped {
+                    return Err(Skip("more than one loop".into()));
+                }
+                w.on_loop(body, continuing, *break_if)?;
+                w.top().looped = true;
+            }
+            // A pure function in the epilogue (`c[..] = gelu(acc)`): re-emitted as called.
+            Statement::Call {
+                function,
+                arguments,
+                result,
+            } if top.looped
+                && top.store.is_none()
+                && top.locals.call(e, *function, arguments, *result) => {}
+            Statement::Return { value: None } if rest_is_return => return Ok(()),
+            other => {
+                return Err(Skip(format!(
+                    "the kernel has {} outside the pattern",
+                    statement_kind(other)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What a function-local variable holds, as straight-line analysis knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Value {

@@ -54,8 +54,8 @@
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
-    Deps, Entry, Exprs, Guard, Locals, Printer, Value, bounds_guard, element_index, flatten,
-    is_break, statement_kind, sum_of_products, unit_loop,
+    Deps, Entry, Exprs, Guard, Locals, LoopPattern, Printer, TopLevel, Value, element_index,
+    flatten, is_break, statement_kind, sum_of_products, unit_loop, walk_entry,
 };
 use crate::analysis::ir::{self, Analysis, Cmp, Var};
 use crate::evolve::descriptor::Dim;
@@ -347,8 +347,7 @@ struct State {
 struct Walk<'a> {
     e: &'a Entry<'a>,
     ir: &'a Analysis<'a>,
-    locals: Locals,
-    guards: Vec<Guard>,
+    top: TopLevel,
     levels: Vec<Level>,
     acc: Option<(Handle<naga::LocalVariable>, Value)>,
     update: Option<Handle<Expression>>,
@@ -356,97 +355,32 @@ struct Walk<'a> {
     padding: Vec<Guard>,
     /// Locals the nest's iterations write before reading (`var v = 0.0;` in a loop's body).
     scoped: Vec<Handle<naga::LocalVariable>>,
-    store: Option<(Handle<Expression>, Handle<Expression>)>,
-    nested: bool,
 }
 
-impl Walk<'_> {
-    /// The entry point's body: straight-line code, guards, the nest, the epilogue and the store.
-    fn block(&mut self, block: &naga::Block) -> Result<(), Skip> {
-        let mut list = Vec::new();
-        flatten(block, &mut list);
-        for (i, s) in list.iter().enumerate() {
-            let rest_is_return = list[i + 1..]
-                .iter()
-                .all(|s| matches!(s, Statement::Return { value: None }));
-            match s {
-                Statement::Emit(r) => self.locals.emit(self.e, r)?,
-                Statement::Store { pointer, value } => {
-                    if let Some(l) = self.e.as_local(*pointer) {
-                        self.locals.current.insert(l, Value::Expr(*value));
-                    } else if self.nested && self.store.is_none() {
-                        self.store = Some((*pointer, *value));
-                    } else {
-                        return Err(Skip(if self.nested {
-                            "stores to memory more than once".into()
-                        } else {
-                            "stores to memory before the loops".into()
-                        }));
-                    }
-                }
-                Statement::If {
-                    condition,
-                    accept,
-                    reject,
-                } => {
-                    if self
-                        .locals
-                        .short_circuit(self.e, *condition, accept, reject)?
-                    {
-                        continue;
-                    }
-                    if self.nested {
-                        return Err(Skip("branches after the loops".into()));
-                    }
-                    match bounds_guard(*condition, accept, reject, rest_is_return) {
-                        Some((guard, inner)) => {
-                            self.guards.push(guard);
-                            if let Some(block) = inner {
-                                return self.block(block);
-                            }
-                        }
-                        None => {
-                            return Err(Skip("branches that are not bounds guards".into()));
-                        }
-                    }
-                }
-                Statement::Loop {
-                    body,
-                    continuing,
-                    break_if,
-                } => {
-                    if self.nested {
-                        return Err(Skip("more than one loop nest".into()));
-                    }
-                    self.nested = true;
-                    self.level(0, body, continuing, *break_if)?;
-                    let (acc, _) = self.acc.expect("set by the innermost level");
-                    self.locals.current.insert(acc, Value::Symbol(ACC));
-                    // What the nest's iterations wrote in their own locals is not read after it
-                    // (a loop that never ran would leave the value from before).
-                    for l in std::mem::take(&mut self.scoped) {
-                        self.locals.current.remove(&l);
-                    }
-                }
-                Statement::Call {
-                    function,
-                    arguments,
-                    result,
-                } if self.nested
-                    && self.store.is_none()
-                    && self.locals.call(self.e, *function, arguments, *result) => {}
-                Statement::Return { value: None } if rest_is_return => return Ok(()),
-                other => {
-                    return Err(Skip(format!(
-                        "the kernel has {} outside the pattern",
-                        statement_kind(other)
-                    )));
-                }
-            }
+impl LoopPattern for Walk<'_> {
+    fn top(&mut self) -> &mut TopLevel {
+        &mut self.top
+    }
+
+    fn on_loop(
+        &mut self,
+        body: &naga::Block,
+        continuing: &naga::Block,
+        break_if: Option<Handle<Expression>>,
+    ) -> Result<(), Skip> {
+        self.level(0, body, continuing, break_if)?;
+        let (acc, _) = self.acc.expect("set by the innermost level");
+        self.top.locals.current.insert(acc, Value::Symbol(ACC));
+        // What the nest's iterations wrote in their own locals is not read after it (a loop
+        // that never ran would leave the value from before).
+        for l in std::mem::take(&mut self.scoped) {
+            self.top.locals.current.remove(&l);
         }
         Ok(())
     }
+}
 
+impl Walk<'_> {
     /// Loop `id` of the nest (the `id`-th loop of the function, which must be nested in loop
     /// `id - 1` and hold loop `id + 1` when there is one).
     fn level(
@@ -473,13 +407,14 @@ impl Walk<'_> {
         }
         let fl = unit_loop(a, id)?;
         let start = *self
+            .top
             .locals
             .current
             .get(&fl.var)
             .ok_or_else(|| Skip("a loop counter has no value before its loop".into()))?;
         let x = Exprs {
             e,
-            locals: &self.locals,
+            locals: &self.top.locals,
         };
         let invariant = |v: Value| match v {
             Value::Expr(h) => x.deps(h).is_invariant(),
@@ -494,12 +429,13 @@ impl Walk<'_> {
         if innermost {
             let acc = self.accumulator(id)?;
             let init = *self
+                .top
                 .locals
                 .current
                 .get(&acc)
                 .ok_or_else(|| Skip("the accumulator has no value before the loops".into()))?;
             self.acc = Some((acc, init));
-            self.locals.current.insert(acc, Value::Symbol(ACC));
+            self.top.locals.current.insert(acc, Value::Symbol(ACC));
         }
         self.levels.push(Level {
             counter: fl.var,
@@ -508,7 +444,7 @@ impl Walk<'_> {
             bound: fl.bounds[0].bound,
             inclusive: fl.bounds[0].cmp == Cmp::Le,
         });
-        self.locals.current.insert(fl.var, Value::Symbol(id));
+        self.top.locals.current.insert(fl.var, Value::Symbol(id));
         let next_counter = (!innermost)
             .then(|| a.loops[id + 1].for_loop.as_ref().map(|f| f.var))
             .flatten();
@@ -533,7 +469,7 @@ impl Walk<'_> {
         if innermost && self.update.is_none() {
             return Err(Skip("the innermost loop does not accumulate".into()));
         }
-        self.locals.current.remove(&fl.var);
+        self.top.locals.current.remove(&fl.var);
         Ok(())
     }
 
@@ -543,7 +479,7 @@ impl Walk<'_> {
     fn statement(&mut self, at: &Place, s: &Statement, state: &mut State) -> Result<(), Skip> {
         let e = self.e;
         match s {
-            Statement::Emit(r) => self.locals.emit(e, r)?,
+            Statement::Emit(r) => self.top.locals.emit(e, r)?,
             Statement::If { accept, reject, .. }
                 if !state.exit_seen
                     && ((accept.is_empty() && is_break(reject))
@@ -556,7 +492,11 @@ impl Walk<'_> {
                 accept,
                 reject,
             } if state.exit_seen => {
-                if self.locals.short_circuit(e, *condition, accept, reject)? {
+                if self
+                    .top
+                    .locals
+                    .short_circuit(e, *condition, accept, reject)?
+                {
                     return Ok(());
                 }
                 let (arm, active_when) = if reject.is_empty() {
@@ -593,19 +533,19 @@ impl Walk<'_> {
                 match e.as_local(*pointer) {
                     // The step (`ir` proved it is `+ 1`).
                     Some(l) if l == at.counter => {
-                        self.locals.current.remove(&l);
+                        self.top.locals.current.remove(&l);
                     }
                     Some(l) if Some(l) == at.next_counter && !state.inner_seen => {
-                        self.locals.current.insert(l, Value::Expr(*value));
+                        self.top.locals.current.insert(l, Value::Expr(*value));
                     }
                     Some(l) if at.innermost && Some(l) == acc && self.update.is_none() => {
                         self.update = Some(*value);
-                        self.locals.current.remove(&l);
+                        self.top.locals.current.remove(&l);
                     }
                     // A local written before it is read in every iteration (`var v = 0.0;`): a
                     // value like a `let`, which no iteration hands to the next.
                     Some(l) if Some(l) != acc && self.iteration_local(at.id, l) => {
-                        self.locals.current.insert(l, Value::Expr(*value));
+                        self.top.locals.current.insert(l, Value::Expr(*value));
                         self.scoped.push(l);
                     }
                     _ => {
@@ -801,26 +741,24 @@ pub fn recognise(
     let mut walk = Walk {
         e,
         ir,
-        locals: Locals::new(e.func),
-        guards: Vec::new(),
+        top: TopLevel::new(e.func),
         levels: Vec::new(),
         acc: None,
         update: None,
         padding: Vec::new(),
         scoped: Vec::new(),
-        store: None,
-        nested: false,
     };
-    walk.block(&e.func.body)?;
+    walk_entry(&mut walk, e, &e.func.body)?;
     let (store_pointer, store_value) = walk
+        .top
         .store
         .ok_or_else(|| Skip("no store after the loops".into()))?;
     let (_, acc_init) = walk.acc.ok_or_else(|| Skip("no loop nest".into()))?;
     let update = walk.update.expect("checked by the walk");
     let padding = walk.padding;
     let levels = walk.levels;
-    let guards = walk.guards;
-    let locals = walk.locals;
+    let guards = walk.top.guards;
+    let locals = walk.top.locals;
     let x = Exprs { e, locals: &locals };
 
     // The accumulation: acc + p*q, p*q + acc, or fma(p, q, acc).

@@ -81,8 +81,8 @@
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
-    Deps, Entry, Exprs, Guard, Locals, Printer, Value, bounds_guard, element_index, flatten,
-    is_break, one_unit_loop, statement_kind, sum_of_products, unit_loop,
+    Deps, Entry, Exprs, Guard, Locals, LoopPattern, Printer, TopLevel, Value, element_index,
+    flatten, is_break, one_unit_loop, statement_kind, sum_of_products, unit_loop, walk_entry,
 };
 use crate::analysis::ir::{self, AccOp, Analysis, IndexForm, Var};
 use crate::evolve::descriptor::Dim;
@@ -431,12 +431,10 @@ struct Split {
 struct Walk<'a> {
     e: &'a Entry<'a>,
     ir: &'a Analysis<'a>,
-    locals: Locals,
-    guards: Vec<Guard>,
+    top: TopLevel,
     looped: Option<LoopFacts>,
     /// The column loop around the product's loop, in the rows form.
     outer: Option<OuterFacts>,
-    store: Option<(Handle<Expression>, Handle<Expression>)>,
 }
 
 /// The column loop of the rows form: `for (var j = ..; j < J; j++) { dot = ..; for .. { dot +=
@@ -464,90 +462,28 @@ struct LoopFacts {
     update: Handle<Expression>,
 }
 
-impl<'a> Walk<'a> {
-    fn block(&mut self, block: &naga::Block) -> Result<(), Skip> {
-        let mut list = Vec::new();
-        flatten(block, &mut list);
-        for (i, s) in list.iter().enumerate() {
-            let rest_is_return = list[i + 1..]
-                .iter()
-                .all(|s| matches!(s, Statement::Return { value: None }));
-            match s {
-                Statement::Emit(r) => self.locals.emit(self.e, r)?,
-                Statement::Store { pointer, value } => {
-                    if let Some(l) = self.e.as_local(*pointer) {
-                        self.locals.current.insert(l, Value::Expr(*value));
-                    } else if self.looped.is_some() && self.store.is_none() {
-                        self.store = Some((*pointer, *value));
-                    } else {
-                        return Err(Skip(if self.looped.is_none() {
-                            "stores to memory before the loop".into()
-                        } else {
-                            "stores to memory more than once".into()
-                        }));
-                    }
-                }
-                Statement::If {
-                    condition,
-                    accept,
-                    reject,
-                } => {
-                    if self
-                        .locals
-                        .short_circuit(self.e, *condition, accept, reject)?
-                    {
-                        continue;
-                    }
-                    if self.looped.is_some() {
-                        return Err(Skip("branches after the loop".into()));
-                    }
-                    match bounds_guard(*condition, accept, reject, rest_is_return) {
-                        Some((guard, inner)) => {
-                            self.guards.push(guard);
-                            if let Some(block) = inner {
-                                return self.block(block);
-                            }
-                        }
-                        None => {
-                            return Err(Skip("branches that are not bounds guards".into()));
-                        }
-                    }
-                }
-                Statement::Loop {
-                    body,
-                    continuing,
-                    break_if,
-                } => {
-                    if self.looped.is_some() {
-                        return Err(Skip("more than one loop".into()));
-                    }
-                    let a = self.ir;
-                    if a.loops.len() == 2 && a.loops[1].parent == Some(0) {
-                        self.outer = Some(self.outer_loop(body, continuing, *break_if)?);
-                    } else {
-                        self.looped = Some(self.main_loop(0, body, continuing, *break_if)?);
-                    }
-                }
-                // A pure function in the epilogue (`c[..] = gelu(acc)`): re-emitted as called.
-                Statement::Call {
-                    function,
-                    arguments,
-                    result,
-                } if self.looped.is_some()
-                    && self.store.is_none()
-                    && self.locals.call(self.e, *function, arguments, *result) => {}
-                Statement::Return { value: None } if rest_is_return => return Ok(()),
-                other => {
-                    return Err(Skip(format!(
-                        "the kernel has {} outside the pattern",
-                        statement_kind(other)
-                    )));
-                }
-            }
+impl LoopPattern for Walk<'_> {
+    fn top(&mut self) -> &mut TopLevel {
+        &mut self.top
+    }
+
+    fn on_loop(
+        &mut self,
+        body: &naga::Block,
+        continuing: &naga::Block,
+        break_if: Option<Handle<Expression>>,
+    ) -> Result<(), Skip> {
+        let a = self.ir;
+        if a.loops.len() == 2 && a.loops[1].parent == Some(0) {
+            self.outer = Some(self.outer_loop(body, continuing, break_if)?);
+        } else {
+            self.looped = Some(self.main_loop(0, body, continuing, break_if)?);
         }
         Ok(())
     }
+}
 
+impl<'a> Walk<'a> {
     /// The one loop: a counted loop (as `ir` recognises it: `for`, `while`, `loop` with
     /// `continuing`) stepping its counter by +1 while `counter < K` or `counter <= K`, whose only
     /// effect is one f32 `+` accumulator. Binds the loads in its body to the counter and the
@@ -597,8 +533,11 @@ impl<'a> Walk<'a> {
         }
         let counter = fl.var;
         let (counter_start, acc_init) = self.values_on_entry(fl, acc, "loop")?;
-        self.locals.current.insert(counter, Value::Symbol(COUNTER));
-        self.locals.current.insert(acc, Value::Symbol(ACC));
+        self.top
+            .locals
+            .current
+            .insert(counter, Value::Symbol(COUNTER));
+        self.top.locals.current.insert(acc, Value::Symbol(ACC));
 
         // The body: its exit test first, then only the accumulation and the counter's step.
         let mut list = Vec::new();
@@ -609,7 +548,7 @@ impl<'a> Walk<'a> {
         flatten(continuing, &mut cont);
         for s in list.into_iter().chain(cont) {
             match s {
-                Statement::Emit(r) => self.locals.emit(e, r)?,
+                Statement::Emit(r) => self.top.locals.emit(e, r)?,
                 Statement::If { accept, reject, .. }
                     if !exit_seen
                         && update.is_none()
@@ -623,13 +562,13 @@ impl<'a> Walk<'a> {
                 {
                     update = Some(*value);
                     // Reading it again in the same iteration would read the new value.
-                    self.locals.current.remove(&acc);
+                    self.top.locals.current.remove(&acc);
                 }
                 Statement::Store { pointer, .. }
                     if exit_seen && e.as_local(*pointer) == Some(counter) =>
                 {
                     // The step (`ir` proved it is `+ 1`); nothing may read the counter after it.
-                    self.locals.current.remove(&counter);
+                    self.top.locals.current.remove(&counter);
                 }
                 other => {
                     return Err(Skip(format!(
@@ -641,8 +580,8 @@ impl<'a> Walk<'a> {
         }
         let update =
             update.ok_or_else(|| Skip("the loop does not update the accumulator".into()))?;
-        self.locals.current.remove(&counter);
-        self.locals.current.insert(acc, Value::Symbol(ACC));
+        self.top.locals.current.remove(&counter);
+        self.top.locals.current.insert(acc, Value::Symbol(ACC));
         Ok(LoopFacts {
             counter,
             counter_ty: fl.var_ty,
@@ -664,7 +603,8 @@ impl<'a> Walk<'a> {
         what: &str,
     ) -> Result<(Value, Value), Skip> {
         let value = |v: Handle<naga::LocalVariable>, name: &str| {
-            self.locals
+            self.top
+                .locals
                 .current
                 .get(&v)
                 .copied()
@@ -673,7 +613,7 @@ impl<'a> Walk<'a> {
         let (start, init) = (value(fl.var, "counter")?, value(acc, "accumulator")?);
         let x = Exprs {
             e: self.e,
-            locals: &self.locals,
+            locals: &self.top.locals,
         };
         let invariant = |v: Value| match v {
             Value::Expr(h) => x.deps(h).is_invariant(),
@@ -753,8 +693,8 @@ impl<'a> Walk<'a> {
         }
         let counter = fl.var;
         let (start, init) = self.values_on_entry(fl, acc.var, "column loop")?;
-        self.locals.current.insert(counter, Value::Symbol(COL));
-        self.locals.current.insert(acc.var, Value::Symbol(ROW));
+        self.top.locals.current.insert(counter, Value::Symbol(COL));
+        self.top.locals.current.insert(acc.var, Value::Symbol(ROW));
         let mut list = Vec::new();
         flatten(body, &mut list);
         let mut cont = Vec::new();
@@ -763,7 +703,7 @@ impl<'a> Walk<'a> {
         let mut update = None;
         for s in list.into_iter().chain(cont) {
             match s {
-                Statement::Emit(r) => self.locals.emit(e, r)?,
+                Statement::Emit(r) => self.top.locals.emit(e, r)?,
                 Statement::If { accept, reject, .. }
                     if !exit_seen
                         && ((accept.is_empty() && is_break(reject))
@@ -782,12 +722,12 @@ impl<'a> Walk<'a> {
                             ));
                         }
                         update = Some(*value);
-                        self.locals.current.remove(&l);
+                        self.top.locals.current.remove(&l);
                     } else if l == counter {
                         // The step (`ir` proved it is `+ 1`).
-                        self.locals.current.remove(&l);
+                        self.top.locals.current.remove(&l);
                     } else {
-                        self.locals.current.insert(l, Value::Expr(*value));
+                        self.top.locals.current.insert(l, Value::Expr(*value));
                     }
                 }
                 Statement::Loop {
@@ -801,7 +741,7 @@ impl<'a> Walk<'a> {
                     function,
                     arguments,
                     result,
-                } if self.locals.call(e, *function, arguments, *result) => {}
+                } if self.top.locals.call(e, *function, arguments, *result) => {}
                 other => {
                     return Err(Skip(format!(
                         "the column loop has {} besides its test, product and accumulation",
@@ -812,8 +752,8 @@ impl<'a> Walk<'a> {
         }
         let update =
             update.ok_or_else(|| Skip("the column loop does not update its accumulator".into()))?;
-        self.locals.current.remove(&counter);
-        self.locals.current.insert(acc.var, Value::Symbol(ROW));
+        self.top.locals.current.remove(&counter);
+        self.top.locals.current.insert(acc.var, Value::Symbol(ROW));
         Ok(OuterFacts {
             counter_ty: fl.var_ty,
             counter,
@@ -841,13 +781,11 @@ pub fn recognise<'a>(
     let mut walk = Walk {
         e,
         ir,
-        locals: Locals::new(e.func),
-        guards: Vec::new(),
+        top: TopLevel::new(e.func),
         looped: None,
         outer: None,
-        store: None,
     };
-    walk.block(&e.func.body)?;
+    walk_entry(&mut walk, e, &e.func.body)?;
     let facts = walk.looped.ok_or_else(|| Skip("no loop".into()))?;
     let outer = walk.outer;
     if outer.is_some() && split.is_some() {
@@ -855,10 +793,11 @@ pub fn recognise<'a>(
     }
     let col = outer.map(|o| o.counter);
     let (store_pointer, store_value) = walk
+        .top
         .store
         .ok_or_else(|| Skip("no store after the loop".into()))?;
-    let locals = walk.locals;
-    let guards = walk.guards;
+    let locals = walk.top.locals;
+    let guards = walk.top.guards;
     let x = Exprs { e, locals: &locals };
 
     // The accumulation: acc + x*y, x*y + acc, or fma(x, y, acc).
