@@ -69,3 +69,9 @@ pub mod search;
 pub mod session;
 #[cfg(feature = "cli")]
 pub mod tune;
+
+/// For `#[serde(skip_serializing_if = "crate::is_zero")]`: counts left out of JSON while zero.
+#[cfg(feature = "cli")]
+pub(crate) fn is_zero(n: &u64) -> bool {
+    *n == 0
+}

@@ -948,6 +948,15 @@ impl<'a> Analysis<'a> {
         None
     }
 
+    /// The text range of the entry point's whole function, attributes included: what an
+    /// operator that writes a new entry point replaces.
+    pub fn entry_range(&self) -> Result<std::ops::Range<usize>, crate::analysis::Skip> {
+        let signature = self
+            .entry_signature()
+            .ok_or_else(|| crate::analysis::Skip("cannot find the entry point's text".into()))?;
+        Ok(signature.attributes.start..signature.body.end)
+    }
+
     /// Where the entry point's declaration sits in the text, found lexically around
     /// `fn <entry>(` (naga records no span for entry points).
     pub fn entry_signature(&self) -> Option<EntrySignature> {

@@ -175,15 +175,11 @@ pub struct LlmReport {
     pub prompts: usize,
     /// With `--llm-replay-only`: requests the response cache could not answer (no child for
     /// them; the rerun's search took another path than the recorded one).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::is_zero")]
     pub not_cached: u64,
     /// Why the LLM was switched off, if it was; the search went on with the offline operators.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disabled: Option<String>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -240,10 +240,7 @@ impl Operator for ImplicitGemm {
             e: &entry,
             locals: &locals,
         };
-        let signature = analysis
-            .entry_signature()
-            .ok_or_else(|| Skip("cannot find the entry point's text".into()))?;
-        let range = signature.attributes.start..signature.body.end;
+        let range = analysis.entry_range()?;
         let target = subject.target;
         let mut rewrites = Vec::new();
         let mut reasons = Vec::new();

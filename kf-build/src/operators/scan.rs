@@ -86,10 +86,7 @@ impl Operator for Scan {
             e: &entry,
             locals: &locals,
         };
-        let signature = analysis
-            .entry_signature()
-            .ok_or_else(|| Skip("cannot find the entry point's text".into()))?;
-        let range = signature.attributes.start..signature.body.end;
+        let range = analysis.entry_range()?;
         let dispatch = super::one_workgroup_per_invocation(program);
         let limit = subject
             .target

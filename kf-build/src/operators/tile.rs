@@ -313,10 +313,7 @@ impl Operator for Tile {
             e: &entry,
             locals: &locals,
         };
-        let signature = analysis
-            .entry_signature()
-            .ok_or_else(|| Skip("cannot find the entry point's text".into()))?;
-        let range = signature.attributes.start..signature.body.end;
+        let range = analysis.entry_range()?;
 
         let target = subject.target;
         let storage = target.limit("max_compute_workgroup_storage_size", 16384);

@@ -66,12 +66,8 @@ pub struct OperatorStats {
     /// Of the incorrect ones, those the adapter could not launch (workgroup counts or sizes past
     /// its limits on the shape evaluated): not wrong rewrites, only ones this shape or adapter
     /// has no room for.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub unlaunchable: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 struct Pending {

@@ -25,7 +25,17 @@ fn the_corpus_fires_and_skips_as_its_headers_say() {
         if k.fires.iter().any(|f| f == "implicit-gemm") {
             fired += 1;
             let rewrites = result.unwrap_or_else(|e| panic!("{}: skipped: {e}", k.name));
-            assert_eq!(rewrites.len(), CONFIGS.len());
+            // Every configuration, except that with one pixel axis blocks of the same size are
+            // one rewrite.
+            let mut steps: Vec<&str> = rewrites.iter().map(|r| r.step.as_str()).collect();
+            steps.sort_unstable();
+            steps.dedup();
+            assert_eq!(steps.len(), rewrites.len(), "{}: {steps:?}", k.name);
+            assert!(
+                rewrites.len() >= 5 && rewrites.len() <= CONFIGS.len(),
+                "{}",
+                k.name
+            );
             for r in &rewrites {
                 assert_eq!(check_valid(&k.kernel, r)[0], r.program.workgroup_size[0]);
             }
