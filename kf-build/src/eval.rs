@@ -183,6 +183,7 @@ pub fn candidate(
             workgroup_size: kernel.baseline.workgroup_size,
             workgroup_storage_bytes: 0,
             dispatch,
+            workspace: Cow::Borrowed(&[]),
             then: kernel.baseline.then.clone(),
         },
         origin,

@@ -338,6 +338,18 @@ fn program_tokens(p: &Program, wgsl: TokenStream) -> TokenStream {
             }
         }
     });
+    // The buffers the program binds for itself (a split-K variant's partial sums).
+    let workspace = p.workspace.iter().map(|w| {
+        let (group, binding) = (w.group, w.binding);
+        let words = expr_tokens(&w.words);
+        quote! {
+            ::kf_runtime::Workspace {
+                group: #group,
+                binding: #binding,
+                words: #words,
+            }
+        }
+    });
     quote! {
         ::kf_runtime::Program {
             wgsl: #wgsl,
@@ -347,6 +359,7 @@ fn program_tokens(p: &Program, wgsl: TokenStream) -> TokenStream {
             workgroup_storage_bytes: #bytes,
             dispatch: #dispatch,
             then: ::kf_runtime::__private::Cow::Borrowed(&[#(#then),*]),
+            workspace: ::kf_runtime::__private::Cow::Borrowed(&[#(#workspace),*]),
         }
     }
 }

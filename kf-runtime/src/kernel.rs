@@ -175,6 +175,7 @@ impl Kernel {
                         crate::expr::SizeExpr::from_static(ONE),
                     ],
                 },
+                workspace: std::borrow::Cow::Borrowed(&[]),
                 then: std::borrow::Cow::Borrowed(&[]),
             },
             bindings: &[],
@@ -322,6 +323,7 @@ pub(crate) mod tests {
                     SizeExpr::from_static(&[crate::expr::Op::Lit(1)]),
                 ],
             },
+            workspace: Cow::Borrowed(&[]),
             then: Cow::Borrowed(&[]),
         }
     }

@@ -100,12 +100,13 @@ pub use kernel::{Binding, EmbeddedVariant, Kernel, MatchKind, Selection, VARIANT
 pub use load::LoadMode;
 #[cfg(feature = "wgpu")]
 pub use load::{
-    LoadError, LoadedKernel, TUNED_FEATURES, bind_group_layouts, build_pipeline, build_pipelines,
-    check_limits, features, layout_entry, texture_format, view_dimension,
+    LoadError, LoadedKernel, TUNED_FEATURES, WorkspaceBinding, bind_group_layouts, bind_workspace,
+    build_pipeline, build_pipelines, check_limits, features, layout_entry, pipeline_layout,
+    texture_format, view_dimension, workspace_layout,
 };
 #[cfg(feature = "measure")]
 pub use measure::{Measure, Measurement};
-pub use program::{Dispatch, DispatchError, DispatchMode, Program, Stage};
+pub use program::{Dispatch, DispatchError, DispatchMode, Program, Stage, Workspace};
 
 #[doc(hidden)]
 pub mod __private {

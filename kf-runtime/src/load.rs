@@ -67,8 +67,19 @@ pub struct LoadedKernel {
     max_workgroups_per_dimension: u32,
     /// The spec's size constraints, checked at every dispatch.
     constraints: Vec<crate::params::ParamExpr>,
+    /// The buffers the selected program binds for itself, allocated on first dispatch.
+    workspace: Option<WorkspaceSlot>,
     #[cfg(feature = "measure")]
     measurement: Option<crate::measure::Measurement>,
+}
+
+/// A program's workspace on the app's device: its layout, and the buffers of the last dispatch
+/// (reused while the sizes give the same lengths).
+#[derive(Debug)]
+struct WorkspaceSlot {
+    device: wgpu::Device,
+    layout: wgpu::BindGroupLayout,
+    bound: std::sync::Mutex<Option<WorkspaceBinding>>,
 }
 
 impl Kernel {
@@ -145,8 +156,23 @@ impl Kernel {
             layouts: layouts.clone(),
             max_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
             constraints: constraints.clone(),
+            workspace: workspace_layout(device, program).map(|(_, layout)| WorkspaceSlot {
+                device: device.clone(),
+                layout,
+                bound: std::sync::Mutex::new(None),
+            }),
             #[cfg(feature = "measure")]
             measurement: None,
+        };
+        // A program with a workspace binds one more group than the app does.
+        let own_layout = |program: &Program| -> Option<wgpu::PipelineLayout> {
+            let (_, ws) = workspace_layout(device, program)?;
+            Some(self::pipeline_layout(
+                device,
+                self.name,
+                &layouts,
+                Some(&ws),
+            ))
         };
 
         #[cfg(feature = "measure")]
@@ -212,8 +238,15 @@ impl Kernel {
                 .program
                 .as_ref()
                 .expect("selection only returns variants with a program");
-            let attempt = check_limits(program, &limits)
-                .and_then(|()| build_pipelines(device, &pipeline_layout, program, self.name));
+            let attempt = check_limits(program, &limits).and_then(|()| {
+                let layout = own_layout(program);
+                build_pipelines(
+                    device,
+                    layout.as_ref().unwrap_or(&pipeline_layout),
+                    program,
+                    self.name,
+                )
+            });
             match attempt {
                 Ok(pipeline) => {
                     log::info!(
@@ -447,9 +480,135 @@ pub fn texture_format(format: TexelFormat) -> wgpu::TextureFormat {
     }
 }
 
+/// The bind group layout of `program`'s workspace (see [`crate::program::Workspace`]) and its
+/// group index, if it has one.
+pub fn workspace_layout(
+    device: &wgpu::Device,
+    program: &Program,
+) -> Option<(u32, wgpu::BindGroupLayout)> {
+    let group = program.workspace.first()?.group;
+    let entries: Vec<wgpu::BindGroupLayoutEntry> = program
+        .workspace
+        .iter()
+        .map(|w| layout_entry(w.binding, BindingKind::StorageReadWrite))
+        .collect();
+    Some((
+        group,
+        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("kernelfoundry workspace"),
+            entries: &entries,
+        }),
+    ))
+}
+
+/// The pipeline layout of the kernel's bind group layouts, then a program's workspace group.
+pub fn pipeline_layout(
+    device: &wgpu::Device,
+    label: &str,
+    layouts: &[wgpu::BindGroupLayout],
+    workspace: Option<&wgpu::BindGroupLayout>,
+) -> wgpu::PipelineLayout {
+    let refs: Vec<Option<&wgpu::BindGroupLayout>> = layouts
+        .iter()
+        .map(Some)
+        .chain(workspace.map(Some))
+        .collect();
+    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &refs,
+        immediate_size: 0,
+    })
+}
+
+/// A program's workspace buffers and the bind group that holds them.
+#[derive(Debug)]
+pub struct WorkspaceBinding {
+    /// The group index to bind at.
+    pub group: u32,
+    /// The bind group.
+    pub bind_group: wgpu::BindGroup,
+    /// Each buffer's length in bytes.
+    pub bytes: Vec<u64>,
+    /// The buffers (kept alive with the bind group).
+    pub buffers: Vec<wgpu::Buffer>,
+}
+
+/// Fresh workspace buffers for `program` on `sizes`, every 4-byte word set to `fill` (the tuner
+/// poisons them; the runtime leaves them zero), and their bind group on `layout` (from
+/// [`workspace_layout`]). `None` when the program has no workspace.
+pub fn bind_workspace(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    program: &Program,
+    sizes: impl Fn(&str) -> Option<u64>,
+    fill: u32,
+) -> Result<Option<WorkspaceBinding>, DispatchError> {
+    let Some(first) = program.workspace.first() else {
+        return Ok(None);
+    };
+    let bytes = program.workspace_bytes(sizes)?;
+    let max = device.limits().max_storage_buffer_binding_size;
+    if let Some(&b) = bytes.iter().find(|&&b| b > max) {
+        return Err(DispatchError::Constraint(format!(
+            "the variant's workspace needs {b} bytes, more than a storage binding may hold here ({max})"
+        )));
+    }
+    let buffers: Vec<wgpu::Buffer> = bytes
+        .iter()
+        .map(|&size| {
+            let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("kernelfoundry workspace"),
+                size,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: fill != 0,
+            });
+            if fill != 0 {
+                let words: Vec<u8> = std::iter::repeat_n(fill.to_le_bytes(), (size / 4) as usize)
+                    .flatten()
+                    .collect();
+                if let Ok(mut view) = buffer.slice(..).get_mapped_range_mut() {
+                    view.copy_from_slice(&words);
+                }
+                buffer.unmap();
+            }
+            buffer
+        })
+        .collect();
+    let entries: Vec<wgpu::BindGroupEntry> = program
+        .workspace
+        .iter()
+        .zip(&buffers)
+        .map(|(w, b)| wgpu::BindGroupEntry {
+            binding: w.binding,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("kernelfoundry workspace"),
+        layout,
+        entries: &entries,
+    });
+    Ok(Some(WorkspaceBinding {
+        group: first.group,
+        bind_group,
+        bytes,
+        buffers,
+    }))
+}
+
 /// Checks what wgpu does not: override-driven workgroup sizes and workgroup memory, of every
-/// launch of a sequence.
+/// launch of a sequence, and that a workspace's group is one the device has.
 pub fn check_limits(program: &Program, limits: &wgpu::Limits) -> Result<(), String> {
+    if let Some(w) = program
+        .workspace
+        .iter()
+        .find(|w| w.group >= limits.max_bind_groups)
+    {
+        return Err(format!(
+            "its workspace is bound at group {}, past the device's {} bind groups",
+            w.group, limits.max_bind_groups
+        ));
+    }
     if !program.is_sequence() {
         return check_launch_limits(program, limits);
     }
@@ -663,14 +822,36 @@ impl LoadedKernel {
         sizes: &[(&str, u64)],
     ) -> Result<[u32; 3], DispatchError> {
         let counts = self.launch_workgroups(sizes)?;
+        let workspace = self.workspace_group(sizes)?;
         for (pipeline, counts) in self.pipelines.iter().zip(&counts) {
             pass.set_pipeline(pipeline);
             for (i, group) in bind_groups.iter().enumerate() {
                 pass.set_bind_group(i as u32, Some(*group), &[]);
             }
+            if let Some((group, bind_group)) = &workspace {
+                pass.set_bind_group(*group, Some(bind_group), &[]);
+            }
             pass.dispatch_workgroups(counts[0], counts[1], counts[2]);
         }
         Ok(counts[0])
+    }
+
+    /// The selected program's workspace for `sizes`: the buffers of the last dispatch when their
+    /// lengths still fit, else new ones (zeroed; the program writes what it reads).
+    fn workspace_group(
+        &self,
+        sizes: &[(&str, u64)],
+    ) -> Result<Option<(u32, wgpu::BindGroup)>, DispatchError> {
+        let Some(slot) = &self.workspace else {
+            return Ok(None);
+        };
+        let lookup = |name: &str| sizes.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+        let bytes = self.program.workspace_bytes(lookup)?;
+        let mut bound = slot.bound.lock().unwrap_or_else(|e| e.into_inner());
+        if bound.as_ref().is_none_or(|b| b.bytes != bytes) {
+            *bound = bind_workspace(&slot.device, &slot.layout, self.program, lookup, 0)?;
+        }
+        Ok(bound.as_ref().map(|b| (b.group, b.bind_group.clone())))
     }
 }
 

@@ -159,7 +159,7 @@ pub(crate) fn choose(
         || candidates.iter().any(|v| {
             v.program
                 .as_ref()
-                .is_some_and(crate::program::Program::is_sequence)
+                .is_some_and(|p| p.is_sequence() || !p.workspace.is_empty())
         })
     {
         // The bench times and checks one launch per program; a sequence would be judged by its

@@ -137,6 +137,20 @@ pub struct Stage {
     pub dispatch: Dispatch,
 }
 
+/// A buffer a program needs for itself, which the runtime allocates and binds in a bind group of
+/// its own after the app's groups: what a split-K GEMM's partial launch leaves for its combine
+/// launch. The app's bind group layouts stay as the kernel declares them; only a variant that is
+/// a launch sequence where the kernel is one launch needs one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Workspace {
+    /// The bind group (one past the kernel's highest).
+    pub group: u32,
+    /// The binding within that group.
+    pub binding: u32,
+    /// Length in 4-byte words, over the launch rule's names (sizes, then the program's constants).
+    pub words: SizeExpr,
+}
+
 /// A pipeline-overridable constant's value, by name.
 pub type Constant = (Cow<'static, str>, f64);
 
@@ -160,6 +174,10 @@ pub struct Program {
     /// The launches after the first, in order (empty for a program of one launch).
     #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
     pub then: Cow<'static, [Stage]>,
+    /// Buffers the program binds for itself (empty for most programs; left out of the JSON
+    /// then). Its WGSL declares each as `var<storage, read_write> _: array<f32>` (or `u32`).
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub workspace: Cow<'static, [Workspace]>,
 }
 
 impl Program {
@@ -261,6 +279,20 @@ impl Program {
     pub fn invocations(&self, sizes: impl Fn(&str) -> Option<u64>) -> Result<u64, DispatchError> {
         self.dispatch
             .invocations(self.workgroup_size, |n| self.launch_value(n, &sizes))
+    }
+
+    /// The length in bytes of each [`Workspace`] buffer on `sizes` (at least 4), in order.
+    pub fn workspace_bytes(
+        &self,
+        sizes: impl Fn(&str) -> Option<u64>,
+    ) -> Result<Vec<u64>, DispatchError> {
+        self.workspace
+            .iter()
+            .map(|w| {
+                let words = w.words.eval(|n| self.launch_value(n, &sizes))?;
+                Ok(words.max(1).saturating_mul(4))
+            })
+            .collect()
     }
 
     /// Constants as `(&str, f64)` pairs, in declaration order.
@@ -376,6 +408,7 @@ mod tests {
                     SizeExpr::lit(1),
                 ],
             },
+            workspace: Cow::Borrowed(&[]),
             then: Cow::Borrowed(&[]),
         };
         let sizes = |n: &str| (n == "m").then_some(1001);
@@ -415,6 +448,7 @@ mod tests {
             workgroup_size: [256, 1, 1],
             workgroup_storage_bytes: 0,
             dispatch: grid("n"),
+            workspace: Cow::Borrowed(&[]),
             then: Cow::Borrowed(&[]),
         };
         let json = serde_json::to_value(&p).unwrap();
@@ -438,6 +472,7 @@ mod tests {
             workgroup_size: [64, 1, 1],
             workgroup_storage_bytes: 256,
             dispatch: grid("n"),
+            workspace: Cow::Borrowed(&[]),
             then: vec![Stage {
                 entry: "combine".into(),
                 workgroup_size: [1, 1, 1],
@@ -471,5 +506,36 @@ mod tests {
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["then"][0]["entry"], "combine");
         assert_eq!(serde_json::from_value::<Program>(json).unwrap(), p);
+    }
+
+    /// A workspace is kept through JSON, sized over the launch rule's names and the program's
+    /// constants, and left out of the JSON of a program without one.
+    #[test]
+    fn a_workspace_round_trips_and_is_sized_from_sizes_and_constants() {
+        let mut p = Program {
+            wgsl: "".into(),
+            entry: "main".into(),
+            constants: vec![(Cow::Borrowed("SPLIT"), 8.0)].into(),
+            workgroup_size: [64, 1, 1],
+            workgroup_storage_bytes: 0,
+            dispatch: grid("n"),
+            then: Cow::Borrowed(&[]),
+            workspace: Cow::Borrowed(&[]),
+        };
+        assert!(!serde_json::to_string(&p).unwrap().contains("workspace"));
+        p.workspace = vec![Workspace {
+            group: 1,
+            binding: 0,
+            words: SizeExpr::parse("SPLIT * n").unwrap(),
+        }]
+        .into();
+        let json = serde_json::to_string(&p).unwrap();
+        let back: Program = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, p);
+        let sizes = |n: &str| (n == "n").then_some(1000);
+        assert_eq!(p.workspace_bytes(sizes).unwrap(), vec![32_000]);
+        assert!(p.workspace_bytes(|_| None).is_err());
+        // Every launch of a sequence binds it.
+        assert!(p.launches().iter().all(|l| l.workspace.len() == 1));
     }
 }

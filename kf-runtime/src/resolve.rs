@@ -1137,6 +1137,7 @@ pub fn resolve(
             mode: DispatchMode::Grid,
             size: [SizeExpr::lit(1), SizeExpr::lit(1), SizeExpr::lit(1)],
         }),
+        workspace: Cow::Borrowed(&[]),
         then: Cow::Owned(stages::later(
             &reflected.module,
             &reflected.info,
@@ -1331,6 +1332,7 @@ pub fn resolve_reference(
         workgroup_size: interface.workgroup_size,
         workgroup_storage_bytes: interface.workgroup_storage_bytes.unwrap_or(0),
         dispatch,
+        workspace: Cow::Borrowed(&[]),
         then: Cow::Borrowed(&[]),
     })
 }

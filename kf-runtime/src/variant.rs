@@ -72,7 +72,8 @@ pub fn check(kernel: &ResolvedKernel, program: &Program) -> Result<Checked, Vari
     if program.wgsl.trim().is_empty() {
         return Err(VariantError::Empty);
     }
-    let reflected = resolve::reflect(&program.wgsl, Some(&program.entry), "variant.wgsl")?;
+    let mut reflected = resolve::reflect(&program.wgsl, Some(&program.entry), "variant.wgsl")?;
+    check_workspace(kernel, program, &mut reflected.interface)?;
     let mismatches = kernel.mismatches(&reflected.interface);
     if !mismatches.is_empty() {
         return Err(VariantError::Interface(mismatches));
@@ -135,6 +136,82 @@ pub fn check(kernel: &ResolvedKernel, program: &Program) -> Result<Checked, Vari
         )?);
     }
     Ok(Checked { stages, ..first })
+}
+
+/// Checks the buffers a variant binds for itself ([`Program::workspace`]) and takes them out of
+/// `interface`, so that what is left must equal the baseline's: each lies in a group past every
+/// group the kernel uses (the app's bind groups stay as they are), is a read-write storage array
+/// of 4-byte scalars in the one group after the kernel's, and is declared by the program, with a length over declared sizes and the
+/// variant's own constants; every binding in those groups is declared.
+fn check_workspace(
+    kernel: &ResolvedKernel,
+    program: &Program,
+    interface: &mut crate::interface::Interface,
+) -> Result<(), VariantError> {
+    use crate::interface::BindingKind;
+    let first_free = kernel
+        .interface
+        .bindings
+        .iter()
+        .map(|b| b.group + 1)
+        .max()
+        .unwrap_or(0);
+    let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
+    let mut problems = Vec::new();
+    for w in program.workspace.iter() {
+        if w.group != first_free {
+            problems.push(format!(
+                "workspace @group({}) @binding({}) must be in @group({first_free}), the group after the kernel's",
+                w.group, w.binding
+            ));
+        }
+        match interface.binding(w.group, w.binding) {
+            None => problems.push(format!(
+                "workspace @group({}) @binding({}) is not declared by the WGSL",
+                w.group, w.binding
+            )),
+            Some(b)
+                if b.kind != BindingKind::StorageReadWrite
+                    || !(b.ty == "array<f32>" || b.ty == "array<u32>" || b.ty == "array<i32>") =>
+            {
+                problems.push(format!(
+                    "workspace `{}` must be `var<storage, read_write>` of `array<f32>`, `array<u32>` or `array<i32>`, not {}",
+                    b.name, b.ty
+                ))
+            }
+            Some(_) => {}
+        }
+        if let Some(n) = w
+            .words
+            .names()
+            .find(|n| !declared.contains(n) && program.constant(n).is_none())
+        {
+            return Err(VariantError::UndeclaredSize(n.to_owned()));
+        }
+    }
+    for b in &interface.bindings {
+        if b.group >= first_free
+            && !program
+                .workspace
+                .iter()
+                .any(|w| w.group == b.group && w.binding == b.binding)
+        {
+            problems.push(format!(
+                "@group({}) @binding({}) `{}` is not a binding of the baseline nor a workspace the variant declares",
+                b.group, b.binding, b.name
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(VariantError::Interface(problems));
+    }
+    interface.bindings.retain(|b| {
+        !program
+            .workspace
+            .iter()
+            .any(|w| w.group == b.group && w.binding == b.binding)
+    });
+    Ok(())
 }
 
 /// The workgroup size and workgroup memory of `entry` once `constants` are applied (naga's
@@ -284,6 +361,62 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < arrayLength(&x)
         let c = check(&kernel(), &with(&wgsl, &[("WG", 64.0)])).unwrap();
         assert_eq!(c.workgroup_size, [64, 1, 1]);
         assert_eq!(c.workgroup_storage_bytes, 256);
+    }
+
+    /// A variant may bind buffers of its own only as a declared workspace, in the group after
+    /// the kernel's, as a read-write array of 4-byte scalars sized over declared sizes.
+    #[test]
+    fn a_workspace_binding_must_be_declared_in_the_next_group() {
+        let k = kernel();
+        let wgsl = |group: u32, ty: &str| {
+            let body = if ty.contains("vec4") {
+                "ws[g.x] = vec4<f32>(x[g.x]); y[g.x] = 2.0 * ws[g.x].x;"
+            } else {
+                "ws[g.x] = x[g.x]; y[g.x] = 2.0 * ws[g.x];"
+            };
+            format!(
+                "@group({group}) @binding(0) var<storage, read_write> ws: {ty};\n{}",
+                BASE.replace("y[g.x] = 2.0 * x[g.x];", body)
+            )
+        };
+        let declare = |p: &mut Program, group: u32, words: &str| {
+            p.workspace = vec![crate::program::Workspace {
+                group,
+                binding: 0,
+                words: crate::expr::SizeExpr::parse(words).unwrap(),
+            }]
+            .into();
+        };
+        let interface = |r: Result<Checked, VariantError>| match r {
+            Err(VariantError::Interface(m)) => m.join("; "),
+            other => panic!("expected an interface error, got {other:?}"),
+        };
+        // Undeclared: an extra binding is still a changed interface.
+        let p = with(&wgsl(1, "array<f32>"), &[]);
+        assert!(interface(check(&k, &p)).contains("nor a workspace"));
+        // Declared and well placed.
+        let mut p = with(&wgsl(1, "array<f32>"), &[]);
+        declare(&mut p, 1, "2 * n");
+        check(&k, &p).unwrap();
+        // In a later group than the next one, or in the kernel's own group.
+        let mut p = with(&wgsl(2, "array<f32>"), &[]);
+        declare(&mut p, 2, "n");
+        assert!(interface(check(&k, &p)).contains("must be in @group(1)"));
+        // Not an array of 4-byte scalars.
+        let mut p = with(&wgsl(1, "array<vec4<f32>>"), &[]);
+        declare(&mut p, 1, "n");
+        assert!(interface(check(&k, &p)).contains("array<f32>"));
+        // Declared but absent from the WGSL.
+        let mut p = with(BASE, &[]);
+        declare(&mut p, 1, "n");
+        assert!(interface(check(&k, &p)).contains("not declared by the WGSL"));
+        // Sized by a name the spec does not declare.
+        let mut p = with(&wgsl(1, "array<f32>"), &[]);
+        declare(&mut p, 1, "rows * n");
+        assert_eq!(
+            check(&k, &p),
+            Err(VariantError::UndeclaredSize("rows".into()))
+        );
     }
 
     #[test]

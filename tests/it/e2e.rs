@@ -95,6 +95,7 @@ pub(crate) fn saxpy_entry(
                 workgroup_size: [wg, 1, 1],
                 workgroup_storage_bytes: 0,
                 dispatch,
+                workspace: Cow::Borrowed(&[]),
                 then: Cow::Borrowed(&[]),
             },
         }),

@@ -4,7 +4,8 @@
 //! tuned on the adapter (each stage's workgroup size moves with the module-wide `WG`), their
 //! entries are embedded by the macro, and the fixture app dispatches every stage through
 //! `kf-runtime` and checks the results against the CPU. A scan whose carry stage is wrong is
-//! caught by verification.
+//! caught by verification. A product written as one launch tunes to a split-K variant of two
+//! launches over a workspace, which the runtime allocates and binds in the app.
 
 use kf_tests::*;
 
@@ -41,7 +42,7 @@ fn run_app(variant: Option<&str>) -> Vec<(String, String, String, String, String
         .collect();
     assert_eq!(
         lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(),
-        ["SUM", "SCAN"],
+        ["SUM", "SCAN", "GEMM_LONG_K"],
         "{}",
         r.dump()
     );
@@ -61,6 +62,10 @@ fn user_declared_sequences_tune_cache_embed_and_dispatch_every_stage() {
         "exhaustive",
         "--adapter",
         "0",
+        "--kernel",
+        "SUM",
+        "--kernel",
+        "SCAN",
         "--manifest-path",
     ])
     .arg(&manifest));
@@ -130,13 +135,90 @@ fn user_declared_sequences_tune_cache_embed_and_dispatch_every_stage() {
         assert!(ok, "{name} matches the CPU");
     }
     // The baseline, forced, runs its own sequence and is right too.
-    for (name, variant, _, wg, _, ok) in run_app(Some("baseline")) {
+    for (name, variant, _, wg, _, ok) in run_app(Some("baseline"))
+        .into_iter()
+        .filter(|l| l.0 != "GEMM_LONG_K")
+    {
         assert_eq!(
             (variant.as_str(), wg.as_str(), ok),
             ("baseline", "1", true),
             "{name}"
         );
     }
+}
+
+#[test]
+fn a_split_k_variant_of_one_launch_is_cached_embedded_and_dispatched_with_its_workspace() {
+    let dir = copy_crate("tests/fixtures/stages");
+    let manifest = dir.path().join("Cargo.toml");
+    // Split-K only: the baseline's workgroups of one invocation are clearly slower than any
+    // tiled variant, so the winner is one of them.
+    let r = run(kf(&[
+        "tune",
+        "--json",
+        "--kernel",
+        "GEMM_LONG_K",
+        "--operators",
+        "tile-split-k",
+        "--strategy",
+        "greedy",
+        "--budget",
+        "5",
+        "--seed",
+        "1",
+        "--adapter",
+        "0",
+        "--manifest-path",
+    ])
+    .arg(&manifest));
+    assert_eq!(r.code, Some(0), "{}", r.dump());
+    let kernels = r.json()["kernels"].as_array().unwrap().clone();
+    assert_eq!(kernels[0]["status"], "tuned", "{}", r.dump());
+    let file = kernels[0]["cache_file"].as_str().unwrap();
+    let entry: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let program = match &entry["variant"]["program"] {
+        serde_json::Value::Null => &entry["variant"],
+        program => program,
+    };
+    assert!(
+        entry["variant"]["origin"]
+            .as_str()
+            .unwrap()
+            .contains("tile-split-k"),
+        "{entry}"
+    );
+    // The entry holds both launches and the workspace, sized from the launch rule's sizes.
+    assert_eq!(program["then"][0]["entry"], "kft_combine", "{entry}");
+    assert_eq!(program["workspace"][0]["group"], 1, "{entry}");
+    let words = program["workspace"][0]["words"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(words.contains("m") && words.contains("n"), "{entry}");
+    let id = entry["variant"]["id"].as_str().unwrap().to_owned();
+
+    let _guard = crate::e2e::lock();
+    let b = build(dir.path());
+    assert!(
+        !b.stderr.contains("skipped cache file"),
+        "the macro embeds the entry:\n{}",
+        b.dump()
+    );
+    let lines = run_app(None);
+    let gemm = lines.iter().find(|l| l.0 == "GEMM_LONG_K").unwrap();
+    assert_eq!(gemm.1, id, "the app runs the tuned entry");
+    assert_eq!(gemm.2, "exact");
+    assert_eq!(gemm.4, "2", "two launches where the kernel has one");
+    assert!(
+        gemm.5,
+        "the split-K variant matches the CPU on a shape it was not tuned on"
+    );
+    let baseline = run_app(Some("baseline"));
+    let gemm = baseline.iter().find(|l| l.0 == "GEMM_LONG_K").unwrap();
+    assert_eq!(
+        (gemm.1.as_str(), gemm.4.as_str(), gemm.5),
+        ("baseline", "1", true)
+    );
 }
 
 #[test]

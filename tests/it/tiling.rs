@@ -26,8 +26,9 @@ fn header(text: &str, key: &str) -> Option<String> {
         .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_owned()))
 }
 
-/// Every test kernel with its expectation, resolved from its `// spec:` header.
-fn kernels() -> Vec<(String, ResolvedKernel, String)> {
+/// Every test kernel with its expectation, resolved from its `// spec:` header; the third field
+/// is the expectation for split-K (`tile-split-k`), `skip` where the header says `// split-k: skip`.
+fn kernels() -> Vec<(String, ResolvedKernel, String, String)> {
     let dir = root().join("tests/data/kernels/tile");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -49,7 +50,11 @@ fn kernels() -> Vec<(String, ResolvedKernel, String)> {
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             let expect =
                 header(&wgsl, "expect:").unwrap_or_else(|| panic!("{name}: no `// expect:`"));
-            (name, kernel, expect)
+            let split = match header(&wgsl, "split-k:") {
+                Some(s) => s,
+                None => expect.clone(),
+            };
+            (name, kernel, expect, split)
         })
         .collect()
 }
@@ -65,15 +70,20 @@ fn every_tiling_of_every_matmul_is_correct_and_other_kernels_are_skipped() {
         features: adapter.features.clone(),
     };
     let mut failures = Vec::new();
-    let (mut evaluated, mut skipped, mut grouped) = (0, 0, 0);
-    for (name, kernel, expect) in kernels() {
-        for op in [Tile::shared(), Tile::blocked()] {
+    let (mut evaluated, mut skipped, mut grouped, mut split) = (0, 0, 0, 0);
+    for (name, kernel, expect, split_expect) in kernels() {
+        for op in [Tile::shared(), Tile::blocked(), Tile::split_k()] {
+            let expect = if op.name() == "tile-split-k" {
+                split_expect.as_str()
+            } else {
+                expect.as_str()
+            };
             let subject = Subject {
                 kernel: &kernel,
                 program: &kernel.baseline,
                 target: &target,
             };
-            let rewrites = match (op.apply(&subject), expect.as_str()) {
+            let rewrites = match (op.apply(&subject), expect) {
                 (Err(_), "skip") => {
                     skipped += 1;
                     continue;
@@ -96,7 +106,7 @@ fn every_tiling_of_every_matmul_is_correct_and_other_kernels_are_skipped() {
                         id: kf_runtime::hash::variant_id(
                             &program.wgsl,
                             &constants,
-                            &program.dispatch.to_string(),
+                            &program.launch_rule(),
                         ),
                         origin: rewrite.step.clone(),
                         program: program.clone(),
@@ -109,6 +119,7 @@ fn every_tiling_of_every_matmul_is_correct_and_other_kernels_are_skipped() {
                 let report = worker.evaluate(&request);
                 evaluated += 1;
                 grouped += usize::from(rewrite.step.contains("counter groups"));
+                split += usize::from(rewrite.step.contains("ways"));
                 if report.fitness.level != 5 {
                     failures.push(format!(
                         "{name} {}: level {} {:?}\n{}",
@@ -122,11 +133,16 @@ fn every_tiling_of_every_matmul_is_correct_and_other_kernels_are_skipped() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    eprintln!("{evaluated} rewrites evaluated ({grouped} with counter groups), {skipped} skips");
+    eprintln!(
+        "{evaluated} rewrites evaluated ({grouped} with counter groups, {split} split-K), {skipped} skips"
+    );
     // 8 matmuls x at least 5 configurations; 5 other kernels x 2 operators.
     assert!(evaluated >= 40, "only {evaluated} evaluations");
     assert!(skipped >= 10, "only {skipped} skips");
     // lavapipe's limits (1024 invocations, 32 KiB of workgroup memory) admit the counter-group
     // configurations of 16x16 and 32x32 blocks on every matmul.
     assert!(grouped >= 16, "only {grouped} counter-group evaluations");
+    // Split-K: 5 configurations on each of the 7 plain products (two launches over a workspace
+    // the harness allocates and poisons, as the runtime allocates it in an app).
+    assert!(split >= 35, "only {split} split-K evaluations");
 }

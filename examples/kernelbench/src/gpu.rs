@@ -97,6 +97,7 @@ impl Gpu {
                 mode: DispatchMode::Workgroups,
                 size: [dim(0), dim(1), dim(2)],
             },
+            workspace: Cow::Borrowed(&[]),
             then: Cow::Borrowed(&[]),
         };
         let pipeline =

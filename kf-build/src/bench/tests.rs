@@ -264,6 +264,7 @@ fn write_journal(run: &Run, kernel: &str, hash: &str, wall_ms: &[f64]) {
                             kf_runtime::expr::SizeExpr::lit(1),
                         ],
                     },
+                    workspace: std::borrow::Cow::Borrowed(&[]),
                     then: Default::default(),
                 },
             },

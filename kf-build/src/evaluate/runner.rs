@@ -39,7 +39,10 @@ use crate::gpu::Gpu;
 use kf_runtime::resolve::{ReflectError, ResolvedKernel, shape_text};
 use kf_runtime::spec::{Role, Shape};
 use kf_runtime::variant::{self, VariantError};
-use kf_runtime::{Program, bind_group_layouts, build_pipelines, check_limits};
+use kf_runtime::{
+    Program, WorkspaceBinding, bind_group_layouts, bind_workspace, build_pipelines, check_limits,
+    pipeline_layout, workspace_layout,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -77,6 +80,9 @@ struct Compiled {
     /// One pipeline per launch of `program`: a launch sequence is run, verified and timed whole.
     pipelines: Vec<wgpu::ComputePipeline>,
     program: Program,
+    /// The layout of the program's workspace group, when it binds buffers of its own
+    /// ([`kf_runtime::Workspace`]).
+    workspace: Option<wgpu::BindGroupLayout>,
 }
 
 impl Compiled {
@@ -85,6 +91,7 @@ impl Compiled {
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         bind_groups: &[wgpu::BindGroup],
+        workspace: Option<&WorkspaceBinding>,
         counts: &[[u32; 3]],
     ) {
         for (pipeline, counts) in self.pipelines.iter().zip(counts) {
@@ -92,8 +99,32 @@ impl Compiled {
             for (i, bg) in bind_groups.iter().enumerate() {
                 pass.set_bind_group(i as u32, bg, &[]);
             }
+            if let Some(w) = workspace {
+                pass.set_bind_group(w.group, &w.bind_group, &[]);
+            }
             pass.dispatch_workgroups(counts[0], counts[1], counts[2]);
         }
+    }
+
+    /// Fresh workspace buffers for a run on `shape`, poisoned like outputs: a program must write
+    /// what it reads there, within the run (nothing survives from one trial to the next).
+    fn workspace(&self, device: &wgpu::Device, shape: &Shape) -> Step<Option<WorkspaceBinding>> {
+        let Some(layout) = &self.workspace else {
+            return Ok(None);
+        };
+        bind_workspace(
+            device,
+            layout,
+            &self.program,
+            |n| shape.get(n).copied(),
+            kf_runtime::verdict::POISON_F32,
+        )
+        .map_err(|e| {
+            (
+                Reason::Dispatch,
+                format!("workspace on {}: {e}", shape_text(shape)),
+            )
+        })
     }
 }
 
@@ -634,9 +665,10 @@ impl Runner {
             return compiled;
         }
         let layout = self.pipeline_layout(kernel);
+        let bgls = self.layouts[&kernel.content_hash].0.clone();
         compile(
             &self.gpu.device,
-            &layout,
+            (&layout, &bgls),
             &self.gpu.limits(),
             kernel,
             candidate,
@@ -654,9 +686,12 @@ impl Runner {
         let start = Instant::now();
         self.prepared.clear();
         self.gpu.take_uncaptured();
-        let layouts: Vec<wgpu::PipelineLayout> = requests
+        let layouts: Vec<(wgpu::PipelineLayout, Vec<wgpu::BindGroupLayout>)> = requests
             .iter()
-            .map(|r| self.pipeline_layout(&r.kernel))
+            .map(|r| {
+                let layout = self.pipeline_layout(&r.kernel);
+                (layout, self.layouts[&r.kernel.content_hash].0.clone())
+            })
             .collect();
         let limits = self.gpu.limits();
         let device = &self.gpu.device;
@@ -666,7 +701,15 @@ impl Runner {
                 .zip(&layouts)
                 .map(|(r, layout)| {
                     let limits = &limits;
-                    scope.spawn(move || compile(device, layout, limits, &r.kernel, &r.candidate))
+                    scope.spawn(move || {
+                        compile(
+                            device,
+                            (&layout.0, &layout.1),
+                            limits,
+                            &r.kernel,
+                            &r.candidate,
+                        )
+                    })
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().ok()).collect()
@@ -722,6 +765,7 @@ impl Runner {
             Compiled {
                 pipelines,
                 program: kernel.baseline.clone(),
+                workspace: None,
             },
         );
         Ok(())
@@ -820,6 +864,7 @@ impl Runner {
         &self,
         compiled: &Compiled,
         bound: &Bound,
+        workspace: Option<&WorkspaceBinding>,
         counts: &[[u32; 3]],
         timestamps: Option<&Timestamps>,
         read_back: &[(usize, &wgpu::Buffer)],
@@ -832,7 +877,7 @@ impl Runner {
                 label: None,
                 timestamp_writes: timestamps.map(Timestamps::pass_writes),
             });
-            compiled.record(&mut pass, &bound.bind_groups, counts);
+            compiled.record(&mut pass, &bound.bind_groups, workspace, counts);
         }
         if let Some(t) = timestamps {
             t.resolve(&mut encoder);
@@ -859,11 +904,29 @@ impl Runner {
         Ok(())
     }
 
-    /// Runs `compiled` on `bound` and waits for it.
-    fn run(&self, compiled: &Compiled, shape: &Shape, bound: &Bound) -> Step<()> {
+    /// Runs `compiled` on `bound` and waits for it, on fresh workspace buffers when the program
+    /// has a workspace and `reuse` gives none.
+    fn run(
+        &self,
+        compiled: &Compiled,
+        shape: &Shape,
+        bound: &Bound,
+        reuse: Option<&WorkspaceBinding>,
+    ) -> Step<()> {
         let counts = self.workgroups(&compiled.program, shape)?;
+        let fresh = match reuse {
+            Some(_) => None,
+            None => compiled.workspace(&self.gpu.device, shape)?,
+        };
         let t = Instant::now();
-        self.submit(compiled, bound, &counts, None, &[]);
+        self.submit(
+            compiled,
+            bound,
+            reuse.or(fresh.as_ref()),
+            &counts,
+            None,
+            &[],
+        );
         self.wait()?;
         self.phases.add(Phase::Gpu, t);
         Ok(())
@@ -925,8 +988,9 @@ impl Runner {
         shape: &Shape,
         bound: &Bound,
         reference: &Reference,
+        workspace: Option<&WorkspaceBinding>,
     ) -> Step<Outputs> {
-        self.run(candidate, shape, bound)?;
+        self.run(candidate, shape, bound, workspace)?;
         match self.check_on_gpu(kernel, shape, bound, reference)? {
             Some(passed) => Ok(Outputs::Passed(passed)),
             None => Ok(Outputs::Bytes(self.read_back(kernel, bound)?)),
@@ -1033,7 +1097,8 @@ impl Runner {
             )
         };
         let bound = self.bind(kernel, &trial.shape, contents).map_err(failed)?;
-        self.run(baseline, &trial.shape, &bound).map_err(failed)?;
+        self.run(baseline, &trial.shape, &bound, None)
+            .map_err(failed)?;
         let bytes = self.read_back(kernel, &bound).map_err(failed)?;
         let compared = kernel
             .buffers
@@ -1194,7 +1259,8 @@ impl Runner {
         let contents = self.trial_contents(kernel, &trial.shape, trial.seed)?;
         let reference = self.reference(kernel, trial, &contents)?;
         let bound = self.bind(kernel, &trial.shape, &contents)?;
-        let got = self.candidate_outputs(kernel, candidate, &trial.shape, &bound, &reference)?;
+        let got =
+            self.candidate_outputs(kernel, candidate, &trial.shape, &bound, &reference, None)?;
         self.judge(kernel, trial, &reference, &got, "", stats)
     }
 
@@ -1216,14 +1282,23 @@ impl Runner {
         let reference = self.reference(kernel, &second, &b)?;
         let bound = self.bind(kernel, &first.shape, &a)?;
         // The first run's outputs are judged by the trial on fresh buffers; here only what it
-        // leaves behind matters, so nothing is read back.
-        self.run(candidate, &first.shape, &bound)?;
+        // leaves behind matters, so nothing is read back. A workspace stays too, as the runtime
+        // keeps it between an app's dispatches: a variant may not carry results over in it.
+        let workspace = candidate.workspace(&self.gpu.device, &first.shape)?;
+        self.run(candidate, &first.shape, &bound, workspace.as_ref())?;
         for ((plan, resource), data) in kernel.buffers.iter().zip(&bound.resources).zip(&b) {
             if matches!(plan.role, Role::Input | Role::Inout | Role::Uniform) {
                 resource.write(&self.gpu.queue, data.as_slice());
             }
         }
-        let got = self.candidate_outputs(kernel, candidate, &second.shape, &bound, &reference)?;
+        let got = self.candidate_outputs(
+            kernel,
+            candidate,
+            &second.shape,
+            &bound,
+            &reference,
+            workspace.as_ref(),
+        )?;
         self.judge(
             kernel,
             &second,
@@ -1333,6 +1408,10 @@ impl Runner {
         let sets = self.timing_sets(kernel, shape, n_sets, &contents)?;
         let baseline = &self.baselines[&kernel.content_hash];
         let programs = [baseline, candidate];
+        let workspaces = [
+            baseline.workspace(&self.gpu.device, shape)?,
+            candidate.workspace(&self.gpu.device, shape)?,
+        ];
         let stamps = self
             .gpu
             .timestamps
@@ -1352,7 +1431,12 @@ impl Runner {
                     timestamp_writes: None,
                 });
                 for _ in 0..reps {
-                    programs[which].record(&mut pass, &sets[which][0].bind_groups, &counts[which]);
+                    programs[which].record(
+                        &mut pass,
+                        &sets[which][0].bind_groups,
+                        workspaces[which].as_ref(),
+                        &counts[which],
+                    );
                 }
             }
         })
@@ -1365,7 +1449,14 @@ impl Runner {
                 let set = i as usize % n_sets;
                 let bound = &sets[which][set];
                 let t0 = Instant::now();
-                self.submit(programs[which], bound, &counts[which], stamps.as_ref(), &[]);
+                self.submit(
+                    programs[which],
+                    bound,
+                    workspaces[which].as_ref(),
+                    &counts[which],
+                    stamps.as_ref(),
+                    &[],
+                );
                 if let Some(t) = &stamps {
                     t.map();
                 }
@@ -1643,9 +1734,11 @@ pub use kf_runtime::verdict::{median, median_and_spread};
 /// the text checked against `kernel`'s interface, the limits of `limits`, and the pipelines built
 /// on `device` with `layout` (the kernel's). Touches nothing of the runner, so the candidates of a
 /// batch can compile on several threads ([`Runner::prepare`]).
+/// Levels 0–3 and the pipelines of `candidate`, built on the kernel's pipeline layout (`layout.0`,
+/// of the bind group layouts `layout.1`), or on one with the program's workspace group after them.
 fn compile(
     device: &wgpu::Device,
-    layout: &wgpu::PipelineLayout,
+    layout: (&wgpu::PipelineLayout, &[wgpu::BindGroupLayout]),
     limits: &wgpu::Limits,
     kernel: &ResolvedKernel,
     candidate: &Candidate,
@@ -1665,9 +1758,22 @@ fn compile(
     let mut program = candidate.program.clone();
     checked.apply_to(&mut program);
     check_limits(&program, limits).map_err(|m| (Reason::LimitsExceeded, m))?;
-    let pipelines = build_pipelines(device, layout, &program, &candidate.id)
-        .map_err(|m| (Reason::Pipeline, m))?;
-    Ok(Compiled { pipelines, program })
+    let workspace = workspace_layout(device, &program).map(|(_, l)| l);
+    let own = workspace
+        .as_ref()
+        .map(|w| pipeline_layout(device, &candidate.id, layout.1, Some(w)));
+    let pipelines = build_pipelines(
+        device,
+        own.as_ref().unwrap_or(layout.0),
+        &program,
+        &candidate.id,
+    )
+    .map_err(|m| (Reason::Pipeline, m))?;
+    Ok(Compiled {
+        pipelines,
+        program,
+        workspace,
+    })
 }
 
 fn roofline(c: &Ceilings, t: &ShapeTime) -> Roofline {

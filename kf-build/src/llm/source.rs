@@ -567,6 +567,7 @@ impl LlmProposer {
                     dispatch: a
                         .launch
                         .unwrap_or_else(|| f.parent_program.dispatch.clone()),
+                    workspace: f.parent_program.workspace.clone(),
                     then: f.parent_program.then.clone(),
                 };
                 (program, a.params, None, a.notes)

@@ -126,6 +126,7 @@ pub(crate) fn coarsened_program(
             mode: DispatchMode::Grid,
             size,
         },
+        workspace: Cow::Borrowed(&[]),
         then: Cow::Borrowed(&[]),
     }
 }

@@ -186,6 +186,7 @@ pub fn finish(
             workgroup_size,
             workgroup_storage_bytes: iface.workgroup_storage_bytes.unwrap_or(0),
             dispatch: subject.program.dispatch.clone(),
+            workspace: Cow::Borrowed(&[]),
             then: subject.program.then.clone(),
         },
         step,
@@ -207,6 +208,7 @@ pub fn all() -> Vec<Box<dyn Operator>> {
         Box::new(lift::LiftWorkgroupSize),
         Box::new(tile::Tile::shared()),
         Box::new(tile::Tile::blocked()),
+        Box::new(tile::Tile::split_k()),
         Box::new(implicit::ImplicitGemm),
         Box::new(reduce::ParallelReduction),
         Box::new(scan::Scan),
@@ -240,6 +242,7 @@ pub fn replaced_entry(
         workgroup_size,
         workgroup_storage_bytes,
         dispatch,
+        workspace: Cow::Borrowed(&[]),
         then: Cow::Borrowed(&[]),
     }
 }

@@ -157,6 +157,7 @@ impl Operator for Params {
                         workgroup_size: wg,
                         workgroup_storage_bytes: 0,
                         dispatch: program.dispatch.clone(),
+                        workspace: Cow::Borrowed(&[]),
                         then: program.then.clone(),
                     },
                     step: format!("param({label})"),

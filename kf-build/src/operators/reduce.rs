@@ -3053,6 +3053,7 @@ fn finish(
             workgroup_size: [wg, 1, 1],
             workgroup_storage_bytes: storage,
             dispatch,
+            workspace: Cow::Borrowed(&[]),
             then: Cow::Borrowed(&[]),
         },
         step: format!(

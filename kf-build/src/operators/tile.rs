@@ -55,8 +55,15 @@
 //! all, so every barrier stays in uniform control flow; a group's slice past the bound loads
 //! zeros), then groups `1..ks` leave their sums in workgroup memory and group 0 adds them in group
 //! order and stores. This is split-K inside one launch: a long reduction into a small output
-//! (256×256 outputs over K = 65536) gets `ks` times the invocations, without the scratch buffer a
-//! second launch would need, which the user's bind group layout does not have.
+//! (256×256 outputs over K = 65536) gets `ks` times the invocations without a second launch.
+//!
+//! **Split-K across workgroups** ([`Tile::split_k`], `Config::sk`): when even that leaves most of
+//! the GPU idle (16 blocks of 64×64 on a GPU of 132 multiprocessors), workgroup `z` of `sk`
+//! multiplies slices `z, z + sk, ..` and stores its bare partial sums into a workspace
+//! (`kf_runtime::Workspace`, allocated by the runtime in a bind group after the app's, so the
+//! app's layout is unchanged), and a second launch, `kft_combine`, one invocation per invocation
+//! of the parent, adds them in order and stores the parent's epilogue of the total. The order of
+//! additions is fixed, so a result does not depend on scheduling.
 //!
 //! **The launch rule** becomes workgroup counts over the baseline's grid, `(X + BX - 1) / BX` per
 //! axis (`BX` the block extent along it) and the batch extent in z, so block sizes are literals
@@ -124,6 +131,11 @@ pub struct Config {
     /// the rows form the groups split the columns instead: group `g` takes block `g` of every
     /// `ks` blocks of columns, and the row's partial sums of all groups are added at the end.
     pub ks: u32,
+    /// Workgroups that split the counter's range (split-K across workgroups, `tile-split-k`):
+    /// workgroup `z` multiplies slices `z, z + sk, ..` (of its groups' slices) and leaves its
+    /// partial sums in the program's workspace, which a second launch adds up in order before
+    /// the epilogue. 1 for one launch.
+    pub sk: u32,
 }
 
 impl Config {
@@ -137,7 +149,12 @@ impl Config {
             rv,
             bk,
             ks,
+            sk: 1,
         }
+    }
+    /// This configuration split across `sk` workgroups along the counter.
+    pub const fn split(self, sk: u32) -> Config {
+        Config { sk, ..self }
     }
     /// Invocations along u.
     pub fn tu(&self) -> u32 {
@@ -189,11 +206,14 @@ impl Config {
     }
     /// `64x64 4x4 k16`.
     fn label(&self) -> String {
-        let split = if self.ks > 1 {
+        let mut split = if self.ks > 1 {
             format!(", {} counter groups", self.ks)
         } else {
             String::new()
         };
+        if self.sk > 1 {
+            split.push_str(&format!(", split {} ways", self.sk));
+        }
         format!(
             "{}x{}, {}x{} per invocation, k{}{split}",
             self.bu, self.bv, self.ru, self.rv, self.bk
@@ -207,6 +227,8 @@ impl Config {
 #[derive(Clone, Copy, Debug)]
 pub struct Tile {
     register_blocking: bool,
+    /// Split-K across workgroups, a launch sequence with a workspace ([`Tile::split_k`]).
+    split_k: bool,
 }
 
 impl Tile {
@@ -214,6 +236,7 @@ impl Tile {
     pub const fn shared() -> Self {
         Tile {
             register_blocking: false,
+            split_k: false,
         }
     }
 
@@ -222,11 +245,34 @@ impl Tile {
     pub const fn blocked() -> Self {
         Tile {
             register_blocking: true,
+            split_k: false,
+        }
+    }
+
+    /// Split-K (`tile-split-k`): the blocked tiling with the counter's range split across
+    /// workgroups as well, for products whose outputs are too few to fill the GPU (256×256 over
+    /// K = 65536, or a tall product with a narrow output). The variant is two launches: the
+    /// tiled product writes each workgroup's partial sums to a workspace the runtime allocates,
+    /// then one invocation per output adds them in a fixed order and applies the epilogue.
+    pub const fn split_k() -> Self {
+        Tile {
+            register_blocking: true,
+            split_k: true,
         }
     }
 
     /// The configurations this operator offers.
     pub fn configs(&self) -> &'static [Config] {
+        const SPLIT: [Config; 5] = [
+            Config::new(64, 64, 4, 4, 16, 1).split(8),
+            Config::new(64, 64, 4, 4, 16, 1).split(32),
+            Config::new(64, 64, 8, 8, 16, 1).split(16),
+            Config::new(128, 64, 8, 4, 16, 1).split(16),
+            Config::new(32, 32, 4, 4, 16, 4).split(8),
+        ];
+        if self.split_k {
+            return &SPLIT;
+        }
         const BLOCKED: [Config; 10] = [
             Config::new(64, 64, 4, 4, 16, 1),
             Config::new(64, 64, 8, 8, 16, 1),
@@ -277,7 +323,9 @@ impl Tile {
 
 impl Operator for Tile {
     fn name(&self) -> &'static str {
-        if self.register_blocking {
+        if self.split_k {
+            "tile-split-k"
+        } else if self.register_blocking {
             "tile-blocked"
         } else {
             "tile"
@@ -285,7 +333,9 @@ impl Operator for Tile {
     }
 
     fn moves(&self) -> Moves {
-        if self.register_blocking {
+        if self.split_k {
+            &[(Dim::Memory, 3), (Dim::Compute, 3), (Dim::Parallelism, 3)]
+        } else if self.register_blocking {
             &[(Dim::Memory, 3), (Dim::Compute, 3), (Dim::Parallelism, 1)]
         } else {
             &[(Dim::Memory, 2), (Dim::Compute, 3), (Dim::Parallelism, 1)]
@@ -317,6 +367,11 @@ impl Operator for Tile {
 
         let target = subject.target;
         let storage = target.limit("max_compute_workgroup_storage_size", 16384);
+        let split_k = if self.split_k {
+            Some(SplitK::plan(&matmul, subject)?)
+        } else {
+            None
+        };
         let mut rewrites = Vec::new();
         let mut reasons = Vec::new();
         let (configs, row_bytes, form) = match matmul.rows {
@@ -350,16 +405,27 @@ impl Operator for Tile {
                 ));
                 continue;
             }
-            let function = generate(&matmul, &x, cfg, &program.entry)?;
+            let mut function = generate(&matmul, &x, cfg, &program.entry)?;
+            if let Some(plan) = &split_k {
+                function = format!(
+                    "{}{function}\n{}",
+                    plan.declaration(),
+                    combine(&matmul, &x, program, cfg.sk)?
+                );
+            }
+            let mut rewritten = super::replaced_entry(
+                program,
+                range.clone(),
+                &function,
+                [cfg.tv(), cfg.tu(), cfg.ks],
+                bytes as u32,
+                launch_rule(&matmul, program, cfg),
+            );
+            if let Some(plan) = &split_k {
+                plan.apply(&mut rewritten, program, cfg.sk);
+            }
             rewrites.push(Rewrite {
-                program: super::replaced_entry(
-                    program,
-                    range.clone(),
-                    &function,
-                    [cfg.tv(), cfg.tu(), cfg.ks],
-                    bytes as u32,
-                    launch_rule(&matmul, program, cfg),
-                ),
+                program: rewritten,
                 step: format!("{}({form}{})", self.name(), label(cfg)),
                 params: Vec::new(),
             });
@@ -396,6 +462,9 @@ pub struct Matmul {
     guards: Vec<Guard>,
     store_pointer: Handle<Expression>,
     store_value: Handle<Expression>,
+    /// The stored element's index, and the output's `@group`/`@binding`.
+    store_index: Handle<Expression>,
+    out_binding: (u32, u32),
     /// A flat id: `gid.x` is split by `/` and `%` with this divisor into the row (`gid.x / d`,
     /// slot y) and the column (`gid.x % d`, slot x); the kernel reads no other component but z.
     split: Option<Split>,
@@ -810,6 +879,11 @@ pub fn recognise<'a>(
         .ok_or_else(|| Skip("the result is not stored to a storage buffer".into()))?;
     let store_index = element_index(e, store_pointer)
         .ok_or_else(|| Skip("the result is not stored to an array element".into()))?;
+    let out_binding = e.module.global_variables[out]
+        .binding
+        .as_ref()
+        .map(|b| (b.group, b.binding))
+        .ok_or_else(|| Skip("the output has no binding".into()))?;
     let store_affine = form(ir, store_index, facts.counter, split.is_some(), col)
         .filter(|f| f.counter.is_none() && f.col.is_none())
         .ok_or_else(|| Skip("the output index is not affine in the invocation id".into()))?;
@@ -1012,6 +1086,8 @@ pub fn recognise<'a>(
             guards,
             store_pointer,
             store_value,
+            store_index,
+            out_binding,
             split,
             rows,
         },
@@ -1392,7 +1468,17 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
         symbols: &[],
     }
     .value(m.counter_start)?;
-    let _ = writeln!(w, "    let kft_start = {start};");
+    // Split-K: workgroup `z` starts at its own slice and steps over the other workgroups'.
+    let sk = cfg.sk;
+    if sk > 1 {
+        let _ = writeln!(
+            w,
+            "    let kft_start = {start} + {ty}(kft_wid.z * {}u);",
+            bk * kgroups
+        );
+    } else {
+        let _ = writeln!(w, "    let kft_start = {start};");
+    }
     fetch(w, "    ", "kft_start");
     let slice_syms = with_counter("kft_t");
     let head_cond = cond_text(&Printer {
@@ -1403,7 +1489,7 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     let _ = writeln!(
         w,
         "    for (var kft_t: {ty} = kft_start; {head_cond}; kft_t = kft_t + {ty}({})) {{",
-        bk * kgroups
+        bk * kgroups * sk
     );
     for (name, extent, stride, _, fastest) in sides {
         let tile = format!("kft_tile_{name}");
@@ -1424,7 +1510,7 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     let _ = writeln!(w, "        workgroupBarrier();");
     // The next slice, skipped as a whole (a uniform branch) after the last one: without that
     // branch the 64x128 kernel ran 1.45x slower on an H200.
-    let next = format!("kft_t + {ty}({})", bk * kgroups);
+    let next = format!("kft_t + {ty}({})", bk * kgroups * sk);
     let next_syms = with_counter(&next);
     let next_cond = cond_text(&Printer {
         x,
@@ -1549,16 +1635,7 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
             .value(m.acc_init)?,
         )
     };
-    let active: Vec<String> = m
-        .guards
-        .iter()
-        .map(|g| {
-            plain
-                .expr(g.cond)
-                .map(|c| if g.active_when { c } else { format!("!{c}") })
-        })
-        .collect::<Result<_, _>>()?;
-    let active = active.join(" && ");
+    let active = active_guards(m, &plain)?;
     for r in 0..cfg.ru {
         for c in 0..cfg.rv {
             let (u, v, reg) = if vec4 {
@@ -1576,7 +1653,7 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
             };
             let acc = match &init {
                 Some(i) => format!("{i} + {reg}"),
-                None => reg,
+                None => reg.clone(),
             };
             if let Some(rows) = &m.rows {
                 // Add this column's term to the row's partial sum.
@@ -1618,12 +1695,23 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
                     let _ = writeln!(w, "        if {active} {{");
                 }
             }
-            let _ = writeln!(
-                w,
-                "            {} = {};",
-                p.place(m.store_pointer)?,
-                p.expr(m.store_value)?
-            );
+            if sk > 1 {
+                // This workgroup's bare partial sum: the combine launch adds the others' and the
+                // initial value once.
+                let _ = writeln!(
+                    w,
+                    "            kft_partial[kft_wid.z * (arrayLength(&kft_partial) / {sk}u) + u32({})] = {};",
+                    p.expr(m.store_index)?,
+                    reg
+                );
+            } else {
+                let _ = writeln!(
+                    w,
+                    "            {} = {};",
+                    p.place(m.store_pointer)?,
+                    p.expr(m.store_value)?
+                );
+            }
             let _ = writeln!(w, "        }}");
             let _ = writeln!(w, "    }}");
         }
@@ -1719,6 +1807,203 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
     Ok(o)
 }
 
+/// What split-K adds to a tiled product: the workspace (one `f32` per output and workgroup
+/// along the counter, in the group after the kernel's) and the combine launch.
+struct SplitK {
+    group: u32,
+    /// The output binding's length, the spec's expression.
+    out_len: SizeExpr,
+}
+
+impl SplitK {
+    /// Proves what split-K needs beyond the tiling: a plain product (not the rows form, no
+    /// batch: z splits the counter), an output whose length the launch rule's names give (the
+    /// runtime sizes the workspace from the sizes an app passes at dispatch, which are those),
+    /// and a free bind group.
+    fn plan(m: &Matmul, subject: &Subject<'_>) -> Result<SplitK, Skip> {
+        if m.rows.is_some() {
+            return Err(Skip(
+                "a sum over columns after the product (the rows form splits its columns instead)"
+                    .into(),
+            ));
+        }
+        if m.batch {
+            return Err(Skip(
+                "a batched product (z is the batch; split-K uses it for the split)".into(),
+            ));
+        }
+        if subject.program.is_sequence() {
+            return Err(Skip("already a launch sequence".into()));
+        }
+        let kernel = subject.kernel;
+        let out = kernel
+            .buffers
+            .iter()
+            .find(|p| (p.binding.group, p.binding.binding) == m.out_binding)
+            .ok_or_else(|| Skip("the output has no buffer in the spec".into()))?;
+        let out_len = out
+            .len
+            .clone()
+            .ok_or_else(|| Skip("the output's length is fixed by its type".into()))?;
+        let program = subject.program;
+        let launch: Vec<&str> = program
+            .dispatch
+            .size
+            .iter()
+            .flat_map(|e| e.names())
+            .collect();
+        if let Some(n) = out_len
+            .names()
+            .find(|n| !launch.contains(n) && program.constant(n).is_none())
+        {
+            return Err(Skip(format!(
+                "the output's length names `{n}`, which the launch rule does not: the workspace is sized from the sizes an app passes at dispatch"
+            )));
+        }
+        let group = kernel
+            .interface
+            .bindings
+            .iter()
+            .map(|b| b.group + 1)
+            .max()
+            .unwrap_or(0);
+        let max = subject.target.limit("max_bind_groups", 4);
+        if u64::from(group) >= max {
+            return Err(Skip(format!(
+                "no bind group is free for the workspace (the kernel uses {group} of the adapter's {max})"
+            )));
+        }
+        Ok(SplitK { group, out_len })
+    }
+
+    /// The workspace's declaration, written with the entry points.
+    fn declaration(&self) -> String {
+        format!(
+            "@group({}) @binding(0) var<storage, read_write> kft_partial: array<f32>;\n",
+            self.group
+        )
+    }
+
+    /// Turns the tiled partial launch into the sequence: the workspace and the combine launch
+    /// over the parent's invocations.
+    fn apply(&self, program: &mut Program, parent: &Program, sk: u32) {
+        let mut words = vec![Op::Lit(u64::from(sk))];
+        words.extend_from_slice(self.out_len.ops());
+        words.push(Op::Mul);
+        program.workspace = vec![kf_runtime::Workspace {
+            group: self.group,
+            binding: 0,
+            words: SizeExpr::from_ops(words),
+        }]
+        .into();
+        program.then = vec![kf_runtime::Stage {
+            entry: COMBINE.into(),
+            workgroup_size: combine_size(parent),
+            workgroup_storage_bytes: 0,
+            dispatch: Dispatch {
+                mode: DispatchMode::Grid,
+                size: [0, 1, 2].map(|d| SizeExpr::from_ops(super::grid_extent(parent, d))),
+            },
+        }]
+        .into();
+    }
+}
+
+/// The entry point that adds up split-K's partial sums.
+const COMBINE: &str = "kft_combine";
+
+/// The combine launch's workgroup: along x for a one-dimensional grid, else 16×16.
+fn combine_size(parent: &Program) -> [u32; 3] {
+    let one = |d: usize| super::grid_extent(parent, d) == [Op::Lit(1)];
+    if one(1) && one(2) {
+        [256, 1, 1]
+    } else {
+        [16, 16, 1]
+    }
+}
+
+/// The combine entry point: one invocation per invocation of the parent (its own ids), which
+/// under the parent's guards adds the `sk` partial sums of its output in workgroup order and
+/// stores the parent's epilogue of the total, at the parent's index.
+fn combine(m: &Matmul, x: &Exprs<'_>, parent: &Program, sk: u32) -> Result<String, Skip> {
+    let plain = Printer {
+        x,
+        gid: "kft_gid",
+        symbols: &[],
+    };
+    let active = active_guards(m, &plain)?;
+    let total = if x.is_float_zero(m.acc_init) {
+        "kft_sum".to_owned()
+    } else {
+        format!("{} + kft_sum", plain.value(m.acc_init)?)
+    };
+    let syms = [None, Some(total)];
+    let p = Printer {
+        x,
+        gid: "kft_gid",
+        symbols: &syms,
+    };
+    let [wx, wy, wz] = combine_size(parent);
+    let mut o = String::new();
+    let w = &mut o;
+    let _ = writeln!(
+        w,
+        "// KernelFoundry split-K: the partial sums of the {sk} workgroups along the counter, added in order."
+    );
+    let _ = writeln!(w, "@compute @workgroup_size({wx}, {wy}, {wz})");
+    let _ = writeln!(
+        w,
+        "fn {COMBINE}(@builtin(global_invocation_id) kft_gid: vec3<u32>) {{"
+    );
+    let _ = writeln!(w, "    if {active} {{");
+    let _ = writeln!(
+        w,
+        "        let kft_at = u32({});",
+        plain.expr(m.store_index)?
+    );
+    let _ = writeln!(
+        w,
+        "        let kft_len = arrayLength(&kft_partial) / {sk}u;"
+    );
+    let _ = writeln!(w, "        var kft_sum = 0.0f;");
+    let _ = writeln!(
+        w,
+        "        for (var kft_s = 0u; kft_s < {sk}u; kft_s = kft_s + 1u) {{"
+    );
+    let _ = writeln!(
+        w,
+        "            kft_sum = kft_sum + kft_partial[kft_s * kft_len + kft_at];"
+    );
+    let _ = writeln!(w, "        }}");
+    let _ = writeln!(
+        w,
+        "        {} = {};",
+        p.place(m.store_pointer)?,
+        p.expr(m.store_value)?
+    );
+    let _ = writeln!(w, "    }}");
+    let _ = writeln!(w, "}}");
+    Ok(o)
+}
+
+/// The conjunction of the baseline's guards, each as the condition under which the invocation
+/// goes on (`true` when there is none).
+fn active_guards(m: &Matmul, p: &Printer<'_>) -> Result<String, Skip> {
+    let active: Vec<String> = m
+        .guards
+        .iter()
+        .map(|g| {
+            p.expr(g.cond)
+                .map(|c| if g.active_when { c } else { format!("!{c}") })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(if active.is_empty() {
+        "true".to_owned()
+    } else {
+        active.join(" && ")
+    })
+}
+
 /// Workgroup counts: the parent's grid divided into blocks, the batch in z. A flat id's grid `X`
 /// becomes `d` columns by `cdiv(X, d)` rows.
 fn launch_rule(m: &Matmul, parent: &Program, cfg: &Config) -> Dispatch {
@@ -1765,7 +2050,7 @@ fn launch_rule(m: &Matmul, parent: &Program, cfg: &Config) -> Dispatch {
             if m.batch {
                 SizeExpr::from_ops(super::grid_extent(parent, 2))
             } else {
-                SizeExpr::lit(1)
+                SizeExpr::lit(u64::from(cfg.sk))
             },
         ],
     }

@@ -109,6 +109,7 @@ pub fn candidate(kernel: &ResolvedKernel, space: &Space, point: &Point) -> Candi
             workgroup_size: kernel.baseline.workgroup_size,
             workgroup_storage_bytes: 0,
             dispatch: kernel.baseline.dispatch.clone(),
+            workspace: Cow::Borrowed(&[]),
             then: kernel.baseline.then.clone(),
         },
         format!(

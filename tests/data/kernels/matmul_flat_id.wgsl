@@ -1,7 +1,7 @@
 // A tall-skinny matmul over a flat id: row and column from `/` and `%` by one uniform divisor,
 // the output at the flat id itself, a `while` loop with `+=` and `++`.
 // spec: sizes(m = 40, n = 12, k = 24), bind(x = input(m * k), w = input(k * n), out = output(m * n), dims = uniform(m, n, k)), grid = (m * n)
-// fires: tile tile-blocked reduce coarsen hoist param lift-workgroup-size
+// fires: tile tile-blocked tile-split-k reduce coarsen hoist param lift-workgroup-size
 struct Dims {
     m: u32,
     n: u32,

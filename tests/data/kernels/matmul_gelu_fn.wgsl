@@ -1,6 +1,6 @@
 // GEMM + GELU with the epilogue in a function of its own and the row on gid.x.
 // spec: sizes(m = 36, n = 20, k = 16), bind(a = input(m * k), b = input(k * n), c = output(m * n), dims = uniform(m, n, k)), grid = (m, n)
-// fires: tile tile-blocked reduce coarsen unroll hoist reshape param
+// fires: tile tile-blocked tile-split-k reduce coarsen unroll hoist reshape param
 struct Mnk {
     m: u32,
     n: u32,

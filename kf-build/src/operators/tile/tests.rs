@@ -372,7 +372,7 @@ fn the_corpus_fires_and_skips_as_its_headers_say() {
     let corpus = crate::operators::testkit::corpus();
     let mut fired = 0;
     for k in &corpus {
-        for op in [Tile::shared(), Tile::blocked()] {
+        for op in [Tile::shared(), Tile::blocked(), Tile::split_k()] {
             let result = apply(&op, &k.kernel, &crate::operators::testkit::lavapipe());
             if k.fires.iter().any(|f| f == op.name()) {
                 let rewrites = result.unwrap_or_else(|e| panic!("{}: skipped: {e}", k.name));
@@ -383,7 +383,7 @@ fn the_corpus_fires_and_skips_as_its_headers_say() {
             }
         }
     }
-    assert!(fired >= 4, "only {fired} corpus kernels tiled");
+    assert!(fired >= 6, "only {fired} corpus kernels tiled");
 }
 
 #[test]
@@ -406,4 +406,86 @@ fn every_configuration_shares_its_slices_evenly() {
             );
         }
     }
+}
+
+/// Split-K: every plain product gets one two-launch variant per configuration, each a valid
+/// variant of the kernel (the shared check, which accepts the workspace group only as declared),
+/// its partial launch split along z, its combine launch over the kernel's own grid; products it
+/// cannot split (batched, the rows form) are skipped with the reason.
+#[test]
+fn split_k_variants_are_two_launches_over_a_declared_workspace() {
+    let target = roomy();
+    let op = Tile::split_k();
+    let mut seen = 0;
+    for file in files() {
+        let (kernel, expect) = load(&file);
+        let text = std::fs::read_to_string(dir().join(&file)).unwrap();
+        let skip = expect == "skip" || header(&text, "split-k:").as_deref() == Some("skip");
+        let rewrites = match (apply(&op, &kernel, &target), skip) {
+            (Err(Skip(why)), true) => {
+                assert!(!why.is_empty());
+                continue;
+            }
+            (Ok(r), false) => r,
+            (Err(why), false) => panic!("{file}: skipped: {}", why.0),
+            (Ok(_), true) => panic!("{file}: expected a skip"),
+        };
+        assert_eq!(rewrites.len(), op.configs().len(), "{file}");
+        for rw in rewrites {
+            let p = &rw.program;
+
+            let checked = kf_runtime::variant::check(&kernel, p)
+                .unwrap_or_else(|e| panic!("{file} {}: {e}\n{}", rw.step, p.wgsl));
+            assert_eq!(checked.workgroup_size, p.workgroup_size);
+            assert_eq!(p.then.len(), 1, "{file}");
+            assert_eq!(checked.stages[0].workgroup_size, p.then[0].workgroup_size);
+            assert_eq!(p.then[0].entry, "kft_combine");
+            assert_eq!(p.workspace.len(), 1);
+            let sk = p.dispatch.size[2].eval(|_| None).unwrap();
+            assert!(
+                sk >= 8 && rw.step.contains(&format!("split {sk} ways")),
+                "{}",
+                rw.step
+            );
+            // sk partial sums per output element.
+            let len = kernel
+                .buffers
+                .iter()
+                .find(|b| b.role == kf_runtime::spec::Role::Output)
+                .unwrap()
+                .len
+                .clone()
+                .unwrap();
+            let shape: Vec<(&str, u64)> =
+                kernel.sizes.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+            let look = |n: &str| shape.iter().find(|(k, _)| *k == n).map(|(_, v)| *v);
+            assert_eq!(
+                p.workspace_bytes(look).unwrap(),
+                vec![4 * sk * len.eval(look).unwrap()]
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen >= 7 * 5, "only {seen} split-K rewrites checked");
+}
+
+#[test]
+fn split_k_needs_the_outputs_length_in_the_launch_rule_and_a_free_group() {
+    let (kernel, _) = load("quickstart.wgsl");
+    let mut parent = kernel.baseline.clone();
+    // A launch rule that names the sizes through a constant's stand-in: `m` is missing.
+    parent.dispatch.size[1] = SizeExpr::lit(40);
+    let why = Tile::split_k()
+        .apply(&Subject {
+            kernel: &kernel,
+            program: &parent,
+            target: &roomy(),
+        })
+        .unwrap_err()
+        .0;
+    assert!(why.contains("`m`") && why.contains("dispatch"), "{why}");
+    let mut one_group = roomy();
+    one_group.limits.insert("max_bind_groups".into(), 1);
+    let why = apply(&Tile::split_k(), &kernel, &one_group).unwrap_err().0;
+    assert!(why.contains("bind group"), "{why}");
 }

@@ -1,6 +1,7 @@
 // Batched matmul: gid.z selects the batch, every index carries a batch offset.
 // spec: sizes(batch = 3, m = 20, n = 18, k = 22), bind(a = input(batch * m * k), b = input(batch * k * n), c = output(batch * m * n), dims = uniform(batch, m, n, k)), grid = (n, m, batch)
 // expect: tile
+// split-k: skip
 struct Dims {
     batch: u32,
     m: u32,
