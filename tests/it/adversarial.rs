@@ -313,3 +313,98 @@ fn a_speed_above_the_ceiling_measured_again_is_rejected() {
         r.dump()
     );
 }
+
+/// A variant with a workspace (buffers the runtime allocates for it and keeps between an app's
+/// dispatches) that remembers its first results there and replays them afterwards: right on
+/// every fresh trial, wrong in an app that dispatches it twice. The rerun check keeps the
+/// workspace between its two runs, as the runtime does, and catches it; the same variant
+/// without the replay passes.
+#[test]
+fn a_variant_that_replays_results_from_its_workspace_is_rejected() {
+    use kf_build::evaluate::Evaluator;
+    let wgsl = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < arrayLength(&x)) { y[g.x] = 2.0 * x[g.x]; }
+}
+"#;
+    let kernel = crate::operators::resolve(
+        "REPLAY",
+        "path = \"replay.wgsl\", sizes(n = 4096), bind(x = input(n), y = output(n)), grid = (n)",
+        wgsl,
+    );
+    let variant = |replay: bool| {
+        let body = if replay {
+            // 1.5 marks a result computed before.
+            "if (ws[0] == 1.5) { y[g.x] = ws[1u + g.x]; return; }"
+        } else {
+            ""
+        };
+        format!(
+            r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(1) @binding(0) var<storage, read_write> ws: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {{
+    if (g.x >= arrayLength(&x)) {{ return; }}
+    {body}
+    let v = 2.0 * x[g.x];
+    y[g.x] = v;
+    ws[1u + g.x] = v;
+}}
+@compute @workgroup_size(1)
+fn mark() {{ ws[0] = 1.5; }}
+"#
+        )
+    };
+    let program = |replay: bool| {
+        let mut p = kernel.baseline.clone();
+        p.wgsl = variant(replay).into();
+        p.workspace = vec![kf_runtime::Workspace {
+            group: 1,
+            binding: 0,
+            words: kf_runtime::expr::SizeExpr::parse("n + 1").unwrap(),
+        }]
+        .into();
+        p.then = vec![kf_runtime::Stage {
+            entry: "mark".into(),
+            workgroup_size: [1, 1, 1],
+            workgroup_storage_bytes: 0,
+            dispatch: kf_runtime::Dispatch {
+                mode: kf_runtime::DispatchMode::Workgroups,
+                size: [1, 1, 1].map(kf_runtime::expr::SizeExpr::lit),
+            },
+        }]
+        .into();
+        p
+    };
+    let (mut worker, _) = crate::operators::worker_and_target();
+    let evaluate = |worker: &mut kf_build::evaluate::process::WorkerProcess, replay: bool| {
+        let program = program(replay);
+        worker.evaluate(&kf_build::evaluate::EvalRequest {
+            kernel: kernel.clone(),
+            candidate: kf_build::evaluate::Candidate {
+                id: format!("replay-{replay}"),
+                origin: "test".into(),
+                program,
+            },
+            plan: crate::operators::verify_plan(&kernel),
+            ceilings: None,
+            deadline_s: None,
+        })
+    };
+    let honest = evaluate(&mut worker, false);
+    assert_eq!(
+        honest.fitness.level,
+        5,
+        "{:?}",
+        honest.failure.map(|f| f.log)
+    );
+    let replay = evaluate(&mut worker, true);
+    assert_eq!(replay.fitness.level, 4, "{:?}", replay.failure);
+    let log = replay.failure.map(|f| f.log).unwrap_or_default();
+    assert!(log.contains("run again on the same buffers"), "{log}");
+}
