@@ -763,7 +763,9 @@ impl LoadedKernel {
         &self.pipelines[0]
     }
 
-    /// One compute pipeline per launch, in order (one for a kernel of one launch).
+    /// One compute pipeline per launch, in order (one for a kernel of one launch). An app that
+    /// records the launches itself instead of calling [`LoadedKernel::dispatch`] binds
+    /// [`LoadedKernel::workspace`] after its own groups in each.
     pub fn pipelines(&self) -> &[wgpu::ComputePipeline] {
         &self.pipelines
     }
@@ -822,7 +824,7 @@ impl LoadedKernel {
         sizes: &[(&str, u64)],
     ) -> Result<[u32; 3], DispatchError> {
         let counts = self.launch_workgroups(sizes)?;
-        let workspace = self.workspace_group(sizes)?;
+        let workspace = self.workspace(sizes)?;
         for (pipeline, counts) in self.pipelines.iter().zip(&counts) {
             pass.set_pipeline(pipeline);
             for (i, group) in bind_groups.iter().enumerate() {
@@ -836,9 +838,12 @@ impl LoadedKernel {
         Ok(counts[0])
     }
 
-    /// The selected program's workspace for `sizes`: the buffers of the last dispatch when their
-    /// lengths still fit, else new ones (zeroed; the program writes what it reads).
-    fn workspace_group(
+    /// The bind group of the selected program's workspace for `sizes` and the group index to
+    /// bind it at (after the app's groups), or `None` when the program has none: buffers a tuned
+    /// variant needs for itself, such as a split-K product's partial sums. The buffers of the
+    /// last call are reused while `sizes` give the same lengths; otherwise new ones are allocated
+    /// (zeroed: the program writes what it reads). [`LoadedKernel::dispatch`] binds it for you.
+    pub fn workspace(
         &self,
         sizes: &[(&str, u64)],
     ) -> Result<Option<(u32, wgpu::BindGroup)>, DispatchError> {

@@ -405,6 +405,15 @@ impl Operator for Tile {
                 ));
                 continue;
             }
+            if let Some(plan) = &split_k
+                && let Some(bytes) = plan.too_large(subject, cfg.sk)
+            {
+                reasons.push(format!(
+                    "{}: a workspace of {bytes} bytes on a tune shape exceeds the adapter's storage binding size",
+                    label(cfg)
+                ));
+                continue;
+            }
             let mut function = generate(&matmul, &x, cfg, &program.entry)?;
             if let Some(plan) = &split_k {
                 function = format!(
@@ -1874,6 +1883,19 @@ impl SplitK {
             )));
         }
         Ok(SplitK { group, out_len })
+    }
+
+    /// The workspace's size in bytes on the first tune shape where `sk` partial sums per output
+    /// would exceed the adapter's largest storage binding, if there is one.
+    fn too_large(&self, subject: &Subject<'_>, sk: u32) -> Option<u64> {
+        let max = subject
+            .target
+            .limit("max_storage_buffer_binding_size", 128 << 20);
+        subject.kernel.tune_shapes.iter().find_map(|shape| {
+            let len = self.out_len.eval(|n| shape.get(n).copied()).ok()?;
+            let bytes = len.saturating_mul(4 * u64::from(sk));
+            (bytes > max).then_some(bytes)
+        })
     }
 
     /// The workspace's declaration, written with the entry points.

@@ -489,3 +489,25 @@ fn split_k_needs_the_outputs_length_in_the_launch_rule_and_a_free_group() {
     let why = apply(&Tile::split_k(), &kernel, &one_group).unwrap_err().0;
     assert!(why.contains("bind group"), "{why}");
 }
+
+#[test]
+fn split_k_offers_no_workspace_larger_than_a_storage_binding() {
+    // 40x36 outputs: 8 partial sums each take 46 080 bytes, 16 take 92 160.
+    let (kernel, _) = load("quickstart.wgsl");
+    let mut target = roomy();
+    target
+        .limits
+        .insert("max_storage_buffer_binding_size".into(), 50_000);
+    let rewrites = apply(&Tile::split_k(), &kernel, &target).unwrap();
+    assert!(!rewrites.is_empty());
+    assert!(
+        rewrites.iter().all(|r| r.step.contains("split 8 ways")),
+        "{:?}",
+        rewrites.iter().map(|r| &r.step).collect::<Vec<_>>()
+    );
+    target
+        .limits
+        .insert("max_storage_buffer_binding_size".into(), 40_000);
+    let why = apply(&Tile::split_k(), &kernel, &target).unwrap_err().0;
+    assert!(why.contains("storage binding size"), "{why}");
+}
