@@ -473,6 +473,12 @@ fn kind_text(kind: &BindingKind) -> String {
 }
 
 impl Interface {
+    /// The bind group a variant's workspace goes in ([`crate::program::Workspace`]): the one
+    /// after the highest group these bindings use, so the app's groups stay as they are.
+    pub fn workspace_group(&self) -> u32 {
+        self.bindings.iter().map(|b| b.group + 1).max().unwrap_or(0)
+    }
+
     /// The binding at `(group, binding)`.
     pub fn binding(&self, group: u32, binding: u32) -> Option<&BindingInterface> {
         self.bindings

@@ -149,13 +149,7 @@ fn check_workspace(
     interface: &mut crate::interface::Interface,
 ) -> Result<(), VariantError> {
     use crate::interface::BindingKind;
-    let first_free = kernel
-        .interface
-        .bindings
-        .iter()
-        .map(|b| b.group + 1)
-        .max()
-        .unwrap_or(0);
+    let first_free = kernel.interface.workspace_group();
     let declared: Vec<&str> = kernel.sizes.iter().map(|(n, _)| n.as_str()).collect();
     let mut problems = Vec::new();
     for w in program.workspace.iter() {

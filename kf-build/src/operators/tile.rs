@@ -1869,13 +1869,7 @@ impl SplitK {
                 "the output's length names `{n}`, which the launch rule does not: the workspace is sized from the sizes an app passes at dispatch"
             )));
         }
-        let group = kernel
-            .interface
-            .bindings
-            .iter()
-            .map(|b| b.group + 1)
-            .max()
-            .unwrap_or(0);
+        let group = kernel.interface.workspace_group();
         let max = subject.target.limit("max_bind_groups", 4);
         if u64::from(group) >= max {
             return Err(Skip(format!(
