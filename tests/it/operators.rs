@@ -6,6 +6,7 @@
 
 use kf_build::evaluate::process::WorkerProcess;
 use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
+use kf_build::operators::attention::FlashAttention;
 use kf_build::operators::coarsen::Coarsen;
 use kf_build::operators::implicit::ImplicitGemm;
 use kf_build::operators::reduce::ParallelReduction;
@@ -122,6 +123,7 @@ fn operators() -> Vec<Box<dyn Operator>> {
         Box::new(VectorizedAccess),
         Box::new(Widen),
         Box::new(ImplicitGemm),
+        Box::new(FlashAttention),
     ]
 }
 

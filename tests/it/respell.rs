@@ -5,6 +5,7 @@
 use super::operators::{corpus, resolve, verify_plan};
 use kf_build::evaluate::process::WorkerProcess;
 use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
+use kf_build::operators::attention::FlashAttention;
 use kf_build::operators::reduce::ParallelReduction;
 use kf_build::operators::respell::{self, Spelling};
 use kf_build::operators::tile::Tile;
@@ -429,4 +430,25 @@ fn respelled_convolutions_are_tiled_as_implicit_gemms_correctly() {
     eprintln!("implicit-gemm on the adapter, kernel × spelling:\n{table}");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert!(evaluated >= 20, "only {evaluated} rewrites evaluated");
+}
+
+/// Attention one query row per invocation, as KernelBench writes it (a helper for the score, two
+/// passes) and in one inline pass with the softmax online (narrow and wide heads), under every
+/// spelling that changes them: `flash-attention` fires on each and its rewrites verify.
+#[test]
+fn respelled_attention_is_flashed_correctly() {
+    let (mut worker, target) = worker();
+    let subset = [
+        "attention_head_rows.wgsl",
+        "attention_online_narrow.wgsl",
+        "attention_online_wide.wgsl",
+    ];
+    let mut spellings: Vec<Option<Spelling>> = Spelling::ALL.iter().copied().map(Some).collect();
+    spellings.push(None);
+    let (table, evaluated, failures) = over_spellings(&subset, &spellings, |label, kernel| {
+        rewrite_and_verify(&FlashAttention, &mut worker, &target, label, kernel, 2)
+    });
+    eprintln!("flash-attention on the adapter, kernel × spelling:\n{table}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(evaluated >= 12, "only {evaluated} rewrites evaluated");
 }

@@ -109,6 +109,118 @@ impl Count {
 
 /// Analyzes entry point `entry_index` of a validated module whose overrides have been applied.
 pub(crate) fn analyze(module: &Module, info: &ModuleInfo, entry_index: usize) -> Facts {
+    let (walker, outputs) = walk(module, info, entry_index);
+    walker.finish(outputs)
+}
+
+/// The storage buffers of a row-per-invocation attention kernel, by role: `out[row, c] =
+/// Σ_j softmax_j(q[row] · k[j]) v[j, c]` (see `operators::attention`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AttentionRoles {
+    /// Read at indices that depend on the invocation's row (and on a loop), and in the same
+    /// innermost loop as `k`: one side of the dot products.
+    pub q: Handle<GlobalVariable>,
+    /// Read at indices that vary with loops only, in a loop that also reads `q`.
+    pub k: Handle<GlobalVariable>,
+    /// Read at indices that vary with loops only, in no loop that reads `q`.
+    pub v: Handle<GlobalVariable>,
+    /// The one buffer written, at indices that depend on the row.
+    pub out: Handle<GlobalVariable>,
+}
+
+/// Which storage buffer plays which part in an attention kernel written one query row per
+/// invocation, from the same walk as [`analyze`] (calls followed into their callees, so a score
+/// computed in a helper function counts where it is called): exactly one buffer written and three
+/// read; the written one and exactly one read one (`q`) are indexed by the invocation's x
+/// position, the other two (`k`, `v`) by loop counters only; `k` is read in an innermost loop that
+/// also reads `q` (the dot product), `v` in none; and the kernel takes an exponential. Says which
+/// premise fails otherwise. A match is a proposal: the rewrite it leads to is verified like any
+/// other candidate.
+pub(crate) fn attention_roles(
+    module: &Module,
+    info: &ModuleInfo,
+    entry_index: usize,
+) -> Result<AttentionRoles, String> {
+    let (walker, _) = walk(module, info, entry_index);
+    let uses_exp = module
+        .functions
+        .iter()
+        .map(|(_, f)| f)
+        .chain(std::iter::once(&module.entry_points[entry_index].function))
+        .any(|f| {
+            f.expressions.iter().any(|(_, e)| {
+                matches!(
+                    e,
+                    Expression::Math {
+                        fun: naga::MathFunction::Exp | naga::MathFunction::Exp2,
+                        ..
+                    }
+                )
+            })
+        });
+    if !uses_exp {
+        return Err("no exponential: not a softmax".into());
+    }
+    let row = |a: &StorageAccess| {
+        let atoms = walker.base_atoms(&a.index);
+        atoms.contains(&Atom::ThreadX) || atoms.contains(&Atom::GroupX)
+    };
+    let varies = |a: &StorageAccess| {
+        walker
+            .base_atoms(&a.index)
+            .iter()
+            .any(|x| matches!(x, Atom::Iter(_)))
+    };
+    let mut written: Vec<Handle<GlobalVariable>> = Vec::new();
+    let mut read: Vec<Handle<GlobalVariable>> = Vec::new();
+    for a in &walker.accesses {
+        let list = if a.write { &mut written } else { &mut read };
+        if !list.contains(&a.global) {
+            list.push(a.global);
+        }
+    }
+    read.retain(|g| !written.contains(g));
+    let [out] = written[..] else {
+        return Err(format!(
+            "{} storage buffers written; attention writes one",
+            written.len()
+        ));
+    };
+    if read.len() != 3 {
+        return Err(format!(
+            "{} storage buffers only read; attention reads three (q, k, v)",
+            read.len()
+        ));
+    }
+    let of = |g: Handle<GlobalVariable>| walker.accesses.iter().filter(move |a| a.global == g);
+    if !of(out).all(|a| row(a) && varies(a)) {
+        return Err("the output is not written along the row at a loop's positions".into());
+    }
+    let (rowed, keyed): (Vec<Handle<GlobalVariable>>, Vec<Handle<GlobalVariable>>) =
+        read.iter().partition(|&&g| of(g).all(row));
+    let [q] = rowed[..] else {
+        return Err(format!(
+            "{} buffers read along the row; attention reads one (q)",
+            rowed.len()
+        ));
+    };
+    if !keyed.iter().all(|&g| of(g).all(|a| !row(a) && varies(a))) {
+        return Err("k and v are not read at loop positions only".into());
+    }
+    let q_loops: BTreeSet<LoopId> = of(q).filter_map(|a| a.loops.last().copied()).collect();
+    let (with_q, without_q): (Vec<Handle<GlobalVariable>>, Vec<Handle<GlobalVariable>>) =
+        keyed.iter().partition(|&&g| {
+            of(g)
+                .filter_map(|a| a.loops.last())
+                .any(|l| q_loops.contains(l))
+        });
+    match (&with_q[..], &without_q[..]) {
+        (&[k], &[v]) => Ok(AttentionRoles { q, k, v, out }),
+        _ => Err("no buffer is read beside q in the dot product's loop, or both are".into()),
+    }
+}
+
+fn walk<'a>(module: &'a Module, info: &'a ModuleInfo, entry_index: usize) -> (Walker<'a>, Count) {
     let ep = &module.entry_points[entry_index];
     let mut walker = Walker {
         module,
@@ -144,7 +256,7 @@ pub(crate) fn analyze(module: &Module, info: &ModuleInfo, entry_index: usize) ->
     );
     let outputs = walker.block(&ep.function.body);
     walker.frames.pop();
-    walker.finish(outputs)
+    (walker, outputs)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -429,6 +541,8 @@ struct Walker<'a> {
 /// One access to storage memory.
 struct StorageAccess {
     global: Handle<GlobalVariable>,
+    /// A store or an atomic rather than a load.
+    write: bool,
     vector: bool,
     index: Poly,
     loops: Vec<LoopId>,
@@ -878,7 +992,7 @@ impl<'a> Walker<'a> {
                 Root::Local(var) => self.event(Event::Load(var)),
                 Root::Global(g) => match self.module.global_variables[g].space {
                     AddressSpace::Storage { .. } => {
-                        self.record_storage(g, p.vector, p.index);
+                        self.record_storage(g, false, p.vector, p.index);
                         self.event(Event::StorageLoad(g));
                     }
                     AddressSpace::WorkGroup => {
@@ -893,9 +1007,16 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn record_storage(&mut self, global: Handle<GlobalVariable>, vector: bool, index: Poly) {
+    fn record_storage(
+        &mut self,
+        global: Handle<GlobalVariable>,
+        write: bool,
+        vector: bool,
+        index: Poly,
+    ) {
         self.accesses.push(StorageAccess {
             global,
+            write,
             vector,
             index,
             loops: self.loop_stack.iter().map(|l| l.id).collect(),
@@ -1003,7 +1124,7 @@ impl<'a> Walker<'a> {
                     match self.module.global_variables[g].space {
                         AddressSpace::Storage { .. } => {
                             deps.storage = true;
-                            self.record_storage(g, false, p.index.clone());
+                            self.record_storage(g, true, false, p.index.clone());
                             self.storage_stores.push(v.deps.clone());
                             count = self.storage_write(&p);
                         }
@@ -1125,7 +1246,7 @@ impl<'a> Walker<'a> {
             }
             Root::Global(g) => match self.module.global_variables[g].space {
                 AddressSpace::Storage { .. } => {
-                    self.record_storage(g, p.vector, p.index.clone());
+                    self.record_storage(g, true, p.vector, p.index.clone());
                     self.storage_stores.push(v.deps);
                     self.storage_write(p)
                 }

@@ -14,6 +14,7 @@
 //! Invariant: an operator never decides correctness. Its output is a candidate like any other: the
 //! evaluator verifies it against the baseline, and a rewrite that is wrong only costs an evaluation.
 
+pub mod attention;
 pub mod canon;
 pub mod coarsen;
 pub mod hoist;
@@ -212,6 +213,7 @@ pub fn all() -> Vec<Box<dyn Operator>> {
         Box::new(implicit::ImplicitGemm),
         Box::new(reduce::ParallelReduction),
         Box::new(scan::Scan),
+        Box::new(attention::FlashAttention),
         Box::new(coarsen::Coarsen),
         Box::new(vectorize::VectorizedAccess),
         Box::new(widen::Widen),

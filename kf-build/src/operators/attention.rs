@@ -1,0 +1,471 @@
+//! Flash attention: a kernel that computes `out = softmax(scale · Q Kᵀ) V` one query row per
+//! invocation becomes one that streams K and V through workgroup memory in tiles, with the
+//! softmax computed online.
+//!
+//! Written one row per invocation, attention is slow in two ways at once: each invocation walks
+//! every key (twice or three times: the row maximum, the exponentials, the weighted values)
+//! reading K and V alone, so neighbouring invocations fetch whole rows apart and nothing is
+//! shared; and a sequence of a few thousand rows is a few thousand invocations, a fraction of a
+//! large GPU. The rewrite gives each workgroup 16 query rows and 16 invocations per row. The
+//! workgroup loads a tile of `BC` keys of K and V into workgroup memory side by side (coalesced)
+//! and every row reads it from there; a row's 16 invocations split the tile's scores and the
+//! output's columns; the row maximum and the sum of exponentials are kept as running values and
+//! the output rescaled when the maximum grows (the online softmax of Milakov and Gimelshein, as
+//! in FlashAttention), so K and V are read once.
+//!
+//! **What is recognised from naga's IR**:
+//! - which storage buffer is Q, K, V and the output ([`attention_roles`]: from the index
+//!   polynomials of every access, calls followed into helper functions, so a score written as a
+//!   function counts where it is called): one buffer written and three read; the output and Q
+//!   along the invocation's row, K and V at loop positions only; K in the innermost loop that reads
+//!   Q (the dot product), V in none; and an exponential;
+//! - the row stride `D` (the head dimension): the coefficient of the row id in the output's index
+//!   in the entry point (`out[row * D + c]`);
+//! - the sequence length `S`: the bound every outermost loop of the entry point shares that is not
+//!   `D` (the loops over keys), counted from 0 by 1;
+//! - a one-dimensional launch of one invocation per row;
+//! - the scale: `1/sqrt(D)` where the kernel takes a square root, else each `f32` uniform, else
+//!   none. Each is its own rewrite; the one the kernel computes is the one that verifies.
+//!
+//! Each rewrite is a candidate like any other: the evaluator verifies it against the kernel as
+//! written, on fresh inputs and unseen shapes. A kernel with a mask, another layout or another
+//! normalisation matches the roles but fails verification, at the cost of an evaluation.
+//!
+//! **The rewrite** replaces the entry point (the rest of the module is kept): 256 invocations, 16
+//! rows of 16, `cdiv(rows, 16)` workgroups. Heads wider than 64 columns take a plain path in the
+//! same kernel (each row's 16 invocations split its columns and walk the keys twice), so the
+//! variant computes the same on every shape. Tiles of 32 keys always, of 64 where the adapter's
+//! workgroup memory allows (42 KiB).
+//!
+//! Invariant: every output element the kernel writes, the rewrite writes once, with the same
+//! terms summed in another order (the step says "float sums reassociated").
+
+use super::{Moves, Operator, Rewrite, Skip, Subject};
+use crate::analysis::facts::attention_roles;
+use crate::analysis::ir::{self, Naming, Var};
+use crate::evolve::descriptor::Dim;
+use kf_runtime::expr::{Op, SizeExpr};
+use naga::{BuiltIn, Expression, TypeInner};
+use std::fmt::Write as _;
+
+/// Prefix of every identifier the rewrite introduces.
+const PREFIX: &str = "kfa_";
+
+/// Rows per workgroup, and invocations per row.
+const ROWS: u32 = 16;
+
+/// The widest head the tiled path holds (16 invocations × 4 columns).
+const MAX_D: u32 = 64;
+
+/// The flash-attention operator (see the module documentation).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlashAttention;
+
+impl Operator for FlashAttention {
+    fn name(&self) -> &'static str {
+        "flash-attention"
+    }
+
+    fn moves(&self) -> Moves {
+        &[(Dim::Memory, 2), (Dim::Compute, 2), (Dim::Parallelism, 1)]
+    }
+
+    fn fixes_workgroup(&self) -> bool {
+        true
+    }
+
+    fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip> {
+        let program = subject.program;
+        let wgsl = program.wgsl.as_ref();
+        if wgsl.contains(PREFIX) {
+            return Err(Skip("already a flash attention".into()));
+        }
+        if program.workgroup_size[1] != 1 || program.workgroup_size[2] != 1 {
+            return Err(Skip("the workgroup is not one-dimensional".into()));
+        }
+        for d in 1..3 {
+            if program.dispatch.size[d].as_constant() != Some(1) {
+                return Err(Skip(
+                    "the launch is not one-dimensional (one invocation per query row)".into(),
+                ));
+            }
+        }
+        let parsed = ir::parse(wgsl).map_err(|e| Skip(e.to_string()))?;
+        let analysis = parsed
+            .analyse(&program.entry)
+            .map_err(|e| Skip(e.to_string()))?;
+        let entry_index = parsed
+            .module
+            .entry_points
+            .iter()
+            .position(|e| e.name == program.entry.as_ref())
+            .ok_or_else(|| Skip("no such entry point".into()))?;
+        let roles = attention_roles(&parsed.module, &parsed.info, entry_index).map_err(Skip)?;
+        let name = |g: naga::Handle<naga::GlobalVariable>| {
+            parsed.module.global_variables[g]
+                .name
+                .clone()
+                .ok_or_else(|| Skip("a buffer without a name".into()))
+        };
+        for g in [roles.q, roles.k, roles.v, roles.out] {
+            let ty = &parsed.module.types[parsed.module.global_variables[g].ty].inner;
+            let f32_array = matches!(ty, TypeInner::Array { base, .. }
+                if matches!(parsed.module.types[*base].inner, TypeInner::Scalar(s) if s == naga::Scalar::F32));
+            if !f32_array {
+                return Err(Skip(format!("`{}` is not an array of f32", name(g)?)));
+            }
+        }
+
+        // D: the row id's coefficient in the output's index, the same at every store.
+        let row = Var::Builtin(BuiltIn::GlobalInvocationId, 0);
+        let mut d_text: Option<String> = None;
+        for a in analysis.accesses.iter().filter(|a| a.write) {
+            if a.global != roles.out {
+                return Err(Skip("a helper function writes storage".into()));
+            }
+            let form = a
+                .form
+                .as_ref()
+                .ok_or_else(|| Skip("the output's index is not affine".into()))?;
+            let coeff = form.coeff(row);
+            if coeff.is_zero() {
+                return Err(Skip(
+                    "the output's index does not step with global_invocation_id.x".into(),
+                ));
+            }
+            let text = coeff.to_string();
+            match &d_text {
+                Some(t) if *t != text => {
+                    return Err(Skip("the output is written with two row strides".into()));
+                }
+                _ => d_text = Some(text),
+            }
+        }
+        let d_text = d_text.ok_or_else(|| Skip("the entry point writes no output".into()))?;
+        if analysis.accesses.iter().any(|a| {
+            a.write
+                && a.form
+                    .as_ref()
+                    .is_some_and(|f| f.vars().any(|v| matches!(v, Var::Builtin(..)) && v != row))
+        }) {
+            return Err(Skip(
+                "the output's index reads another invocation id".into(),
+            ));
+        }
+
+        // S: the bound of the outermost loops that are not over D.
+        let mut s_text: Option<String> = None;
+        for l in analysis.loops.iter().filter(|l| l.depth == 0) {
+            let Some(f) = &l.for_loop else {
+                return Err(Skip(format!(
+                    "an outermost loop is not counted ({})",
+                    l.not_counted.as_deref().unwrap_or("unknown form")
+                )));
+            };
+            let [bound] = &f.bounds[..] else {
+                return Err(Skip("a loop with several bounds".into()));
+            };
+            let from_zero = f.init.is_none_or(|h| analysis.const_int(h) == Some(0));
+            if f.decreasing
+                || analysis.const_int(f.step) != Some(1)
+                || !from_zero
+                || bound.offset.is_some()
+                || !matches!(bound.cmp, ir::Cmp::Lt)
+            {
+                return Err(Skip(format!(
+                    "loop `{}` does not count from 0 by 1 below a bound",
+                    f.var_name
+                )));
+            }
+            if !analysis.locals_read(bound.bound).is_empty()
+                || !analysis.is_dispatch_uniform(bound.bound)
+            {
+                return Err(Skip(format!("loop `{}` has a varying bound", f.var_name)));
+            }
+            let text = analysis
+                .expr_wgsl(bound.bound, Naming::Inline)
+                .ok_or_else(|| Skip("a loop bound that cannot be restated".into()))?;
+            if text == d_text || format!("({text})") == d_text || text == format!("({d_text})") {
+                continue;
+            }
+            match &s_text {
+                Some(t) if *t != text => {
+                    return Err(Skip(format!(
+                        "two sequence lengths among the key loops: {t} and {text}"
+                    )));
+                }
+                _ => s_text = Some(text),
+            }
+        }
+        let s_text = s_text.ok_or_else(|| Skip("no loop over the keys".into()))?;
+
+        let scales = scales(&parsed, &d_text);
+        let rows = super::grid_extent(program, 0);
+        let mut ops = rows;
+        ops.push(Op::Lit(u64::from(ROWS)));
+        ops.push(Op::CeilDiv);
+        let dispatch = kf_runtime::Dispatch {
+            mode: kf_runtime::DispatchMode::Workgroups,
+            size: [SizeExpr::from_ops(ops), SizeExpr::lit(1), SizeExpr::lit(1)],
+        };
+        let range = analysis.entry_range()?;
+        let names = Names {
+            q: name(roles.q)?,
+            k: name(roles.k)?,
+            v: name(roles.v)?,
+            out: name(roles.out)?,
+            s: s_text,
+            d: d_text,
+        };
+        let storage = subject
+            .target
+            .limit("max_compute_workgroup_storage_size", 16384);
+        let threads = ROWS * ROWS;
+        if u64::from(threads)
+            > subject
+                .target
+                .limit("max_compute_invocations_per_workgroup", 256)
+            || u64::from(threads) > subject.target.limit("max_compute_workgroup_size_x", 256)
+        {
+            return Err(Skip(format!(
+                "the adapter runs fewer than {threads} invocations per workgroup"
+            )));
+        }
+        let mut rewrites = Vec::new();
+        for bc in [32u32, 64] {
+            let bytes = shared_bytes(bc);
+            if u64::from(bytes) > storage {
+                continue;
+            }
+            for (scale, said) in &scales {
+                let function = generate(&names, scale, bc, &program.entry);
+                let mut p = super::replaced_entry(
+                    program,
+                    range.clone(),
+                    &function,
+                    [threads, 1, 1],
+                    bytes,
+                    dispatch.clone(),
+                );
+                p.then = program.then.clone();
+                rewrites.push(Rewrite {
+                    program: p,
+                    step: format!(
+                        "flash-attention({bc}-key tiles, scale {said}, float sums reassociated)"
+                    ),
+                    params: Vec::new(),
+                });
+            }
+        }
+        if rewrites.is_empty() {
+            return Err(Skip(format!(
+                "a tile of 32 keys needs {} bytes of workgroup memory; the adapter has {storage}",
+                shared_bytes(32)
+            )));
+        }
+        Ok(rewrites)
+    }
+}
+
+/// The buffers' and sizes' WGSL spellings.
+struct Names {
+    q: String,
+    k: String,
+    v: String,
+    out: String,
+    s: String,
+    d: String,
+}
+
+/// Workgroup memory of a tile of `bc` keys: Q (16 rows of 16 vec4), K (padded to 17 vec4 a key),
+/// V, and the row's scores.
+fn shared_bytes(bc: u32) -> u32 {
+    (ROWS * 16 + bc * 17 + bc * 16) * 16 + ROWS * bc * 4
+}
+
+/// The scale hypotheses, each with how the step names it: `1/sqrt(D)` where the kernel takes a
+/// square root, each `f32` scalar of a uniform, and none where there is neither.
+fn scales(parsed: &ir::Parsed, d: &str) -> Vec<(String, String)> {
+    let module = &parsed.module;
+    let mut out = Vec::new();
+    let sqrt = module
+        .functions
+        .iter()
+        .map(|(_, f)| f)
+        .chain(module.entry_points.iter().map(|e| &e.function))
+        .any(|f| {
+            f.expressions.iter().any(|(_, e)| {
+                matches!(
+                    e,
+                    Expression::Math {
+                        fun: naga::MathFunction::Sqrt | naga::MathFunction::InverseSqrt,
+                        ..
+                    }
+                )
+            })
+        });
+    if sqrt {
+        out.push((format!("inverseSqrt(f32({d}))"), "1/sqrt(d)".to_owned()));
+    }
+    for (_, g) in module.global_variables.iter() {
+        if g.space != naga::AddressSpace::Uniform {
+            continue;
+        }
+        let Some(gname) = &g.name else { continue };
+        match &module.types[g.ty].inner {
+            TypeInner::Struct { members, .. } => {
+                for m in members {
+                    if matches!(module.types[m.ty].inner, TypeInner::Scalar(s) if s == naga::Scalar::F32)
+                        && let Some(mname) = &m.name
+                    {
+                        out.push((format!("{gname}.{mname}"), format!("{gname}.{mname}")));
+                    }
+                }
+            }
+            TypeInner::Scalar(s) if *s == naga::Scalar::F32 => {
+                out.push((gname.clone(), gname.clone()));
+            }
+            _ => {}
+        }
+    }
+    if out.is_empty() {
+        out.push(("1.0".to_owned(), "1".to_owned()));
+    }
+    out
+}
+
+/// The new entry point.
+fn generate(n: &Names, scale: &str, bc: u32, entry: &str) -> String {
+    let Names { q, k, v, out, s, d } = n;
+    let spt = bc / ROWS;
+    let loads = bc * MAX_D / (ROWS * ROWS);
+    let mut w = String::new();
+    let _ = write!(
+        w,
+        "// KernelFoundry flash attention: 16 query rows per workgroup, 16 invocations a row, K and V
+// in tiles of {bc} keys through workgroup memory, the softmax online (running maximum and sum).
+var<workgroup> kfa_q: array<vec4<f32>, {qn}>;
+var<workgroup> kfa_k: array<vec4<f32>, {kn}>;
+var<workgroup> kfa_v: array<vec4<f32>, {vn}>;
+var<workgroup> kfa_p: array<f32, {pn}>;
+
+@compute @workgroup_size({threads}, 1, 1)
+fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) kfa_wid: vec3<u32>) {{
+    let kfa_s = {s};
+    let kfa_d = {d};
+    let kfa_scale = {scale};
+    let kfa_r = kfa_t / 16u;
+    let kfa_lane = kfa_t % 16u;
+    let kfa_i = kfa_wid.x * 16u + kfa_r;
+    if (kfa_d > {MAX_D}u) {{
+        // Heads wider than the tiles: each row's 16 invocations split its columns.
+        if (kfa_i < kfa_s) {{
+            var kfa_m = -3.402823e38;
+            for (var kfa_j = 0u; kfa_j < kfa_s; kfa_j = kfa_j + 1u) {{
+                var kfa_dot = 0.0;
+                for (var kfa_c = 0u; kfa_c < kfa_d; kfa_c = kfa_c + 1u) {{
+                    kfa_dot = kfa_dot + {q}[kfa_i * kfa_d + kfa_c] * {k}[kfa_j * kfa_d + kfa_c];
+                }}
+                kfa_m = max(kfa_m, kfa_dot * kfa_scale);
+            }}
+            for (var kfa_c = kfa_lane; kfa_c < kfa_d; kfa_c = kfa_c + 16u) {{
+                var kfa_num = 0.0;
+                var kfa_den = 0.0;
+                for (var kfa_j = 0u; kfa_j < kfa_s; kfa_j = kfa_j + 1u) {{
+                    var kfa_dot = 0.0;
+                    for (var kfa_e = 0u; kfa_e < kfa_d; kfa_e = kfa_e + 1u) {{
+                        kfa_dot = kfa_dot + {q}[kfa_i * kfa_d + kfa_e] * {k}[kfa_j * kfa_d + kfa_e];
+                    }}
+                    let kfa_pj = exp(kfa_dot * kfa_scale - kfa_m);
+                    kfa_den = kfa_den + kfa_pj;
+                    kfa_num = kfa_num + kfa_pj * {v}[kfa_j * kfa_d + kfa_c];
+                }}
+                {out}[kfa_i * kfa_d + kfa_c] = kfa_num / kfa_den;
+            }}
+        }}
+        return;
+    }}
+    {{
+        var kfa_qv = vec4<f32>();
+        let kfa_c = kfa_lane * 4u;
+        for (var kfa_e = 0u; kfa_e < 4u; kfa_e = kfa_e + 1u) {{
+            if (kfa_i < kfa_s && kfa_c + kfa_e < kfa_d) {{
+                kfa_qv[kfa_e] = {q}[kfa_i * kfa_d + kfa_c + kfa_e];
+            }}
+        }}
+        kfa_q[kfa_t] = kfa_qv;
+    }}
+    var kfa_m = -3.402823e38;
+    var kfa_l = 0.0;
+    var kfa_acc = vec4<f32>();
+    for (var kfa_j0 = 0u; kfa_j0 < kfa_s; kfa_j0 = kfa_j0 + {bc}u) {{
+        workgroupBarrier();
+        for (var kfa_e = 0u; kfa_e < {loads}u; kfa_e = kfa_e + 1u) {{
+            let kfa_x = kfa_t + kfa_e * {threads}u;
+            let kfa_j = kfa_x / {MAX_D}u;
+            let kfa_c = kfa_x % {MAX_D}u;
+            var kfa_kx = 0.0;
+            var kfa_vx = 0.0;
+            if (kfa_j0 + kfa_j < kfa_s && kfa_c < kfa_d) {{
+                kfa_kx = {k}[(kfa_j0 + kfa_j) * kfa_d + kfa_c];
+                kfa_vx = {v}[(kfa_j0 + kfa_j) * kfa_d + kfa_c];
+            }}
+            kfa_k[kfa_j * 17u + kfa_c / 4u][kfa_c % 4u] = kfa_kx;
+            kfa_v[kfa_j * 16u + kfa_c / 4u][kfa_c % 4u] = kfa_vx;
+        }}
+        workgroupBarrier();
+        var kfa_sc: array<f32, {spt}>;
+        for (var kfa_jj = 0u; kfa_jj < {spt}u; kfa_jj = kfa_jj + 1u) {{
+            let kfa_j = kfa_lane + kfa_jj * 16u;
+            var kfa_dv = vec4<f32>();
+            for (var kfa_c = 0u; kfa_c < 16u; kfa_c = kfa_c + 1u) {{
+                kfa_dv = fma(kfa_q[kfa_r * 16u + kfa_c], kfa_k[kfa_j * 17u + kfa_c], kfa_dv);
+            }}
+            let kfa_x = ((kfa_dv.x + kfa_dv.y) + (kfa_dv.z + kfa_dv.w)) * kfa_scale;
+            kfa_sc[kfa_jj] = select(-3.402823e38, kfa_x, kfa_j0 + kfa_j < kfa_s);
+            kfa_p[kfa_r * {bc}u + kfa_j] = kfa_sc[kfa_jj];
+        }}
+        workgroupBarrier();
+        var kfa_mt = kfa_m;
+        for (var kfa_j = 0u; kfa_j < {bc}u; kfa_j = kfa_j + 1u) {{
+            kfa_mt = max(kfa_mt, kfa_p[kfa_r * {bc}u + kfa_j]);
+        }}
+        workgroupBarrier();
+        for (var kfa_jj = 0u; kfa_jj < {spt}u; kfa_jj = kfa_jj + 1u) {{
+            let kfa_j = kfa_lane + kfa_jj * 16u;
+            kfa_p[kfa_r * {bc}u + kfa_j] = select(0.0, exp(kfa_sc[kfa_jj] - kfa_mt), kfa_j0 + kfa_j < kfa_s);
+        }}
+        workgroupBarrier();
+        let kfa_corr = exp(kfa_m - kfa_mt);
+        kfa_m = kfa_mt;
+        var kfa_lt = 0.0;
+        kfa_acc = kfa_acc * kfa_corr;
+        for (var kfa_j = 0u; kfa_j < {bc}u; kfa_j = kfa_j + 1u) {{
+            let kfa_pj = kfa_p[kfa_r * {bc}u + kfa_j];
+            kfa_lt = kfa_lt + kfa_pj;
+            kfa_acc = fma(vec4<f32>(kfa_pj), kfa_v[kfa_j * 16u + kfa_lane], kfa_acc);
+        }}
+        kfa_l = kfa_l * kfa_corr + kfa_lt;
+    }}
+    if (kfa_i < kfa_s) {{
+        let kfa_o = kfa_acc / kfa_l;
+        for (var kfa_e = 0u; kfa_e < 4u; kfa_e = kfa_e + 1u) {{
+            let kfa_c = kfa_lane * 4u + kfa_e;
+            if (kfa_c < kfa_d) {{
+                {out}[kfa_i * kfa_d + kfa_c] = kfa_o[kfa_e];
+            }}
+        }}
+    }}
+}}
+",
+        qn = ROWS * 16,
+        kn = bc * 17,
+        vn = bc * 16,
+        pn = ROWS * bc,
+        threads = ROWS * ROWS,
+    );
+    w
+}
+
+#[cfg(test)]
+mod tests;

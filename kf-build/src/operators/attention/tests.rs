@@ -1,0 +1,140 @@
+use super::*;
+use crate::operators::testkit::{self, check_valid, corpus, own_step};
+
+fn kernel(name: &str) -> kf_runtime::resolve::ResolvedKernel {
+    corpus()
+        .into_iter()
+        .find(|k| k.name == name)
+        .unwrap_or_else(|| panic!("{name} is in the corpus"))
+        .kernel
+}
+
+#[test]
+fn attention_rows_become_flash_tiles_whatever_the_spelling() {
+    for (name, s, d, q, k, v, out) in [
+        (
+            "attention_head_rows.wgsl",
+            "attn.seq",
+            "attn.d",
+            "q",
+            "k",
+            "v",
+            "out",
+        ),
+        (
+            "attention_online_wide.wgsl",
+            "dims.tokens",
+            "dims.width",
+            "queries",
+            "keys",
+            "values",
+            "result",
+        ),
+    ] {
+        let kernel = kernel(name);
+        let rewrites = testkit::apply(&FlashAttention, &kernel, &testkit::h200())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        // Tiles of 32 and of 64 keys on 48 KiB, one scale each (the kernels take a square root).
+        assert_eq!(rewrites.len(), 2, "{name}");
+        for r in &rewrites {
+            assert_eq!(check_valid(&kernel, r), [256, 1, 1], "{name}");
+            assert!(
+                own_step(r).starts_with("flash-attention(") && own_step(r).contains("1/sqrt(d)"),
+                "{name}: {}",
+                r.step
+            );
+            let wgsl = r.program.wgsl.as_ref();
+            for needle in [
+                format!("let kfa_s = {s};"),
+                format!("let kfa_d = {d};"),
+                format!("kfa_kx = {k}[(kfa_j0 + kfa_j) * kfa_d + kfa_c];"),
+                format!("kfa_vx = {v}[(kfa_j0 + kfa_j) * kfa_d + kfa_c];"),
+                format!("kfa_qv[kfa_e] = {q}[kfa_i * kfa_d + kfa_c + kfa_e];"),
+                format!("{out}[kfa_i * kfa_d + kfa_c] = kfa_o[kfa_e];"),
+            ] {
+                assert!(wgsl.contains(&needle), "{name}: no `{needle}` in\n{wgsl}");
+            }
+            assert_eq!(r.program.dispatch.to_string(), kernel_dispatch(&kernel));
+        }
+        // lavapipe's 32 KiB hold the 32-key tile only.
+        let small = testkit::apply(&FlashAttention, &kernel, &testkit::lavapipe()).unwrap();
+        assert_eq!(small.len(), 1, "{name}");
+        assert!(small[0].step.contains("32-key tiles"), "{}", small[0].step);
+    }
+}
+
+/// `cdiv(invocations, 16)` workgroups: the baseline's invocations along x, 16 rows each.
+fn kernel_dispatch(kernel: &kf_runtime::resolve::ResolvedKernel) -> String {
+    let mut ops = super::super::grid_extent(&kernel.baseline, 0);
+    ops.push(Op::Lit(16));
+    ops.push(Op::CeilDiv);
+    kf_runtime::Dispatch {
+        mode: kf_runtime::DispatchMode::Workgroups,
+        size: [SizeExpr::from_ops(ops), SizeExpr::lit(1), SizeExpr::lit(1)],
+    }
+    .to_string()
+}
+
+#[test]
+fn kernels_that_are_not_attention_are_left_alone() {
+    for (name, why) in [
+        // Causal: the key loops run from 1 up to and including the row.
+        (
+            "attention_rows_score_fn.wgsl",
+            "loop `key` does not count from 0 by 1",
+        ),
+        // Two buffers written (scores through a scratch row).
+        ("attention_decode_scratch.wgsl", "storage buffers written"),
+        ("log_softmax_loop.wgsl", "buffers only read"),
+        ("gemv_struct.wgsl", "no exponential"),
+    ] {
+        let kernel = kernel(name);
+        let skip = testkit::apply(&FlashAttention, &kernel, &testkit::h200()).expect_err(name);
+        assert!(skip.0.contains(why), "{name}: {skip}");
+    }
+}
+
+#[test]
+fn a_uniform_scale_is_proposed_when_no_square_root_is_taken() {
+    let wgsl = r#"
+struct P { n: u32, d: u32, scale: f32, eps: f32 }
+@group(0) @binding(0) var<storage, read> q: array<f32>;
+@group(0) @binding(1) var<storage, read> k: array<f32>;
+@group(0) @binding(2) var<storage, read> v: array<f32>;
+@group(0) @binding(3) var<storage, read_write> o: array<f32>;
+@group(0) @binding(4) var<uniform> p: P;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x >= p.n) { return; }
+    var m = -1e30;
+    for (var j = 0u; j < p.n; j++) {
+        var s = 0.0;
+        for (var c = 0u; c < p.d; c++) { s += q[g.x * p.d + c] * k[j * p.d + c]; }
+        m = max(m, s * p.scale);
+    }
+    var l = 0.0;
+    for (var c = 0u; c < p.d; c++) { o[g.x * p.d + c] = 0.0; }
+    for (var j = 0u; j < p.n; j++) {
+        var s = 0.0;
+        for (var c = 0u; c < p.d; c++) { s += q[g.x * p.d + c] * k[j * p.d + c]; }
+        let e = exp(s * p.scale - m);
+        l += e;
+        for (var c = 0u; c < p.d; c++) { o[g.x * p.d + c] += e * v[j * p.d + c]; }
+    }
+    for (var c = 0u; c < p.d; c++) { o[g.x * p.d + c] /= l; }
+}
+"#;
+    let kernel = testkit::resolve(
+        "scaled.wgsl",
+        "sizes(n = 40, d = 16), bind(q = input(n * d), k = input(n * d), v = input(n * d), o = output(n * d), p = uniform(n, d, 0.25, 0.001)), grid = (n)",
+        wgsl,
+    );
+    let rewrites = testkit::apply(&FlashAttention, &kernel, &testkit::lavapipe()).unwrap();
+    let steps: Vec<_> = rewrites.iter().map(|r| own_step(r).to_owned()).collect();
+    assert_eq!(steps.len(), 2, "{steps:?}");
+    assert!(steps[0].contains("scale p.scale"), "{steps:?}");
+    assert!(steps[1].contains("scale p.eps"), "{steps:?}");
+    for r in &rewrites {
+        check_valid(&kernel, r);
+    }
+}
