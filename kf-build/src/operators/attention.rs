@@ -51,8 +51,11 @@ use std::fmt::Write as _;
 /// Prefix of every identifier the rewrite introduces.
 const PREFIX: &str = "kfa_";
 
-/// Rows per workgroup, and invocations per row.
-const ROWS: u32 = 16;
+/// Invocations per query row (each holds 4 of the output's columns).
+const LANES: u32 = 16;
+
+/// The configurations offered: query rows per workgroup, keys per tile.
+const CONFIGS: [(u32, u32); 4] = [(16, 64), (8, 64), (16, 32), (8, 32)];
 
 /// The widest head the tiled path holds (16 invocations × 4 columns).
 const MAX_D: u32 = 64;
@@ -200,14 +203,6 @@ impl Operator for FlashAttention {
         let s_text = s_text.ok_or_else(|| Skip("no loop over the keys".into()))?;
 
         let scales = scales(&parsed, &d_text);
-        let rows = super::grid_extent(program, 0);
-        let mut ops = rows;
-        ops.push(Op::Lit(u64::from(ROWS)));
-        ops.push(Op::CeilDiv);
-        let dispatch = kf_runtime::Dispatch {
-            mode: kf_runtime::DispatchMode::Workgroups,
-            size: [SizeExpr::from_ops(ops), SizeExpr::lit(1), SizeExpr::lit(1)],
-        };
         let range = analysis.entry_range()?;
         let names = Names {
             q: name(roles.q)?,
@@ -217,28 +212,27 @@ impl Operator for FlashAttention {
             s: s_text,
             d: d_text,
         };
-        let storage = subject
-            .target
-            .limit("max_compute_workgroup_storage_size", 16384);
-        let threads = ROWS * ROWS;
-        if u64::from(threads)
-            > subject
-                .target
-                .limit("max_compute_invocations_per_workgroup", 256)
-            || u64::from(threads) > subject.target.limit("max_compute_workgroup_size_x", 256)
-        {
-            return Err(Skip(format!(
-                "the adapter runs fewer than {threads} invocations per workgroup"
-            )));
-        }
+        let target = subject.target;
+        let storage = target.limit("max_compute_workgroup_storage_size", 16384);
+        let invocations = target
+            .limit("max_compute_invocations_per_workgroup", 256)
+            .min(target.limit("max_compute_workgroup_size_x", 256));
         let mut rewrites = Vec::new();
-        for bc in [32u32, 64] {
-            let bytes = shared_bytes(bc);
-            if u64::from(bytes) > storage {
+        for (rows, bc) in CONFIGS {
+            let threads = rows * LANES;
+            let bytes = shared_bytes(rows, bc);
+            if u64::from(bytes) > storage || u64::from(threads) > invocations {
                 continue;
             }
+            let mut ops = super::grid_extent(program, 0);
+            ops.push(Op::Lit(u64::from(rows)));
+            ops.push(Op::CeilDiv);
+            let dispatch = kf_runtime::Dispatch {
+                mode: kf_runtime::DispatchMode::Workgroups,
+                size: [SizeExpr::from_ops(ops), SizeExpr::lit(1), SizeExpr::lit(1)],
+            };
             for (scale, said) in &scales {
-                let function = generate(&names, scale, bc, &program.entry);
+                let function = generate(&names, scale, rows, bc, &program.entry);
                 let mut p = super::replaced_entry(
                     program,
                     range.clone(),
@@ -251,7 +245,7 @@ impl Operator for FlashAttention {
                 rewrites.push(Rewrite {
                     program: p,
                     step: format!(
-                        "flash-attention({bc}-key tiles, scale {said}, float sums reassociated)"
+                        "flash-attention({rows} rows x {bc}-key tiles, scale {said}, float sums reassociated)"
                     ),
                     params: Vec::new(),
                 });
@@ -259,8 +253,9 @@ impl Operator for FlashAttention {
         }
         if rewrites.is_empty() {
             return Err(Skip(format!(
-                "a tile of 32 keys needs {} bytes of workgroup memory; the adapter has {storage}",
-                shared_bytes(32)
+                "the smallest flash tile needs {} bytes of workgroup memory and {} invocations; the adapter has {storage} and {invocations}",
+                shared_bytes(8, 32),
+                8 * LANES
             )));
         }
         Ok(rewrites)
@@ -277,10 +272,10 @@ struct Names {
     d: String,
 }
 
-/// Workgroup memory of a tile of `bc` keys: Q (16 rows of 16 vec4), K (padded to 17 vec4 a key),
-/// V, and the row's scores.
-fn shared_bytes(bc: u32) -> u32 {
-    (ROWS * 16 + bc * 17 + bc * 16) * 16 + ROWS * bc * 4
+/// Workgroup memory of `rows` query rows over a tile of `bc` keys: K (padded to 17 vec4 a key,
+/// so that 16 lanes reading 16 keys hit distinct banks), V, and the rows' scores and weights.
+fn shared_bytes(rows: u32, bc: u32) -> u32 {
+    (bc * 17 + bc * 16 + 2 * rows * bc / 4) * 16
 }
 
 /// The scale hypotheses, each with how the step names it: `1/sqrt(D)` where the kernel takes a
@@ -334,20 +329,35 @@ fn scales(parsed: &ir::Parsed, d: &str) -> Vec<(String, String)> {
     out
 }
 
-/// The new entry point.
-fn generate(n: &Names, scale: &str, bc: u32, entry: &str) -> String {
+/// Four consecutive elements `base + c .. base + c + 3` of `buf` as a vec4 into `dst`, zero
+/// where `ok` fails or past column `kfa_d`.
+fn load4(w: &mut String, indent: &str, dst: &str, buf: &str, ok: &str, base: &str, c: &str) {
+    let _ = writeln!(w, "{indent}{dst} = vec4<f32>();");
+    for (e, comp) in ["x", "y", "z", "w"].iter().enumerate() {
+        let _ = writeln!(
+            w,
+            "{indent}if ({ok} && {c} + {e}u < kfa_d) {{ {dst}.{comp} = {buf}[{base} + {c} + {e}u]; }}"
+        );
+    }
+}
+
+/// The new entry point (see the module documentation).
+fn generate(n: &Names, scale: &str, rows: u32, bc: u32, entry: &str) -> String {
     let Names { q, k, v, out, s, d } = n;
-    let spt = bc / ROWS;
-    let loads = bc * MAX_D / (ROWS * ROWS);
+    let threads = rows * LANES;
+    let spt = bc / LANES;
+    let per = bc / rows; // (key, 4 columns) pairs each invocation stages per tile
+    let quads = bc / 4;
     let mut w = String::new();
     let _ = write!(
         w,
-        "// KernelFoundry flash attention: 16 query rows per workgroup, 16 invocations a row, K and V
-// in tiles of {bc} keys through workgroup memory, the softmax online (running maximum and sum).
-var<workgroup> kfa_q: array<vec4<f32>, {qn}>;
+        "// KernelFoundry flash attention: {rows} query rows per workgroup, 16 invocations a row (each 4 of
+// the output's columns), K and V in tiles of {bc} keys through workgroup memory (the next tile
+// prefetched into registers), the softmax online (running maximum and sum).
 var<workgroup> kfa_k: array<vec4<f32>, {kn}>;
 var<workgroup> kfa_v: array<vec4<f32>, {vn}>;
-var<workgroup> kfa_p: array<f32, {pn}>;
+var<workgroup> kfa_sc: array<vec4<f32>, {sn}>;
+var<workgroup> kfa_pr: array<vec4<f32>, {sn}>;
 
 @compute @workgroup_size({threads}, 1, 1)
 fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) kfa_wid: vec3<u32>) {{
@@ -356,7 +366,7 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
     let kfa_scale = {scale};
     let kfa_r = kfa_t / 16u;
     let kfa_lane = kfa_t % 16u;
-    let kfa_i = kfa_wid.x * 16u + kfa_r;
+    let kfa_i = kfa_wid.x * {rows}u + kfa_r;
     if (kfa_d > {MAX_D}u) {{
         // Heads wider than the tiles: each row's 16 invocations split its columns.
         if (kfa_i < kfa_s) {{
@@ -385,84 +395,115 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
         }}
         return;
     }}
-    {{
-        var kfa_qv = vec4<f32>();
-        let kfa_c = kfa_lane * 4u;
-        for (var kfa_e = 0u; kfa_e < 4u; kfa_e = kfa_e + 1u) {{
-            if (kfa_i < kfa_s && kfa_c + kfa_e < kfa_d) {{
-                kfa_qv[kfa_e] = {q}[kfa_i * kfa_d + kfa_c + kfa_e];
-            }}
-        }}
-        kfa_q[kfa_t] = kfa_qv;
-    }}
-    var kfa_m = -3.402823e38;
+    // The row's query in registers (zero past the head's width).
+    let kfa_qok = kfa_i < kfa_s;
+    let kfa_qb = kfa_i * kfa_d;
+",
+        kn = bc * 17,
+        vn = bc * 16,
+        sn = rows * bc / 4,
+    );
+    for c4 in 0..16 {
+        let _ = writeln!(w, "    var kfa_q{c4}: vec4<f32>;");
+        load4(&mut w, "    ", &format!("kfa_q{c4}"), q, "kfa_qok", "kfa_qb", &format!("{}u", c4 * 4));
+    }
+    // Staging: pair e of invocation t is key (t + e * threads) / 16, columns 4 * ((t + ..) % 16).
+    let stage_loads = |w: &mut String, indent: &str, j0: &str| {
+        for e in 0..per {
+            let _ = writeln!(
+                w,
+                "{indent}{{ let kfa_x = kfa_t + {o}u; let kfa_j = {j0} + kfa_x / 16u; let kfa_c = (kfa_x % 16u) * 4u; let kfa_ok = kfa_j < kfa_s; let kfa_b = kfa_j * kfa_d;",
+                o = e * threads
+            );
+            load4(w, &format!("{indent}    "), &format!("kfa_nk{e}"), k, "kfa_ok", "kfa_b", "kfa_c");
+            load4(w, &format!("{indent}    "), &format!("kfa_nv{e}"), v, "kfa_ok", "kfa_b", "kfa_c");
+            let _ = writeln!(w, "{indent}}}");
+        }
+    };
+    for e in 0..per {
+        let _ = writeln!(w, "    var kfa_nk{e}: vec4<f32>;\n    var kfa_nv{e}: vec4<f32>;");
+    }
+    stage_loads(&mut w, "    ", "0u");
+    let _ = write!(
+        w,
+        "    var kfa_m = -3.402823e38;
     var kfa_l = 0.0;
     var kfa_acc = vec4<f32>();
     for (var kfa_j0 = 0u; kfa_j0 < kfa_s; kfa_j0 = kfa_j0 + {bc}u) {{
         workgroupBarrier();
-        for (var kfa_e = 0u; kfa_e < {loads}u; kfa_e = kfa_e + 1u) {{
-            let kfa_x = kfa_t + kfa_e * {threads}u;
-            let kfa_j = kfa_x / {MAX_D}u;
-            let kfa_c = kfa_x % {MAX_D}u;
-            var kfa_kx = 0.0;
-            var kfa_vx = 0.0;
-            if (kfa_j0 + kfa_j < kfa_s && kfa_c < kfa_d) {{
-                kfa_kx = {k}[(kfa_j0 + kfa_j) * kfa_d + kfa_c];
-                kfa_vx = {v}[(kfa_j0 + kfa_j) * kfa_d + kfa_c];
-            }}
-            kfa_k[kfa_j * 17u + kfa_c / 4u][kfa_c % 4u] = kfa_kx;
-            kfa_v[kfa_j * 16u + kfa_c / 4u][kfa_c % 4u] = kfa_vx;
+"
+    );
+    for e in 0..per {
+        let _ = writeln!(
+            w,
+            "        {{ let kfa_x = kfa_t + {o}u; kfa_k[(kfa_x / 16u) * 17u + kfa_x % 16u] = kfa_nk{e}; kfa_v[kfa_x] = kfa_nv{e}; }}",
+            o = e * threads
+        );
+    }
+    let _ = writeln!(w, "        workgroupBarrier();");
+    let _ = writeln!(w, "        if (kfa_j0 + {bc}u < kfa_s) {{");
+    stage_loads(&mut w, "            ", &format!("kfa_j0 + {bc}u"));
+    let _ = writeln!(w, "        }}");
+    for jj in 0..spt {
+        let _ = writeln!(w, "        var kfa_s{jj}: f32;\n        {{\n            let kfa_j = kfa_lane + {o}u;\n            var kfa_dv = vec4<f32>();", o = jj * 16);
+        for c4 in 0..16 {
+            let _ = writeln!(
+                w,
+                "            kfa_dv = fma(kfa_q{c4}, kfa_k[kfa_j * 17u + {c4}u], kfa_dv);"
+            );
+        }
+        let _ = write!(
+            w,
+            "            kfa_s{jj} = select(-3.402823e38, ((kfa_dv.x + kfa_dv.y) + (kfa_dv.z + kfa_dv.w)) * kfa_scale, kfa_j0 + kfa_j < kfa_s);
+            kfa_sc[kfa_r * {quads}u + kfa_j / 4u][kfa_j % 4u] = kfa_s{jj};
         }}
-        workgroupBarrier();
-        var kfa_sc: array<f32, {spt}>;
-        for (var kfa_jj = 0u; kfa_jj < {spt}u; kfa_jj = kfa_jj + 1u) {{
-            let kfa_j = kfa_lane + kfa_jj * 16u;
-            var kfa_dv = vec4<f32>();
-            for (var kfa_c = 0u; kfa_c < 16u; kfa_c = kfa_c + 1u) {{
-                kfa_dv = fma(kfa_q[kfa_r * 16u + kfa_c], kfa_k[kfa_j * 17u + kfa_c], kfa_dv);
-            }}
-            let kfa_x = ((kfa_dv.x + kfa_dv.y) + (kfa_dv.z + kfa_dv.w)) * kfa_scale;
-            kfa_sc[kfa_jj] = select(-3.402823e38, kfa_x, kfa_j0 + kfa_j < kfa_s);
-            kfa_p[kfa_r * {bc}u + kfa_j] = kfa_sc[kfa_jj];
-        }}
-        workgroupBarrier();
+"
+        );
+    }
+    let _ = write!(
+        w,
+        "        workgroupBarrier();
         var kfa_mt = kfa_m;
-        for (var kfa_j = 0u; kfa_j < {bc}u; kfa_j = kfa_j + 1u) {{
-            kfa_mt = max(kfa_mt, kfa_p[kfa_r * {bc}u + kfa_j]);
+        for (var kfa_g = 0u; kfa_g < {quads}u; kfa_g = kfa_g + 1u) {{
+            let kfa_x = kfa_sc[kfa_r * {quads}u + kfa_g];
+            kfa_mt = max(kfa_mt, max(max(kfa_x.x, kfa_x.y), max(kfa_x.z, kfa_x.w)));
         }}
-        workgroupBarrier();
-        for (var kfa_jj = 0u; kfa_jj < {spt}u; kfa_jj = kfa_jj + 1u) {{
-            let kfa_j = kfa_lane + kfa_jj * 16u;
-            kfa_p[kfa_r * {bc}u + kfa_j] = select(0.0, exp(kfa_sc[kfa_jj] - kfa_mt), kfa_j0 + kfa_j < kfa_s);
-        }}
-        workgroupBarrier();
+"
+    );
+    for jj in 0..spt {
+        let _ = writeln!(
+            w,
+            "        {{ let kfa_j = kfa_lane + {o}u; kfa_pr[kfa_r * {quads}u + kfa_j / 4u][kfa_j % 4u] = select(0.0, exp(kfa_s{jj} - kfa_mt), kfa_j0 + kfa_j < kfa_s); }}",
+            o = jj * 16
+        );
+    }
+    let _ = write!(
+        w,
+        "        workgroupBarrier();
         let kfa_corr = exp(kfa_m - kfa_mt);
         kfa_m = kfa_mt;
         var kfa_lt = 0.0;
         kfa_acc = kfa_acc * kfa_corr;
-        for (var kfa_j = 0u; kfa_j < {bc}u; kfa_j = kfa_j + 1u) {{
-            let kfa_pj = kfa_p[kfa_r * {bc}u + kfa_j];
-            kfa_lt = kfa_lt + kfa_pj;
-            kfa_acc = fma(vec4<f32>(kfa_pj), kfa_v[kfa_j * 16u + kfa_lane], kfa_acc);
+        for (var kfa_g = 0u; kfa_g < {quads}u; kfa_g = kfa_g + 1u) {{
+            let kfa_pg = kfa_pr[kfa_r * {quads}u + kfa_g];
+            kfa_lt = kfa_lt + ((kfa_pg.x + kfa_pg.y) + (kfa_pg.z + kfa_pg.w));
+            kfa_acc = fma(vec4<f32>(kfa_pg.x), kfa_v[kfa_g * 64u + kfa_lane], kfa_acc);
+            kfa_acc = fma(vec4<f32>(kfa_pg.y), kfa_v[kfa_g * 64u + 16u + kfa_lane], kfa_acc);
+            kfa_acc = fma(vec4<f32>(kfa_pg.z), kfa_v[kfa_g * 64u + 32u + kfa_lane], kfa_acc);
+            kfa_acc = fma(vec4<f32>(kfa_pg.w), kfa_v[kfa_g * 64u + 48u + kfa_lane], kfa_acc);
         }}
         kfa_l = kfa_l * kfa_corr + kfa_lt;
     }}
     if (kfa_i < kfa_s) {{
         let kfa_o = kfa_acc / kfa_l;
-        for (var kfa_e = 0u; kfa_e < 4u; kfa_e = kfa_e + 1u) {{
-            let kfa_c = kfa_lane * 4u + kfa_e;
-            if (kfa_c < kfa_d) {{
-                {out}[kfa_i * kfa_d + kfa_c] = kfa_o[kfa_e];
-            }}
-        }}
+        let kfa_c = kfa_lane * 4u;
+        if (kfa_c < kfa_d) {{ {out}[kfa_i * kfa_d + kfa_c] = kfa_o.x; }}
+        if (kfa_c + 1u < kfa_d) {{ {out}[kfa_i * kfa_d + kfa_c + 1u] = kfa_o.y; }}
+        if (kfa_c + 2u < kfa_d) {{ {out}[kfa_i * kfa_d + kfa_c + 2u] = kfa_o.z; }}
+        if (kfa_c + 3u < kfa_d) {{ {out}[kfa_i * kfa_d + kfa_c + 3u] = kfa_o.w; }}
     }}
 }}
-",
-        qn = ROWS * 16,
-        kn = bc * 17,
-        vn = bc * 16,
-        pn = ROWS * bc,
-        threads = ROWS * ROWS,
+"
     );
     w
 }
