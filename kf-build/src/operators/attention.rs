@@ -405,7 +405,15 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
     );
     for c4 in 0..16 {
         let _ = writeln!(w, "    var kfa_q{c4}: vec4<f32>;");
-        load4(&mut w, "    ", &format!("kfa_q{c4}"), q, "kfa_qok", "kfa_qb", &format!("{}u", c4 * 4));
+        load4(
+            &mut w,
+            "    ",
+            &format!("kfa_q{c4}"),
+            q,
+            "kfa_qok",
+            "kfa_qb",
+            &format!("{}u", c4 * 4),
+        );
     }
     // Staging: pair e of invocation t is key (t + e * threads) / 16, columns 4 * ((t + ..) % 16).
     let stage_loads = |w: &mut String, indent: &str, j0: &str| {
@@ -415,13 +423,32 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
                 "{indent}{{ let kfa_x = kfa_t + {o}u; let kfa_j = {j0} + kfa_x / 16u; let kfa_c = (kfa_x % 16u) * 4u; let kfa_ok = kfa_j < kfa_s; let kfa_b = kfa_j * kfa_d;",
                 o = e * threads
             );
-            load4(w, &format!("{indent}    "), &format!("kfa_nk{e}"), k, "kfa_ok", "kfa_b", "kfa_c");
-            load4(w, &format!("{indent}    "), &format!("kfa_nv{e}"), v, "kfa_ok", "kfa_b", "kfa_c");
+            load4(
+                w,
+                &format!("{indent}    "),
+                &format!("kfa_nk{e}"),
+                k,
+                "kfa_ok",
+                "kfa_b",
+                "kfa_c",
+            );
+            load4(
+                w,
+                &format!("{indent}    "),
+                &format!("kfa_nv{e}"),
+                v,
+                "kfa_ok",
+                "kfa_b",
+                "kfa_c",
+            );
             let _ = writeln!(w, "{indent}}}");
         }
     };
     for e in 0..per {
-        let _ = writeln!(w, "    var kfa_nk{e}: vec4<f32>;\n    var kfa_nv{e}: vec4<f32>;");
+        let _ = writeln!(
+            w,
+            "    var kfa_nk{e}: vec4<f32>;\n    var kfa_nv{e}: vec4<f32>;"
+        );
     }
     stage_loads(&mut w, "    ", "0u");
     let _ = write!(
@@ -445,7 +472,11 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
     stage_loads(&mut w, "            ", &format!("kfa_j0 + {bc}u"));
     let _ = writeln!(w, "        }}");
     for jj in 0..spt {
-        let _ = writeln!(w, "        var kfa_s{jj}: f32;\n        {{\n            let kfa_j = kfa_lane + {o}u;\n            var kfa_dv = vec4<f32>();", o = jj * 16);
+        let _ = writeln!(
+            w,
+            "        var kfa_s{jj}: f32;\n        {{\n            let kfa_j = kfa_lane + {o}u;\n            var kfa_dv = vec4<f32>();",
+            o = jj * 16
+        );
         for c4 in 0..16 {
             let _ = writeln!(
                 w,

@@ -63,7 +63,11 @@
 //! (`kf_runtime::Workspace`, allocated by the runtime in a bind group after the app's, so the
 //! app's layout is unchanged), and a second launch, `kft_combine`, one invocation per invocation
 //! of the parent, adds them in order and stores the parent's epilogue of the total. The order of
-//! additions is fixed, so a result does not depend on scheduling.
+//! additions is fixed, so a result does not depend on scheduling. In the rows form the columns
+//! are split instead: workgroup `z` takes every `sk`-th step of column blocks, stores its rows'
+//! sums over its columns, and the combine launch adds a row's `sk` sums and its initial value and
+//! stores the row's epilogue (a linear layer summed over its features, KernelBench's
+//! `GEMM_DIVIDE_SUM`, is 1024 rows: 128 workgroups of 8 rows leave the GPU half idle).
 //!
 //! **The launch rule** becomes workgroup counts over the baseline's grid, `(X + BX - 1) / BX` per
 //! axis (`BX` the block extent along it) and the batch extent in z, so block sizes are literals
@@ -299,6 +303,18 @@ impl Tile {
     /// The configurations of the rows form: fewer rows per block, so that a short column of rows
     /// still fills the GPU, and groups (`ks`) that split the columns rather than the counter.
     pub fn row_configs(&self) -> &'static [Config] {
+        // Split across workgroups: blocks of 16 or 32 rows by 64 or 128 columns, the columns
+        // dealt to 4 or 8 workgroups (a row's columns must span several blocks for all of them
+        // to have work).
+        const SPLIT: [Config; 4] = [
+            Config::new(16, 64, 2, 4, 16, 1).split(8),
+            Config::new(16, 128, 2, 4, 16, 1).split(4),
+            Config::new(32, 64, 4, 4, 16, 1).split(8),
+            Config::new(8, 64, 1, 4, 16, 4).split(2),
+        ];
+        if self.split_k {
+            return &SPLIT;
+        }
         const BLOCKED: [Config; 8] = [
             Config::new(8, 64, 1, 4, 16, 4),
             Config::new(8, 128, 4, 4, 16, 4),
@@ -1385,11 +1401,17 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
         }
         .value(rows.start)?;
         let ct = &rows.counter_ty;
+        // Split across workgroups: workgroup `z` takes every `sk`-th step of blocks.
+        let start = if cfg.sk > 1 {
+            format!("{start} + {ct}(kft_wid.z * {}u)", cfg.bv * ks)
+        } else {
+            start
+        };
         let _ = writeln!(
             w,
             "    for (var kft_c0: {ct} = {start}; {}; kft_c0 = kft_c0 + {ct}({})) {{",
             col_cond("kft_c0")?,
-            cfg.bv * ks
+            cfg.bv * ks * cfg.sk
         );
         // One trip count for the whole workgroup (its barriers need it): group `g` takes the
         // `g`-th block of columns of each step of `ks` blocks.
@@ -1477,8 +1499,9 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
         symbols: &[],
     }
     .value(m.counter_start)?;
-    // Split-K: workgroup `z` starts at its own slice and steps over the other workgroups'.
-    let sk = cfg.sk;
+    // Split-K: workgroup `z` starts at its own slice and steps over the other workgroups'. The
+    // rows form splits its columns across workgroups instead (below).
+    let sk = if m.rows.is_some() { 1 } else { cfg.sk };
     if sk > 1 {
         let _ = writeln!(
             w,
@@ -1802,12 +1825,23 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
             slot(r)
         );
         let _ = writeln!(w, "            if {active} {{");
-        let _ = writeln!(
-            w,
-            "                {} = {};",
-            p.place(m.store_pointer)?,
-            p.expr(m.store_value)?
-        );
+        if cfg.sk > 1 {
+            // This workgroup's columns only: the combine launch adds the other workgroups'
+            // partial sums and the row's initial value, and stores the row's result.
+            let _ = writeln!(
+                w,
+                "                kft_partial[kft_wid.z * (arrayLength(&kft_partial) / {}u) + u32({})] = kft_total;",
+                cfg.sk,
+                p.expr(m.store_index)?
+            );
+        } else {
+            let _ = writeln!(
+                w,
+                "                {} = {};",
+                p.place(m.store_pointer)?,
+                p.expr(m.store_value)?
+            );
+        }
         let _ = writeln!(w, "            }}");
         let _ = writeln!(w, "        }}");
     }
@@ -1825,17 +1859,11 @@ struct SplitK {
 }
 
 impl SplitK {
-    /// Proves what split-K needs beyond the tiling: a plain product (not the rows form, no
-    /// batch: z splits the counter), an output whose length the launch rule's names give (the
-    /// runtime sizes the workspace from the sizes an app passes at dispatch, which are those),
-    /// and a free bind group.
+    /// Proves what split-K needs beyond the tiling: no batch (z splits the counter, or in the
+    /// rows form the columns), an output whose length the launch rule's names give (the runtime
+    /// sizes the workspace from the sizes an app passes at dispatch, which are those), and a
+    /// free bind group.
     fn plan(m: &Matmul, subject: &Subject<'_>) -> Result<SplitK, Skip> {
-        if m.rows.is_some() {
-            return Err(Skip(
-                "a sum over columns after the product (the rows form splits its columns instead)"
-                    .into(),
-            ));
-        }
         if m.batch {
             return Err(Skip(
                 "a batched product (z is the batch; split-K uses it for the split)".into(),
@@ -1948,12 +1976,18 @@ fn combine(m: &Matmul, x: &Exprs<'_>, parent: &Program, sk: u32) -> Result<Strin
         symbols: &[],
     };
     let active = active_guards(m, &plain)?;
-    let total = if x.is_float_zero(m.acc_init) {
+    // The product's accumulator, or in the rows form the row's sum over columns.
+    let (init, slot) = match &m.rows {
+        Some(rows) => (rows.init, 3),
+        None => (m.acc_init, 1),
+    };
+    let total = if x.is_float_zero(init) {
         "kft_sum".to_owned()
     } else {
-        format!("{} + kft_sum", plain.value(m.acc_init)?)
+        format!("{} + kft_sum", plain.value(init)?)
     };
-    let syms = [None, Some(total)];
+    let mut syms = vec![None; slot + 1];
+    syms[slot] = Some(total);
     let p = Printer {
         x,
         gid: "kft_gid",
@@ -1964,7 +1998,12 @@ fn combine(m: &Matmul, x: &Exprs<'_>, parent: &Program, sk: u32) -> Result<Strin
     let w = &mut o;
     let _ = writeln!(
         w,
-        "// KernelFoundry split-K: the partial sums of the {sk} workgroups along the counter, added in order."
+        "// KernelFoundry split-K: the partial sums of the {sk} workgroups along the {}, added in order.",
+        if m.rows.is_some() {
+            "columns"
+        } else {
+            "counter"
+        }
     );
     let _ = writeln!(w, "@compute @workgroup_size({wx}, {wy}, {wz})");
     let _ = writeln!(
@@ -2044,7 +2083,11 @@ fn launch_rule(m: &Matmul, parent: &Program, cfg: &Config) -> Dispatch {
         ]);
         return Dispatch {
             mode: DispatchMode::Workgroups,
-            size: [SizeExpr::from_ops(ops), SizeExpr::lit(1), SizeExpr::lit(1)],
+            size: [
+                SizeExpr::from_ops(ops),
+                SizeExpr::lit(1),
+                SizeExpr::lit(u64::from(cfg.sk)),
+            ],
         };
     }
     let blocks = |dim: usize| {

@@ -38,7 +38,11 @@ fn attention_rows_become_flash_tiles_whatever_the_spelling() {
         // square root).
         assert_eq!(rewrites.len(), 4, "{name}");
         for r in &rewrites {
-            let rows: u64 = if own_step(r).contains("(16 rows") { 16 } else { 8 };
+            let rows: u64 = if own_step(r).contains("(16 rows") {
+                16
+            } else {
+                8
+            };
             assert_eq!(check_valid(&kernel, r), [rows as u32 * 16, 1, 1], "{name}");
             assert!(
                 own_step(r).starts_with("flash-attention(") && own_step(r).contains("1/sqrt(d)"),
@@ -56,12 +60,19 @@ fn attention_rows_become_flash_tiles_whatever_the_spelling() {
             ] {
                 assert!(wgsl.contains(&needle), "{name}: no `{needle}` in\n{wgsl}");
             }
-            assert_eq!(r.program.dispatch.to_string(), kernel_dispatch(&kernel, rows));
+            assert_eq!(
+                r.program.dispatch.to_string(),
+                kernel_dispatch(&kernel, rows)
+            );
         }
         // lavapipe's 32 KiB hold the 32-key tiles only.
         let small = testkit::apply(&FlashAttention, &kernel, &testkit::lavapipe()).unwrap();
         assert_eq!(small.len(), 2, "{name}");
-        assert!(small.iter().all(|r| r.step.contains("32-key tiles")), "{}", small[0].step);
+        assert!(
+            small.iter().all(|r| r.step.contains("32-key tiles")),
+            "{}",
+            small[0].step
+        );
     }
 }
 

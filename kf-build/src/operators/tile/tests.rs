@@ -390,7 +390,7 @@ fn the_corpus_fires_and_skips_as_its_headers_say() {
 fn every_configuration_shares_its_slices_evenly() {
     // Each invocation loads `extent * bk / invocations` elements of each slice: a remainder would
     // leave part of a slice unloaded.
-    for op in [Tile::shared(), Tile::blocked()] {
+    for op in [Tile::shared(), Tile::blocked(), Tile::split_k()] {
         for cfg in op.configs().iter().chain(op.row_configs()) {
             let nt = cfg.group_invocations();
             for extent in [cfg.bu, cfg.bv] {
@@ -408,10 +408,11 @@ fn every_configuration_shares_its_slices_evenly() {
     }
 }
 
-/// Split-K: every plain product gets one two-launch variant per configuration, each a valid
-/// variant of the kernel (the shared check, which accepts the workspace group only as declared),
-/// its partial launch split along z, its combine launch over the kernel's own grid; products it
-/// cannot split (batched, the rows form) are skipped with the reason.
+/// Split-K: every plain product (and every product in the rows form, its columns split) gets one
+/// two-launch variant per configuration, each a valid variant of the kernel (the shared check,
+/// which accepts the workspace group only as declared), its partial launch split along z, its
+/// combine launch over the kernel's own grid; products it cannot split (batched) are skipped
+/// with the reason.
 #[test]
 fn split_k_variants_are_two_launches_over_a_declared_workspace() {
     let target = roomy();
@@ -430,7 +431,9 @@ fn split_k_variants_are_two_launches_over_a_declared_workspace() {
             (Err(why), false) => panic!("{file}: skipped: {}", why.0),
             (Ok(_), true) => panic!("{file}: expected a skip"),
         };
-        assert_eq!(rewrites.len(), op.configs().len(), "{file}");
+        let rows = rewrites[0].step.contains("(rows, ");
+        let configs = if rows { op.row_configs() } else { op.configs() };
+        assert_eq!(rewrites.len(), configs.len(), "{file}");
         for rw in rewrites {
             let p = &rw.program;
 
@@ -443,7 +446,7 @@ fn split_k_variants_are_two_launches_over_a_declared_workspace() {
             assert_eq!(p.workspace.len(), 1);
             let sk = p.dispatch.size[2].eval(|_| None).unwrap();
             assert!(
-                sk >= 8 && rw.step.contains(&format!("split {sk} ways")),
+                sk >= if rows { 2 } else { 8 } && rw.step.contains(&format!("split {sk} ways")),
                 "{}",
                 rw.step
             );
@@ -466,7 +469,10 @@ fn split_k_variants_are_two_launches_over_a_declared_workspace() {
             seen += 1;
         }
     }
-    assert!(seen >= 7 * 5, "only {seen} split-K rewrites checked");
+    assert!(
+        seen >= 7 * 5 + 3 * 4,
+        "only {seen} split-K rewrites checked"
+    );
 }
 
 #[test]

@@ -3,7 +3,6 @@
 // dot product. The rows form tiles the product and adds each row's terms in workgroup memory.
 // spec: sizes(batch = 37, in_features = 24, hidden = 45), bind(x = input(batch * in_features), w = input(hidden * in_features), y = output(batch), p = uniform(batch, in_features, hidden, 1.5)), grid = (batch), tolerance = 1e-3
 // expect: tile
-// split-k: skip
 struct P {
     batch: u32,
     in_features: u32,

@@ -3,7 +3,6 @@
 // sum.
 // spec: sizes(batch = 21, in_f = 19, hidden = 70), bind(x = input(batch * in_f), w = input(hidden * in_f), bias = input(hidden), y = output(batch), sizes = uniform(batch, in_f, hidden)), grid = (batch), tolerance = 1e-3
 // expect: tile
-// split-k: skip
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> w: array<f32>; // [hidden][in_f]
 @group(0) @binding(2) var<storage, read> bias: array<f32>;

@@ -3,7 +3,6 @@
 // `fma`, the row's sum starts at a value of its own and subtracts its terms.
 // spec: sizes(rows = 29, k = 33, cols = 18), bind(a = input(rows * k), wt = input(k * cols), out = output(rows), dims = uniform(rows, k, cols)), grid = (rows), tolerance = 1e-3
 // expect: tile
-// split-k: skip
 struct Dims {
     rows: u32,
     k: u32,
