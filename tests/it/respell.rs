@@ -433,8 +433,9 @@ fn respelled_convolutions_are_tiled_as_implicit_gemms_correctly() {
 }
 
 /// Attention one query row per invocation, as KernelBench writes it (a helper for the score, two
-/// passes) and in one inline pass with the softmax online (narrow and wide heads), under every
-/// spelling that changes them: `flash-attention` fires on each and its rewrites verify.
+/// passes), in three inline passes (narrow heads) and in one inline pass with the softmax online
+/// (wide heads), under every spelling that changes them: `flash-attention` fires on each and its
+/// rewrites verify.
 #[test]
 fn respelled_attention_is_flashed_correctly() {
     let (mut worker, target) = worker();
@@ -446,7 +447,9 @@ fn respelled_attention_is_flashed_correctly() {
     let mut spellings: Vec<Option<Spelling>> = Spelling::ALL.iter().copied().map(Some).collect();
     spellings.push(None);
     let (table, evaluated, failures) = over_spellings(&subset, &spellings, |label, kernel| {
-        rewrite_and_verify(&FlashAttention, &mut worker, &target, label, kernel, 2)
+        // The first configuration per spelling: the others differ in their tile sizes only, and
+        // `tests/it/operators.rs` verifies every configuration of the kernels as written.
+        rewrite_and_verify(&FlashAttention, &mut worker, &target, label, kernel, 1)
     });
     eprintln!("flash-attention on the adapter, kernel × spelling:\n{table}");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
