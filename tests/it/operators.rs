@@ -11,6 +11,7 @@ use kf_build::operators::coarsen::Coarsen;
 use kf_build::operators::implicit::ImplicitGemm;
 use kf_build::operators::reduce::ParallelReduction;
 use kf_build::operators::scan::Scan;
+use kf_build::operators::transpose::TransposeTile;
 use kf_build::operators::vectorize::VectorizedAccess;
 use kf_build::operators::widen::Widen;
 use kf_build::operators::{Operator, Subject, Target};
@@ -124,6 +125,7 @@ fn operators() -> Vec<Box<dyn Operator>> {
         Box::new(Widen),
         Box::new(ImplicitGemm),
         Box::new(FlashAttention),
+        Box::new(TransposeTile),
     ]
 }
 

@@ -9,6 +9,7 @@ use kf_build::operators::attention::FlashAttention;
 use kf_build::operators::reduce::ParallelReduction;
 use kf_build::operators::respell::{self, Spelling};
 use kf_build::operators::tile::Tile;
+use kf_build::operators::transpose::TransposeTile;
 use kf_build::operators::{Operator, Subject, Target, apply_canonical, canon};
 use kf_runtime::resolve::ResolvedKernel;
 use kf_tests::*;
@@ -454,4 +455,21 @@ fn respelled_attention_is_flashed_correctly() {
     eprintln!("flash-attention on the adapter, kernel × spelling:\n{table}");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert!(evaluated >= 12, "only {evaluated} rewrites evaluated");
+}
+
+/// Transposing copies (KernelBench's transpose, and one that reads along y with a scale and a
+/// bias), under every spelling that changes them: `transpose-tile` fires on each and its rewrite
+/// verifies, at sizes that are no multiple of its 32x32 tiles.
+#[test]
+fn respelled_transposes_are_tiled_correctly() {
+    let (mut worker, target) = worker();
+    let subset = ["transpose_rows_cols.wgsl", "transpose_scaled_bias.wgsl"];
+    let mut spellings: Vec<Option<Spelling>> = Spelling::ALL.iter().copied().map(Some).collect();
+    spellings.push(None);
+    let (table, evaluated, failures) = over_spellings(&subset, &spellings, |label, kernel| {
+        rewrite_and_verify(&TransposeTile, &mut worker, &target, label, kernel, 1)
+    });
+    eprintln!("transpose-tile on the adapter, kernel × spelling:\n{table}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(evaluated >= 8, "only {evaluated} rewrites evaluated");
 }

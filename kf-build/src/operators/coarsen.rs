@@ -312,7 +312,7 @@ fn bounds(a: &Analysis<'_>, cond: Handle<Expression>, d: u32, want_below: bool) 
 
 /// Whether every side effect of the body happens only for ids below a uniform bound in
 /// component `d`.
-fn guarded(a: &Analysis<'_>, d: u32) -> bool {
+pub(crate) fn guarded(a: &Analysis<'_>, d: u32) -> bool {
     let effects: Vec<usize> = (0..a.stmts.len())
         .filter(|&s| match *a.stmts[s].stmt {
             Statement::Store { pointer, .. } | Statement::Atomic { pointer, .. } => {
@@ -323,24 +323,36 @@ fn guarded(a: &Analysis<'_>, d: u32) -> bool {
         })
         .collect();
     for (s, st) in a.stmts.iter().enumerate() {
-        if st.parent.is_some() {
-            continue;
-        }
         let Statement::If {
             condition, accept, ..
         } = st.stmt
         else {
             continue;
         };
-        // `if (id >= n) { return; }` before any side effect.
+        // `if (id >= n) { return; }` before any side effect: at the top level of the body, or
+        // inside the branch of an `if` (not a loop) that holds every side effect after it (a
+        // guard on one component wrapping the body, then an early return on another).
         let returns = accept.iter().any(|x| matches!(x, Statement::Return { .. }));
         // (Effects inside the `if` itself do not count as after it: naga ends the branches of a
         // function's last `if` with a `return` of its own.)
-        let after = |e: usize| e > s && !a.within(e, s);
+        let same_branch = |e: usize| match st.parent {
+            None => true,
+            Some(p) => {
+                matches!(a.stmts[p].stmt, Statement::If { .. }) && a.within(e, p) && {
+                    let mut x = e;
+                    while a.stmts[x].parent != Some(p) {
+                        x = a.stmts[x].parent.expect("within");
+                    }
+                    a.stmts[x].part == st.part
+                }
+            }
+        };
+        let after = |e: usize| e > s && !a.within(e, s) && same_branch(e);
         if returns && bounds(a, *condition, d, false) && effects.iter().all(|&e| after(e)) {
             return true;
         }
-        // `if (id < n) { .. every side effect .. }`.
+        // `if (id < n) { .. every side effect .. }`, at any depth (guards on several components
+        // written as nested `if`s: each holds around every side effect).
         let inside = |e: usize| {
             a.within(e, s) && {
                 let mut x = e;

@@ -30,6 +30,7 @@ mod testing;
 #[cfg(test)]
 mod testkit;
 pub mod tile;
+pub mod transpose;
 pub mod unroll;
 #[cfg(test)]
 mod varied_tests;
@@ -214,6 +215,7 @@ pub fn all() -> Vec<Box<dyn Operator>> {
         Box::new(reduce::ParallelReduction),
         Box::new(scan::Scan),
         Box::new(attention::FlashAttention),
+        Box::new(transpose::TransposeTile),
         Box::new(coarsen::Coarsen),
         Box::new(vectorize::VectorizedAccess),
         Box::new(widen::Widen),

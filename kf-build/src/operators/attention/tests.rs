@@ -1,3 +1,6 @@
+//! `flash-attention` on the corpus: which kernels it rewrites, with which names and launch, and
+//! which it leaves alone with what reason.
+
 use super::*;
 use crate::operators::testkit::{self, check_valid, corpus, own_step};
 
