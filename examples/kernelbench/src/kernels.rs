@@ -354,6 +354,8 @@ pub static BIAS_GELU: Kernel;
     sizes(tokens = 2048, inter = 8192),
     bind(gate_up = input(tokens * 2 * inter, range(-4.0, 4.0)), out = output(tokens * inter), dims = uniform(tokens, inter)),
     grid = (inter, tokens),
+    // Rows are whole vec4s (what `tune` asked for), so variants may read and write 16 bytes at a time.
+    constraints(inter % 4 == 0),
 )]
 pub static SILU_AND_MUL: Kernel;
 
