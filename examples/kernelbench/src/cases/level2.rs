@@ -213,7 +213,7 @@ fn bias_gelu(scale: Scale) -> Case {
 }
 
 fn silu_and_mul(scale: Scale) -> Case {
-    let (tokens, inter) = scale.pick((2048, 8192), (5, 30));
+    let (tokens, inter) = scale.pick((2048, 8192), (5, 32));
     let mut rng = Rng::new(107);
     let gate_up = rng.floats(tokens * 2 * inter, -4.0, 4.0);
     let mut y = vec![0f32; tokens * inter];
