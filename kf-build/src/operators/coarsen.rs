@@ -159,23 +159,20 @@ pub(crate) struct Plan {
     pub(crate) extent: Option<u64>,
 }
 
-/// The dimension to coarsen, after the checks.
-pub(crate) fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
-    let skip = |why: &str| Err(Skip(why.to_owned()));
-    if subject.program.dispatch.mode != DispatchMode::Grid {
-        return skip("the launch rule counts workgroups; coarsening needs a `grid` rule");
-    }
-    // (A widened kernel may be coarsened: its entry point is a kernel like any other, and more
-    // 16-byte vectors in flight per invocation is what the coarsening then adds.)
-    if a.code().contains("kf_coarse") || a.code().contains("KF_COARSEN") {
-        return skip("the kernel is already coarsened");
-    }
+/// The checks of every rewrite that runs the entry point as a function of the invocation id
+/// (`coarsen`, `transpose-tile`): no workgroup memory, barriers or subgroup operations (which the
+/// new launch would regroup), no builtin but `global_invocation_id` (`rewrite` names the rewrite
+/// in the reason). Returns that builtin argument.
+pub(crate) fn one_invocation<'a>(
+    a: &'a Analysis<'_>,
+    rewrite: &str,
+) -> Result<&'a ir::BuiltinArg, Skip> {
     if a.module
         .global_variables
         .iter()
         .any(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
     {
-        return skip("the kernel uses workgroup memory");
+        return Err(Skip("the kernel uses workgroup memory".into()));
     }
     for s in &a.stmts {
         if matches!(
@@ -187,20 +184,35 @@ pub(crate) fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip
                 | Statement::SubgroupCollectiveOperation { .. }
                 | Statement::SubgroupGather { .. }
         ) {
-            return skip("the kernel uses barriers or subgroup operations");
+            return Err(Skip(
+                "the kernel uses barriers or subgroup operations".into(),
+            ));
         }
     }
     for b in &a.builtins {
         if b.used() && b.builtin != BuiltIn::GlobalInvocationId {
             return Err(Skip(format!(
-                "the kernel reads {:?}, which coarsening would change",
+                "the kernel reads {:?}, which {rewrite} would change",
                 b.builtin
             )));
         }
     }
-    let gid = a
-        .builtin(BuiltIn::GlobalInvocationId)
-        .ok_or_else(|| Skip("the kernel has no `global_invocation_id`".into()))?;
+    a.builtin(BuiltIn::GlobalInvocationId)
+        .ok_or_else(|| Skip("the kernel has no `global_invocation_id`".into()))
+}
+
+/// The dimension to coarsen, after the checks.
+pub(crate) fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
+    let skip = |why: &str| Err(Skip(why.to_owned()));
+    if subject.program.dispatch.mode != DispatchMode::Grid {
+        return skip("the launch rule counts workgroups; coarsening needs a `grid` rule");
+    }
+    // (A widened kernel may be coarsened: its entry point is a kernel like any other, and more
+    // 16-byte vectors in flight per invocation is what the coarsening then adds.)
+    if a.code().contains("kf_coarse") || a.code().contains("KF_COARSEN") {
+        return skip("the kernel is already coarsened");
+    }
+    let gid = one_invocation(a, "coarsening")?;
     if gid.member.is_some() {
         return skip("the invocation id is passed in a struct parameter");
     }

@@ -65,6 +65,15 @@ pub fn corpus() -> Vec<CorpusKernel> {
         .collect()
 }
 
+/// The corpus kernel in file `name`.
+pub fn kernel(name: &str) -> ResolvedKernel {
+    corpus()
+        .into_iter()
+        .find(|k| k.name == name)
+        .unwrap_or_else(|| panic!("{name} is in the corpus"))
+        .kernel
+}
+
 /// An adapter like lavapipe: subgroups of 8, 32 KiB of workgroup memory.
 pub fn lavapipe() -> Target {
     target(8, 32768, true)

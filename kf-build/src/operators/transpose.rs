@@ -38,7 +38,7 @@ use crate::analysis::ir::{self, Analysis, Edit, Naming, Var};
 use crate::evolve::descriptor::Dim;
 use kf_runtime::expr::{Op, SizeExpr};
 use kf_runtime::{Dispatch, DispatchMode};
-use naga::{BuiltIn, Statement, TypeInner};
+use naga::{BuiltIn, TypeInner};
 use std::fmt::Write as _;
 
 /// Prefix of every identifier the rewrite introduces.
@@ -125,37 +125,7 @@ struct Plan {
 
 fn plan(a: &Analysis<'_>) -> Result<Plan, Skip> {
     let skip = |why: &str| Err(Skip(why.to_owned()));
-    if a.module
-        .global_variables
-        .iter()
-        .any(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
-    {
-        return skip("the kernel uses workgroup memory");
-    }
-    if a.stmts.iter().any(|s| {
-        matches!(
-            s.stmt,
-            Statement::ControlBarrier(_)
-                | Statement::MemoryBarrier(_)
-                | Statement::WorkGroupUniformLoad { .. }
-                | Statement::SubgroupBallot { .. }
-                | Statement::SubgroupCollectiveOperation { .. }
-                | Statement::SubgroupGather { .. }
-        )
-    }) {
-        return skip("the kernel uses barriers or subgroup operations");
-    }
-    for b in &a.builtins {
-        if b.used() && b.builtin != BuiltIn::GlobalInvocationId {
-            return Err(Skip(format!(
-                "the kernel reads {:?}, which the tiling changes",
-                b.builtin
-            )));
-        }
-    }
-    let gid = a
-        .builtin(BuiltIn::GlobalInvocationId)
-        .ok_or_else(|| Skip("the kernel has no `global_invocation_id`".into()))?;
+    let gid = super::coarsen::one_invocation(a, "the tiling")?;
     if gid.member.is_some() || gid.whole {
         return skip("the invocation id is not read component by component");
     }

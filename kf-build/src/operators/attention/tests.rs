@@ -2,15 +2,7 @@
 //! which it leaves alone with what reason.
 
 use super::*;
-use crate::operators::testkit::{self, check_valid, corpus, own_step};
-
-fn kernel(name: &str) -> kf_runtime::resolve::ResolvedKernel {
-    corpus()
-        .into_iter()
-        .find(|k| k.name == name)
-        .unwrap_or_else(|| panic!("{name} is in the corpus"))
-        .kernel
-}
+use crate::operators::testkit::{self, check_valid, kernel, own_step};
 
 #[test]
 fn attention_rows_become_flash_tiles_whatever_the_spelling() {

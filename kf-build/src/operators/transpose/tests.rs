@@ -2,15 +2,7 @@
 //! and the kernels it leaves alone.
 
 use super::*;
-use crate::operators::testkit::{self, check_valid, corpus};
-
-fn kernel(name: &str) -> kf_runtime::resolve::ResolvedKernel {
-    corpus()
-        .into_iter()
-        .find(|k| k.name == name)
-        .unwrap_or_else(|| panic!("{name} is in the corpus"))
-        .kernel
-}
+use crate::operators::testkit::{self, check_valid, kernel};
 
 #[test]
 fn transposing_copies_are_tiled_whichever_axis_they_read_along() {
