@@ -233,7 +233,7 @@ impl Operator for FlashAttention {
             };
             for (scale, said) in &scales {
                 let function = generate(&names, scale, rows, bc, &program.entry);
-                let mut p = super::replaced_entry(
+                let p = super::replaced_entry(
                     program,
                     range.clone(),
                     &function,
@@ -241,7 +241,6 @@ impl Operator for FlashAttention {
                     bytes,
                     dispatch.clone(),
                 );
-                p.then = program.then.clone();
                 rewrites.push(Rewrite {
                     program: p,
                     step: format!(

@@ -77,17 +77,17 @@ impl Operator for TransposeTile {
             .map_err(|e| Skip(e.to_string()))?;
         let plan = plan(&a)?;
         let text = render(&a, &plan)?;
-        let mut size = [0, 1].map(|d| {
+        let blocks = |d: usize| {
             let mut ops = super::grid_extent(program, d);
             ops.push(Op::Lit(u64::from(TILE)));
             ops.push(Op::CeilDiv);
             SizeExpr::from_ops(ops)
-        });
+        };
         let dispatch = Dispatch {
             mode: DispatchMode::Workgroups,
             size: [
-                std::mem::replace(&mut size[0], SizeExpr::lit(1)),
-                std::mem::replace(&mut size[1], SizeExpr::lit(1)),
+                blocks(0),
+                blocks(1),
                 SizeExpr::from_ops(super::grid_extent(program, 2)),
             ],
         };
@@ -103,7 +103,6 @@ impl Operator for TransposeTile {
             Vec::new(),
         )?;
         rewrite.program.dispatch = dispatch;
-        rewrite.program.then = program.then.clone();
         Ok(vec![rewrite])
     }
 }
