@@ -24,6 +24,7 @@ mod stages;
 mod tidy;
 mod tiling;
 mod tune_shapes;
+mod unseen;
 
 use std::sync::Mutex;
 

@@ -1736,6 +1736,23 @@ impl<'a> Analysis<'a> {
             .type_resolution_to_string(&self.info[h].ty)
     }
 
+    /// The text of the array `access` indexes, as the kernel names it: `input` for
+    /// `input[i]`, `Input.data` for a storage struct's array member (`Input.data[i]`). `None`
+    /// when the access has no element index or the array cannot be restated.
+    pub fn array_text(&self, access: &Access) -> Option<String> {
+        let index = access.index?;
+        let mut p = access.pointer;
+        loop {
+            match self.function.expressions[p] {
+                Expression::Access { base, index: i } if i == index => {
+                    return self.expr_wgsl(base, Naming::Inline);
+                }
+                Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => p = base,
+                _ => return None,
+            }
+        }
+    }
+
     /// The global a pointer expression is rooted at.
     pub fn root_global(&self, mut h: Handle<Expression>) -> Option<Handle<naga::GlobalVariable>> {
         loop {

@@ -121,7 +121,7 @@ impl Operator for FlashAttention {
 
         // D: the row id's coefficient in the output's index, the same at every store.
         let row = Var::Builtin(BuiltIn::GlobalInvocationId, 0);
-        let mut d_text: Option<String> = None;
+        let mut d_poly: Option<ir::Poly> = None;
         for a in analysis.accesses.iter().filter(|a| a.write) {
             if a.global != roles.out {
                 return Err(Skip("a helper function writes storage".into()));
@@ -136,15 +136,15 @@ impl Operator for FlashAttention {
                     "the output's index does not step with global_invocation_id.x".into(),
                 ));
             }
-            let text = coeff.to_string();
-            match &d_text {
-                Some(t) if *t != text => {
+            match &d_poly {
+                Some(p) if *p != coeff => {
                     return Err(Skip("the output is written with two row strides".into()));
                 }
-                _ => d_text = Some(text),
+                _ => d_poly = Some(coeff),
             }
         }
-        let d_text = d_text.ok_or_else(|| Skip("the entry point writes no output".into()))?;
+        let d_poly = d_poly.ok_or_else(|| Skip("the entry point writes no output".into()))?;
+        let d_text = d_poly.to_string();
         if analysis.accesses.iter().any(|a| {
             a.write
                 && a.form
@@ -157,7 +157,7 @@ impl Operator for FlashAttention {
         }
 
         // S: the bound of the outermost loops that are not over D.
-        let mut s_text: Option<String> = None;
+        let mut s_found: Option<(Option<ir::Poly>, String)> = None;
         for l in analysis.loops.iter().filter(|l| l.depth == 0) {
             let Some(f) = &l.for_loop else {
                 return Err(Skip(format!(
@@ -185,22 +185,32 @@ impl Operator for FlashAttention {
             {
                 return Err(Skip(format!("loop `{}` has a varying bound", f.var_name)));
             }
+            // Compared as polynomials over the uniforms, however the bound is spelled.
+            let form = analysis.index_form(bound.bound);
+            let bound_poly = form.filter(|f| f.is_uniform()).map(|f| f.offset);
+            if bound_poly.as_ref() == Some(&d_poly) {
+                continue;
+            }
             let text = analysis
                 .expr_wgsl(bound.bound, Naming::Inline)
                 .ok_or_else(|| Skip("a loop bound that cannot be restated".into()))?;
-            if text == d_text || format!("({text})") == d_text || text == format!("({d_text})") {
-                continue;
-            }
-            match &s_text {
-                Some(t) if *t != text => {
+            let same = |(p, t): &(Option<ir::Poly>, String)| match (p, &bound_poly) {
+                (Some(a), Some(b)) => a == b,
+                _ => *t == text,
+            };
+            match &s_found {
+                Some(found) if !same(found) => {
                     return Err(Skip(format!(
-                        "two sequence lengths among the key loops: {t} and {text}"
+                        "two sequence lengths among the key loops: {} and {text}",
+                        found.1
                     )));
                 }
-                _ => s_text = Some(text),
+                _ => s_found = Some((bound_poly, text)),
             }
         }
-        let s_text = s_text.ok_or_else(|| Skip("no loop over the keys".into()))?;
+        let s_text = s_found
+            .map(|(_, t)| t)
+            .ok_or_else(|| Skip("no loop over the keys".into()))?;
 
         let scales = scales(&parsed, &d_text);
         let range = analysis.entry_range()?;

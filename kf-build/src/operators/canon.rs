@@ -47,6 +47,26 @@
 //!   `global_invocation_id.x`, the parameter added if missing: equal by definition, for every id.
 //!   The operators that need the global id (`coarsen`, `widen`) then find one.
 //!
+//!   The same with the workgroup size set by an override (`@workgroup_size(WG)` and
+//!   `workgroup_id.x * WG + local_invocation_index`), where the product is the global id for
+//!   every value of the override.
+//!
+//! - a call of a helper whose body is one `return <expr>;` → `(<expr>)`, each parameter
+//!   replaced by its argument (index helpers such as `fn idx(r: u32, c: u32) -> u32 { return r
+//!   * cols + c; }`); a call of a helper with several statements and one final `return` (a dot
+//!   product with its loop) → the helper's statements spelled out before the statement holding
+//!   the call, its parameters `let`s of the arguments, the call a `let` of the returned value.
+//!   Exact: the helper writes nothing but its own locals and runs where the call ran, once, on
+//!   the same values; refused where a name could be captured either way, and where the call
+//!   sits in a loop header, an `else if`, behind `&&`/`||` or in `continuing`.
+//!
+//! - `var<private> v: T;` stored once at the top level of the entry point and read only after
+//!   that → `let v: T = value;` at the store (the analysis reads a `let` as a value; a private
+//!   variable is memory to it, and a store to memory before a loop stops the tiling operators).
+//!
+//! A normalisation whose text does not parse costs only itself: the others of its round are
+//! kept.
+//!
 //! Forms that naga's IR already makes equal need nothing here: `x op= y` is lowered to
 //! `x = x op y` and `i++` to `i = i + 1`.
 //!
@@ -77,17 +97,29 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
         let Ok(a) = parsed.analyse(&subject.program.entry) else {
             break;
         };
-        let found = normalisations(&a);
+        let mut found = normalisations(&a);
         if found.is_empty() {
             break;
         }
-        let edits: Vec<Edit> = found.iter().flat_map(|(e, _)| e.iter().cloned()).collect();
-        let Some(next) = ir::apply_edits(&text, &edits) else {
+        let apply = |groups: &[(Vec<Edit>, &'static str)]| {
+            let edits: Vec<Edit> = groups.iter().flat_map(|(e, _)| e.iter().cloned()).collect();
+            ir::apply_edits(&text, &edits).filter(|next| ir::parse(next).is_ok())
+        };
+        let mut next = apply(&found);
+        if next.is_none() {
+            // One normalisation whose text does not parse costs only itself: keep those that
+            // parse alone, and take them together if they still parse together.
+            found.retain(|g| apply(std::slice::from_ref(g)).is_some());
+            found.truncate(if apply(&found).is_some() {
+                found.len()
+            } else {
+                1
+            });
+            next = apply(&found);
+        }
+        let Some(next) = next else {
             break;
         };
-        if ir::parse(&next).is_err() {
-            break;
-        }
         applied.extend(found.iter().map(|(_, what)| *what));
         text = next;
     }
@@ -149,7 +181,507 @@ fn normalisations(a: &Analysis<'_>) -> Vec<(Vec<Edit>, &'static str)> {
     if let Some(found) = global_ids(a) {
         take(found, &mut out);
     }
+    for e in inline_expression_helpers(a) {
+        take((vec![e], "inline-fn"), &mut out);
+    }
+    for e in private_to_let(a) {
+        take((vec![e], "private-let"), &mut out);
+    }
+    if let Some(edits) = inline_statement_helper(a) {
+        take((edits, "inline-fn"), &mut out);
+    }
     out
+}
+
+/// Every name a function declares: its parameters, local variables and `let`s.
+fn declared_names(f: &naga::Function) -> Vec<&str> {
+    f.local_variables
+        .iter()
+        .filter_map(|(_, v)| v.name.as_deref())
+        .chain(f.named_expressions.values().map(String::as_str))
+        .chain(f.arguments.iter().filter_map(|x| x.name.as_deref()))
+        .collect()
+}
+
+/// The identifiers `text` names, member names (after `.`) left out.
+fn identifiers(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            if !text[..start].trim_end().ends_with('.') {
+                out.push(&text[start..i]);
+            }
+        } else if c.is_ascii_digit() {
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// One call in the entry point of a helper with a body of several statements and one `return
+/// <expr>;`, last (a dot product with its loop, a clamp with its branches) → the helper's
+/// statements spelled out before the statement that holds the call, each parameter a `let` of
+/// its argument, and the call replaced by `kf_ret_N`, a `let` of the returned value: the loop is
+/// then the entry point's own, which is where the operators look for it.
+///
+/// Exact: the helper writes no memory but its own locals, calls nothing, uses no barrier or
+/// atomic, and is evaluated where the call was, once, on the same values. Refused where it could
+/// be otherwise: the call sits in a loop header, an `else if`, behind `&&`/`||`, or in a
+/// `continuing` block; or a name the helper declares is a name of the entry point or of the
+/// module (no capture in either direction); or a name the helper reads is declared in the entry
+/// point. One helper call a round.
+fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
+    let module = a.module;
+    let code = a.code();
+    let entry_names = declared_names(a.function);
+    let module_names: Vec<&str> = module
+        .global_variables
+        .iter()
+        .filter_map(|(_, g)| g.name.as_deref())
+        .chain(
+            module
+                .constants
+                .iter()
+                .filter_map(|(_, c)| c.name.as_deref()),
+        )
+        .chain(
+            module
+                .overrides
+                .iter()
+                .filter_map(|(_, o)| o.name.as_deref()),
+        )
+        .chain(
+            module
+                .functions
+                .iter()
+                .filter_map(|(_, f)| f.name.as_deref()),
+        )
+        .collect();
+    for (n, st) in a.stmts.iter().enumerate() {
+        let Statement::Call {
+            function,
+            ref arguments,
+            result: Some(_),
+        } = *st.stmt
+        else {
+            continue;
+        };
+        let f = &module.functions[function];
+        let name = f.name.as_deref()?;
+        if f.arguments.iter().any(|x| {
+            x.binding.is_some()
+                || matches!(module.types[x.ty].inner, naga::TypeInner::Pointer { .. })
+        }) || !writes_only_locals(f)
+        {
+            continue;
+        }
+        let user: Vec<_> = f
+            .body
+            .span_iter()
+            .filter(|(x, _)| !matches!(x, Statement::Emit(_)))
+            .collect();
+        let Some((Statement::Return { value: Some(_) }, ret_span)) = user.last() else {
+            continue;
+        };
+        if user.len() < 2 {
+            continue; // one `return`: `inline_expression_helpers`
+        }
+        let ret = ret_span.to_range()?;
+        // The body's text: from the `{` that opens it to the `return`.
+        let fn_span = module.functions.get_span(function).to_range()?;
+        let open = code[fn_span.start..ret.start].find('{')? + fn_span.start;
+        let before = &code[open + 1..ret.start];
+        let returned = code[ret.clone()]
+            .trim()
+            .strip_prefix("return")?
+            .trim()
+            .trim_end_matches(';')
+            .trim();
+        let after = code[ret.end..]
+            .trim_start()
+            .trim_start_matches(';')
+            .trim_start();
+        if !after.starts_with('}') {
+            continue;
+        }
+        let helper_names = declared_names(f);
+        if helper_names
+            .iter()
+            .any(|h| entry_names.contains(h) || module_names.contains(h))
+        {
+            continue;
+        }
+        let read = identifiers(before)
+            .into_iter()
+            .chain(identifiers(returned))
+            .filter(|w| !helper_names.contains(w));
+        if read.clone().any(|w| entry_names.contains(&w)) {
+            continue;
+        }
+        // Where the statement holding the call begins, and what kind of statement it is.
+        let call = st.span.clone()?;
+        if !a.text(&call).trim_start().starts_with(name) {
+            continue;
+        }
+        let call_open = code[call.start..].find('(')? + call.start;
+        let call_close = matching_paren(code, call_open)?;
+        let start = statement_start(code, call.start)?;
+        let head = code[start..call.start].trim_start();
+        let word = identifiers(head).first().copied().unwrap_or("");
+        if matches!(
+            word,
+            "for" | "while" | "loop" | "else" | "break" | "continuing" | "switch" | "case"
+        ) || head.contains("&&")
+            || head.contains("||")
+            || in_continuing(a, n)
+        {
+            continue;
+        }
+        let args: Vec<String> = arguments
+            .iter()
+            .map(|&h| {
+                a.expr_range(h)
+                    .map(|r| a.text(&r).to_owned())
+                    .or_else(|| a.expr_wgsl(h, Naming::Names))
+            })
+            .collect::<Option<_>>()?;
+        let indent = a.indent_at(start);
+        let mut text = String::new();
+        for (arg, value) in f.arguments.iter().zip(&args) {
+            let pname = arg.name.as_deref()?;
+            text.push_str(&format!(
+                "let {pname}: {} = ({value});\n{indent}",
+                a.type_name(arg.ty)
+            ));
+        }
+        let result = format!("kf_ret_{n}");
+        text.push_str(&format!(
+            "// {name}(..), inlined\n{indent}{}\n{indent}let {result} = {returned};\n{indent}",
+            before.trim()
+        ));
+        return Some(vec![
+            Edit::insert(start, text),
+            Edit::replace(call.start..call_close + 1, result),
+        ]);
+    }
+    None
+}
+
+/// Whether `f` stores only to its own local variables and uses no call, barrier or atomic.
+fn writes_only_locals(f: &naga::Function) -> bool {
+    fn ok(f: &naga::Function, block: &naga::Block) -> bool {
+        block.iter().all(|s| match s {
+            Statement::Store { pointer, .. } => {
+                let mut p = *pointer;
+                loop {
+                    match f.expressions[p] {
+                        Expression::LocalVariable(_) => break true,
+                        Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => {
+                            p = base
+                        }
+                        _ => break false,
+                    }
+                }
+            }
+            Statement::Block(b) => ok(f, b),
+            Statement::If { accept, reject, .. } => ok(f, accept) && ok(f, reject),
+            Statement::Loop {
+                body, continuing, ..
+            } => ok(f, body) && ok(f, continuing),
+            Statement::Switch { cases, .. } => cases.iter().all(|c| ok(f, &c.body)),
+            Statement::Return { .. } => std::ptr::eq(s, f.body.last().unwrap_or(s)),
+            Statement::Emit(_) | Statement::Break | Statement::Continue => true,
+            _ => false,
+        })
+    }
+    ok(f, &f.body)
+}
+
+/// Whether statement `s` sits in a loop's `continuing` block.
+fn in_continuing(a: &Analysis<'_>, s: usize) -> bool {
+    let mut p = Some(s);
+    while let Some(i) = p {
+        if a.stmts[i].part == Part::Continuing {
+            return true;
+        }
+        p = a.stmts[i].parent;
+    }
+    false
+}
+
+/// Whether position `i` is inside an unclosed `(` of its statement (a `for` header).
+fn inside_parens(code: &str, i: usize) -> bool {
+    let mut depth = 0i32;
+    for &c in code.as_bytes()[..i].iter().rev() {
+        match c {
+            b')' => depth += 1,
+            b'(' if depth == 0 => return true,
+            b'(' => depth -= 1,
+            b'{' | b'}' => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Where the statement that holds position `pos` begins: after the `;`, `{` or `}` before it
+/// that no bracket encloses `pos` from.
+fn statement_start(code: &str, pos: usize) -> Option<usize> {
+    let bytes = code.as_bytes();
+    let mut depth = 0i32;
+    let mut i = pos;
+    while i > 0 {
+        i -= 1;
+        match bytes[i] {
+            b')' | b']' => depth += 1,
+            b'(' | b'[' => {
+                depth -= 1;
+                if depth < 0 {
+                    depth = 0; // inside a header: keep going out
+                }
+            }
+            b';' | b'{' | b'}' if depth == 0 => {
+                if bytes[i] == b';' && inside_parens(code, i) {
+                    return None; // a `for` header's `;`: the call is in the loop's header
+                }
+                let rest = &code[i + 1..pos];
+                return Some(i + 1 + (rest.len() - rest.trim_start().len()));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A call in the entry point of a helper whose body is one `return <expr>;` (no local
+/// variables, no calls, no pointer parameters) → `(<expr>)` with each parameter replaced by its
+/// argument, parenthesised: an index helper (`fn index_of(r: u32, c: u32) -> u32 { return r *
+/// shape.cols + c; }`) then reads as the index it computes, which is what the operators prove
+/// patterns from. Exact: the expression is evaluated where the call was, on the same values.
+/// Refused when a name the expression reads besides its parameters is declared in the entry
+/// point (a local, a `let` or a parameter that would capture it there).
+fn inline_expression_helpers(a: &Analysis<'_>) -> Vec<Edit> {
+    let module = a.module;
+    let code = a.code();
+    let entry_names: Vec<&str> = a
+        .function
+        .local_variables
+        .iter()
+        .filter_map(|(_, v)| v.name.as_deref())
+        .chain(a.function.named_expressions.values().map(String::as_str))
+        .chain(
+            a.function
+                .arguments
+                .iter()
+                .filter_map(|x| x.name.as_deref()),
+        )
+        .collect();
+    let mut out = Vec::new();
+    for st in &a.stmts {
+        let Statement::Call {
+            function,
+            ref arguments,
+            result: Some(_),
+        } = *st.stmt
+        else {
+            continue;
+        };
+        let f = &module.functions[function];
+        if !f.local_variables.is_empty()
+            || f.arguments.iter().any(|x| {
+                x.binding.is_some()
+                    || matches!(module.types[x.ty].inner, naga::TypeInner::Pointer { .. })
+            })
+        {
+            continue;
+        }
+        let mut body = f
+            .body
+            .span_iter()
+            .filter(|(x, _)| !matches!(x, Statement::Emit(_)));
+        let (Some((Statement::Return { value: Some(_) }, span)), None) = (body.next(), body.next())
+        else {
+            continue;
+        };
+        let Some(ret) = span.to_range() else {
+            continue;
+        };
+        let Some(expr) = code[ret]
+            .trim()
+            .strip_prefix("return")
+            .map(|t| t.trim().trim_end_matches(';').trim())
+        else {
+            continue;
+        };
+        let Some(params) = f
+            .arguments
+            .iter()
+            .map(|x| x.name.as_deref())
+            .collect::<Option<Vec<&str>>>()
+        else {
+            continue;
+        };
+        let Some(args) = arguments
+            .iter()
+            .map(|&h| {
+                a.expr_range(h)
+                    .map(|r| a.text(&r).to_owned())
+                    .or_else(|| a.expr_wgsl(h, Naming::Names))
+            })
+            .collect::<Option<Vec<String>>>()
+        else {
+            continue;
+        };
+        let Some(inlined) = substitute(expr, &params, &args, &entry_names) else {
+            continue;
+        };
+        // The call's text: naga's span of the call, widened over its argument list.
+        let Some(call) = st.span.clone() else {
+            continue;
+        };
+        let name = f.name.as_deref().unwrap_or_default();
+        if !a.text(&call).trim_start().starts_with(name) {
+            continue;
+        }
+        let Some(open) = code[call.start..].find('(').map(|i| call.start + i) else {
+            continue;
+        };
+        let Some(close) = matching_paren(code, open) else {
+            continue;
+        };
+        out.push(Edit::replace(call.start..close + 1, format!("({inlined})")));
+    }
+    out
+}
+
+/// `var<private> v: T;` stored once at the top level of the entry point, read only after that
+/// and only there → the store becomes `let v: T = value;`, a function-scope name that shadows the
+/// module's variable: the value is fixed from that statement on, which is what the analysis reads
+/// from a `let` (a private variable is memory to it, and a store to memory before a loop stops
+/// the tiling operators).
+fn private_to_let(a: &Analysis<'_>) -> Vec<Edit> {
+    let module = a.module;
+    let mut out = Vec::new();
+    for (g, var) in module.global_variables.iter() {
+        if var.space != naga::AddressSpace::Private {
+            continue;
+        }
+        let Some(name) = var.name.as_deref() else {
+            continue;
+        };
+        // No helper function names it.
+        let in_helper = module.functions.iter().any(|(_, f)| {
+            f.expressions
+                .iter()
+                .any(|(_, e)| matches!(e, Expression::GlobalVariable(x) if *x == g))
+        });
+        if in_helper {
+            continue;
+        }
+        let accesses: Vec<&ir::Access> = a.accesses.iter().filter(|x| x.global == g).collect();
+        let stores: Vec<&&ir::Access> = accesses.iter().filter(|x| x.write).collect();
+        let [store] = stores[..] else {
+            continue;
+        };
+        let st = &a.stmts[store.stmt];
+        let whole = matches!(
+            a.function.expressions[store.pointer],
+            Expression::GlobalVariable(_)
+        );
+        if st.parent.is_some()
+            || !whole
+            || !matches!(st.stmt, Statement::Store { .. })
+            || accesses.iter().any(|x| !x.write && x.stmt <= store.stmt)
+        {
+            continue;
+        }
+        let Some(span) = st.span.clone() else {
+            continue;
+        };
+        let text = a.text(&span);
+        let Some(rest) = text.trim_start().strip_prefix(name) else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        if !rest.starts_with('=') || rest.starts_with("==") {
+            continue;
+        }
+        let ty = a.type_name(var.ty);
+        out.push(Edit::replace(span, format!("let {name}: {ty} {rest}")));
+    }
+    out
+}
+
+/// The `)` that closes the `(` at `open`.
+fn matching_paren(code: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in code[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `expr` with every identifier that names a parameter replaced by its argument in parentheses;
+/// `None` when `expr` reads another name that `shadowing` holds.
+fn substitute(expr: &str, params: &[&str], args: &[String], shadowing: &[&str]) -> Option<String> {
+    let mut out = String::new();
+    let bytes = expr.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let word = &expr[start..i];
+            let member = expr[..start].trim_end().ends_with('.');
+            match params.iter().position(|p| *p == word) {
+                Some(k) if !member => {
+                    out.push('(');
+                    out.push_str(&args[k]);
+                    out.push(')');
+                }
+                _ => {
+                    if !member && shadowing.contains(&word) {
+                        return None;
+                    }
+                    out.push_str(word);
+                }
+            }
+        } else if c.is_ascii_digit() {
+            // A number with its suffix (`2u`, `0x1fu`) is not a name.
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.') {
+                i += 1;
+            }
+            out.push_str(&expr[start..i]);
+        } else {
+            out.push(c as char);
+            i += 1;
+        }
+    }
+    Some(out)
 }
 
 /// `workgroup_id.d * W + local_invocation_id.d` with `W` the literal workgroup size along `d` (and
@@ -162,10 +694,23 @@ fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
     use naga::BuiltIn;
     use naga::ir::{Scalar, ScalarKind, TypeInner};
     let size = a.entry.workgroup_size;
-    if a.entry.workgroup_size_overrides.is_some() {
-        return None;
-    }
-    let flat = size[1] == 1 && size[2] == 1;
+    let overrides = a.entry.workgroup_size_overrides.unwrap_or([None; 3]);
+    // The workgroup size along `d` as the index forms spell it: the literal, or the override
+    // that sets it (then `workgroup_id.x * WG + local_invocation_index` is the global id for
+    // every value of `WG`).
+    let extent = |d: usize| -> Option<ir::Poly> {
+        match overrides[d] {
+            None => Some(ir::Poly::constant(i64::from(size[d]))),
+            Some(h) => match a.module.global_expressions[h] {
+                Expression::Override(o) => {
+                    Some(ir::Poly::atom(a.module.overrides[o].name.clone()?))
+                }
+                _ => None,
+            },
+        }
+    };
+    let one = Some(ir::Poly::constant(1));
+    let flat = extent(1) == one && extent(2) == one;
     let matches = |h: Handle<Expression>| -> Option<u32> {
         let form = a.index_form(h)?;
         if !form.offset.is_zero() || form.terms.len() != 2 {
@@ -173,13 +718,18 @@ fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
         }
         let (mut wid, mut lid) = (None, None);
         for (v, c) in &form.terms {
-            let k = c.as_constant()?;
             match *v {
-                ir::Var::Builtin(BuiltIn::WorkGroupId, d) if k == i64::from(size[d as usize]) => {
+                ir::Var::Builtin(BuiltIn::WorkGroupId, d)
+                    if extent(d as usize).as_ref() == Some(c) =>
+                {
                     wid = Some(d)
                 }
-                ir::Var::Builtin(BuiltIn::LocalInvocationId, d) if k == 1 => lid = Some(d),
-                ir::Var::Builtin(BuiltIn::LocalInvocationIndex, 0) if k == 1 && flat => {
+                ir::Var::Builtin(BuiltIn::LocalInvocationId, d) if c.as_constant() == Some(1) => {
+                    lid = Some(d)
+                }
+                ir::Var::Builtin(BuiltIn::LocalInvocationIndex, 0)
+                    if c.as_constant() == Some(1) && flat =>
+                {
                     lid = Some(0)
                 }
                 _ => return None,
@@ -221,8 +771,13 @@ fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
         Some(g) if g.member.is_none() => (g.name.clone(), Vec::new()),
         Some(_) => return None,
         None => {
-            let params = a.text(&sig.params);
-            let sep = if params.trim().is_empty() { "" } else { ", " };
+            let params = a.text(&sig.params).trim_end();
+            // After a trailing comma (`fn main(\n    @builtin(..) id: u32,\n)`), no second one.
+            let sep = if params.is_empty() || params.ends_with(',') {
+                " "
+            } else {
+                ", "
+            };
             (
                 "kf_global_id".to_owned(),
                 vec![Edit::insert(

@@ -33,6 +33,8 @@ pub mod tile;
 pub mod transpose;
 pub mod unroll;
 #[cfg(test)]
+mod unseen_tests;
+#[cfg(test)]
 mod varied_tests;
 pub mod vectorize;
 pub mod widen;

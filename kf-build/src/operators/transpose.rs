@@ -207,7 +207,9 @@ fn plan(a: &Analysis<'_>) -> Result<Plan, Skip> {
         read_axis,
         load_span,
         load_index,
-        source: read.name.clone(),
+        source: a
+            .array_text(read)
+            .ok_or_else(|| Skip("the transposed read's array cannot be restated".into()))?,
         gid: gid.name.clone(),
     })
 }

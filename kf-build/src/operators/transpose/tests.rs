@@ -41,7 +41,7 @@ fn copies_that_do_not_transpose_are_left_alone() {
             "no bounds test of the invocation id's x",
         ),
         ("add_2d.wgsl", "0 reads run across the write's axis"),
-        ("matmul_flat_id.wgsl", ""),
+        ("matmul_flat_id.wgsl", "does not use a two-dimensional id"),
     ] {
         let kernel = kernel(name);
         let skip = testkit::apply(&TransposeTile, &kernel, &testkit::plain()).expect_err(name);

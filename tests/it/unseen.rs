@@ -1,0 +1,94 @@
+//! Kernels written by someone who had not read the operators (`tests/data/unseen/`, see
+//! `kf-build`'s `operators::unseen_tests` for which operators must fire on them), on the real
+//! adapter: each kernel's canonical form and the first rewrite of every structural operator that
+//! fires on it must be correct (level 5) through the worker. Speed is never asserted.
+
+use super::operators::{resolve, verify_plan, worker_and_target};
+use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
+use kf_build::operators::{Subject, apply_canonical, canon};
+use kf_tests::*;
+
+/// Operators whose rewrites change the kernel's structure (the parameter and loop-shape operators,
+/// and `coarsen`, are covered by the corpus tests).
+const STRUCTURAL: [&str; 9] = [
+    "reduce",
+    "scan",
+    "tile",
+    "tile-blocked",
+    "tile-split-k",
+    "implicit-gemm",
+    "flash-attention",
+    "transpose-tile",
+    "widen",
+];
+
+#[test]
+fn unseen_kernels_canonical_forms_and_structural_rewrites_are_correct() {
+    let (mut worker, target) = worker_and_target();
+    let dir = root().join("tests/data/unseen");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "the unseen corpus: {files:?}");
+    let mut failures = Vec::new();
+    let mut evaluated = 0;
+    for file in files {
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let spec = text
+            .lines()
+            .find_map(|l| l.strip_prefix("// spec:"))
+            .unwrap_or_else(|| panic!("{name}: no spec"))
+            .trim();
+        let kernel = resolve(&name, &format!("path = \"{name}\", {spec}"), &text);
+        let subject = Subject {
+            kernel: &kernel,
+            program: &kernel.baseline,
+            target: &target,
+        };
+        let canonical = canon::canonicalise(&subject);
+        let mut candidates = Vec::new();
+        if let Some(c) = &canonical {
+            candidates.push(c.clone());
+        }
+        for op in kf_build::operators::all() {
+            if !STRUCTURAL.contains(&op.name()) {
+                continue;
+            }
+            if let Ok(rewrites) = apply_canonical(op.as_ref(), &subject, canonical.as_ref())
+                && let Some(first) = rewrites.into_iter().next()
+            {
+                candidates.push(first);
+            }
+        }
+        for (i, r) in candidates.iter().enumerate() {
+            let report = worker.evaluate(&EvalRequest {
+                kernel: kernel.clone(),
+                candidate: Candidate {
+                    id: format!("unseen-{i}"),
+                    origin: r.step.clone(),
+                    program: r.program.clone(),
+                },
+                plan: verify_plan(&kernel),
+                ceilings: None,
+                deadline_s: None,
+            });
+            evaluated += 1;
+            println!("{name}: {} level {}", r.step, report.fitness.level);
+            if report.fitness.level != 5 {
+                failures.push(format!(
+                    "{name} {}: level {} {:?}\n{}",
+                    r.step,
+                    report.fitness.level,
+                    report.failure.map(|f| f.log),
+                    r.program.wgsl
+                ));
+            }
+        }
+    }
+    assert!(evaluated >= 25, "only {evaluated} candidates evaluated");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
