@@ -37,6 +37,10 @@
 //!   Exact: the same values in the same order. The loop operators (unroll, hoist) read only the
 //!   `for` spelling, so this is how they reach the other two.
 //!
+//! - a do-while under a guard that makes its first test, `if (j < n) { loop { ..; continuing {
+//!   j += s; break if j >= n; } } }` with `j` holding the tested start → `for (; j < n; j += s)
+//!   { .. }`: the same iterations, and `j` ends with the same value.
+//!
 //! - `if (c) { continue; } rest` at the top level of a `for` or `while` body, in the entry point or
 //!   a helper function → `if (!(c)) { rest }` (`rest` running to the end of the body): exact, the test is evaluated where it was and
 //!   `rest` runs exactly when it did. Loop operators refuse bodies that leave early; padding tests
@@ -190,7 +194,140 @@ fn normalisations(a: &Analysis<'_>) -> Vec<(Vec<Edit>, &'static str)> {
     if let Some(edits) = inline_statement_helper(a) {
         take((edits, "inline-fn"), &mut out);
     }
+    for id in 0..a.loops.len() {
+        if let Some(e) = guarded_do_while_to_for(a, id) {
+            take((vec![e], "do-while"), &mut out);
+        }
+    }
     out
+}
+
+/// `if (j < n) { loop { body; continuing { j += s; break if j >= n; } } }` (the test also
+/// `n > j`, the break also `j > n - ..` spelled `n <= j`) with `j` holding the tested start
+/// value → `for (; j < n; j += s) { body }`: a do-while whose first test the guard makes, which
+/// is a counted loop. Exact: the body runs for the same values of `j` in the same order, `j`
+/// ends with the same value either way (the start when the guard fails), and a `continue` in the
+/// body goes to the update and the test in both.
+fn guarded_do_while_to_for(a: &Analysis<'_>, id: usize) -> Option<Edit> {
+    let l = &a.loops[id];
+    let Statement::Loop {
+        break_if: Some(brk),
+        ..
+    } = *a.stmts[l.stmt].stmt
+    else {
+        return None;
+    };
+    // The continuing block: one store to the counter `j`, `j = j + s` (or `-`).
+    let mut cont = l
+        .continuing
+        .iter()
+        .filter(|s| !matches!(s, Statement::Emit(_)));
+    let (Some(&Statement::Store { pointer, value }), None) = (cont.next(), cont.next()) else {
+        return None;
+    };
+    let Expression::LocalVariable(j) = a.function.expressions[pointer] else {
+        return None;
+    };
+    let Expression::Binary {
+        op: BinaryOperator::Add,
+        left,
+        ..
+    } = a.function.expressions[value]
+    else {
+        return None;
+    };
+    if load_of(a, left) != Some(j) {
+        return None;
+    }
+    // The break: `j >= n` or `n <= j`.
+    let Expression::Binary { op, left, right } = a.function.expressions[brk] else {
+        return None;
+    };
+    let bound = match op {
+        BinaryOperator::GreaterEqual if load_of(a, left) == Some(j) => right,
+        BinaryOperator::LessEqual if load_of(a, right) == Some(j) => left,
+        _ => return None,
+    };
+    if a.reads_local(bound, j) {
+        return None;
+    }
+    // The guard: the loop is the only statement of an `if` without `else` testing `j < n` on
+    // the value `j` holds there.
+    let guard = a.stmts[l.stmt].parent?;
+    let Statement::If {
+        condition,
+        ref accept,
+        ref reject,
+    } = *a.stmts[guard].stmt
+    else {
+        return None;
+    };
+    let only_loop = accept
+        .iter()
+        .filter(|s| !matches!(s, Statement::Emit(_)))
+        .count()
+        == 1;
+    if !only_loop || reject.iter().any(|s| !matches!(s, Statement::Emit(_))) {
+        return None;
+    }
+    let Expression::Binary { op, left, right } = a.function.expressions[condition] else {
+        return None;
+    };
+    let (start, limit) = match op {
+        BinaryOperator::Less => (left, right),
+        BinaryOperator::Greater => (right, left),
+        _ => return None,
+    };
+    if !same_value(a, limit, bound) {
+        return None;
+    }
+    let start_is_j = load_of(a, start) == Some(j)
+        || matches!(a.value_before(guard, j), Some(ir::InitialValue::Expr(v)) if same_value(a, v, start));
+    if !start_is_j {
+        return None;
+    }
+    // The text: the guard's whole `if`, the loop's body up to `continuing`, the update.
+    let if_span = a.stmts[guard].span.clone()?;
+    let loop_span = l.span.clone()?;
+    let code = a.code();
+    let open = code[loop_span.clone()].find('{')? + loop_span.start;
+    let close = matching_brace(code, open)?;
+    let mut depth = 0;
+    let mut continuing = None;
+    let mut i = open;
+    while i < close {
+        match code.as_bytes()[i] {
+            b'{' => depth += 1,
+            b'}' => depth -= 1,
+            b'c' if depth == 1
+                && code[i..].starts_with("continuing")
+                && !code.as_bytes()[i - 1].is_ascii_alphanumeric() =>
+            {
+                continuing = Some(i);
+                break;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let continuing = continuing?;
+    let store = l
+        .continuing
+        .iter()
+        .find(|s| !matches!(s, Statement::Emit(_)))?;
+    let update_stmt = a.stmts.iter().position(|st| std::ptr::eq(st.stmt, store))?;
+    let update = a
+        .text(&a.stmts[update_stmt].span.clone()?)
+        .trim()
+        .to_owned();
+    let name = a.function.local_variables[j].name.clone()?;
+    let limit_text = a.text(&a.expr_range(bound)?).to_owned();
+    let body = code[open + 1..continuing].trim_end();
+    let indent = a.indent_at(if_span.start);
+    Some(Edit::replace(
+        if_span,
+        format!("for (; {name} < {limit_text}; {update}) {{{body}\n{indent}}}"),
+    ))
 }
 
 /// Every name a function declares: its parameters, local variables and `let`s.
