@@ -2461,8 +2461,24 @@ impl<'a> Analysis<'a> {
         if !same || self.reads_local(element, m) || self.reads_local(element, k) {
             return None;
         }
-        // The index is the loop variable itself.
-        if self.local_of_load(j) != Some(l.var) {
+        // The index is the loop variable itself, or its conversion to another integer type
+        // (`u32(c)` of an `i32` counter) when the counter rises from a start of at least zero,
+        // so the conversion keeps every value and their order.
+        let via_cast = matches!(f.expressions[j], Expression::As { .. });
+        let index_var = match f.expressions[j] {
+            Expression::As {
+                expr,
+                kind: ScalarKind::Sint | ScalarKind::Uint,
+                convert: Some(4),
+            } if !l.decreasing
+                && l.init
+                    .is_none_or(|h| self.const_int(h).is_some_and(|v| v >= 0)) =>
+            {
+                self.local_of_load(expr)
+            }
+            _ => self.local_of_load(j),
+        };
+        if index_var != Some(l.var) {
             return None;
         }
         let scalar =
@@ -2476,7 +2492,7 @@ impl<'a> Analysis<'a> {
             ScalarKind::Float | ScalarKind::Sint | ScalarKind::Uint
         ) || !matches!(ks.kind, ScalarKind::Sint | ScalarKind::Uint)
             || ks.width != 4
-            || f.local_variables[k].ty != l.var_ty
+            || (!via_cast && f.local_variables[k].ty != l.var_ty)
         {
             return None;
         }
@@ -2531,7 +2547,8 @@ impl<'a> Analysis<'a> {
         })
     }
 
-    /// `value` as `load(v) ⊕ terms`: the operator, the load of `v`, and the other terms. Chains
+    /// `value` as `load(v) ⊕ terms`: the operator, the load of `v`, and the other terms (for
+    /// `fma(a, b, v)`, `a` and `b`: the terms the update reads). Chains
     /// (`acc + a - b`, `acc * a * b`) are flattened, through parentheses but not through `let`s.
     fn update_form(
         &self,
@@ -2566,6 +2583,14 @@ impl<'a> Analysis<'a> {
                 }
                 Some((acc_op, load?, rest))
             }
+            // `acc = fma(a, b, acc)`: a sum, each product added with one rounding.
+            Expression::Math {
+                fun: MathFunction::Fma,
+                arg,
+                arg1: Some(arg1),
+                arg2: Some(arg2),
+                ..
+            } if is_v(arg2) => Some((AccOp::Add, arg2, vec![arg, arg1])),
             Expression::Math {
                 fun,
                 arg,

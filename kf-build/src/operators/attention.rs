@@ -86,13 +86,15 @@ impl Operator for FlashAttention {
         if program.workgroup_size[1] != 1 || program.workgroup_size[2] != 1 {
             return Err(Skip("the workgroup is not one-dimensional".into()));
         }
-        for d in 1..3 {
-            if program.dispatch.size[d].as_constant() != Some(1) {
-                return Err(Skip(
-                    "the launch is not one-dimensional (one invocation per query row)".into(),
-                ));
-            }
+        if program.dispatch.size[2].as_constant() != Some(1) {
+            return Err(Skip(
+                "the launch is three-dimensional (one invocation per query row, heads along y)"
+                    .into(),
+            ));
         }
+        // Heads along y: one invocation per (row, head), the head's block of every buffer at
+        // `head * H`.
+        let heads = program.dispatch.size[1].as_constant() != Some(1);
         let parsed = ir::parse(wgsl).map_err(|e| Skip(e.to_string()))?;
         let analysis = parsed
             .analyse(&program.entry)
@@ -145,16 +147,46 @@ impl Operator for FlashAttention {
         }
         let d_poly = d_poly.ok_or_else(|| Skip("the entry point writes no output".into()))?;
         let d_text = d_poly.to_string();
+        let head = Var::Builtin(BuiltIn::GlobalInvocationId, 1);
         if analysis.accesses.iter().any(|a| {
             a.write
-                && a.form
-                    .as_ref()
-                    .is_some_and(|f| f.vars().any(|v| matches!(v, Var::Builtin(..)) && v != row))
+                && a.form.as_ref().is_some_and(|f| {
+                    f.vars()
+                        .any(|v| matches!(v, Var::Builtin(..)) && v != row && !(heads && v == head))
+                })
         }) {
             return Err(Skip(
                 "the output's index reads another invocation id".into(),
             ));
         }
+        // H: the head id's coefficient, the same in every access of the four buffers.
+        let h_text = if heads {
+            let mut h: Option<ir::Poly> = None;
+            for a in analysis
+                .accesses
+                .iter()
+                .filter(|a| [roles.q, roles.k, roles.v, roles.out].contains(&a.global))
+            {
+                let coeff = a
+                    .form
+                    .as_ref()
+                    .ok_or_else(|| Skip("an attention buffer's index is not affine".into()))?
+                    .coeff(head);
+                if coeff.is_zero() || h.as_ref().is_some_and(|h| *h != coeff) {
+                    return Err(Skip(
+                        "the buffers are not indexed by one head stride along the id's y".into(),
+                    ));
+                }
+                h = Some(coeff);
+            }
+            let h = h.ok_or_else(|| Skip("no head stride".into()))?;
+            if h == d_poly {
+                return Err(Skip("the head stride is the row stride".into()));
+            }
+            format!("({h})")
+        } else {
+            "0u".to_owned()
+        };
 
         // S: the bound of the outermost loops that are not over D.
         let mut s_found: Option<(Option<ir::Poly>, String)> = None;
@@ -221,6 +253,7 @@ impl Operator for FlashAttention {
             out: name(roles.out)?,
             s: s_text,
             d: d_text,
+            h: h_text,
         };
         let target = subject.target;
         let storage = target.limit("max_compute_workgroup_storage_size", 16384);
@@ -239,7 +272,11 @@ impl Operator for FlashAttention {
             ops.push(Op::CeilDiv);
             let dispatch = kf_runtime::Dispatch {
                 mode: kf_runtime::DispatchMode::Workgroups,
-                size: [SizeExpr::from_ops(ops), SizeExpr::lit(1), SizeExpr::lit(1)],
+                size: [
+                    SizeExpr::from_ops(ops),
+                    SizeExpr::from_ops(super::grid_extent(program, 1)),
+                    SizeExpr::lit(1),
+                ],
             };
             for (scale, said) in &scales {
                 let function = generate(&names, scale, rows, bc, &program.entry);
@@ -279,6 +316,8 @@ struct Names {
     out: String,
     s: String,
     d: String,
+    /// The head stride (`0u` for one head).
+    h: String,
 }
 
 /// Workgroup memory of `rows` query rows over a tile of `bc` keys: K (padded to 17 vec4 a key,
@@ -352,7 +391,15 @@ fn load4(w: &mut String, indent: &str, dst: &str, buf: &str, ok: &str, base: &st
 
 /// The new entry point (see the module documentation).
 fn generate(n: &Names, scale: &str, rows: u32, bc: u32, entry: &str) -> String {
-    let Names { q, k, v, out, s, d } = n;
+    let Names {
+        q,
+        k,
+        v,
+        out,
+        s,
+        d,
+        h,
+    } = n;
     let threads = rows * LANES;
     let spt = bc / LANES;
     let per = bc / rows; // (key, 4 columns) pairs each invocation stages per tile
@@ -372,6 +419,7 @@ var<workgroup> kfa_pr: array<vec4<f32>, {sn}>;
 fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) kfa_wid: vec3<u32>) {{
     let kfa_s = {s};
     let kfa_d = {d};
+    let kfa_h = kfa_wid.y * {h};
     let kfa_scale = {scale};
     let kfa_r = kfa_t / 16u;
     let kfa_lane = kfa_t % 16u;
@@ -383,7 +431,7 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
             for (var kfa_j = 0u; kfa_j < kfa_s; kfa_j = kfa_j + 1u) {{
                 var kfa_dot = 0.0;
                 for (var kfa_c = 0u; kfa_c < kfa_d; kfa_c = kfa_c + 1u) {{
-                    kfa_dot = kfa_dot + {q}[kfa_i * kfa_d + kfa_c] * {k}[kfa_j * kfa_d + kfa_c];
+                    kfa_dot = kfa_dot + {q}[kfa_h + kfa_i * kfa_d + kfa_c] * {k}[kfa_h + kfa_j * kfa_d + kfa_c];
                 }}
                 kfa_m = max(kfa_m, kfa_dot * kfa_scale);
             }}
@@ -393,20 +441,20 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
                 for (var kfa_j = 0u; kfa_j < kfa_s; kfa_j = kfa_j + 1u) {{
                     var kfa_dot = 0.0;
                     for (var kfa_e = 0u; kfa_e < kfa_d; kfa_e = kfa_e + 1u) {{
-                        kfa_dot = kfa_dot + {q}[kfa_i * kfa_d + kfa_e] * {k}[kfa_j * kfa_d + kfa_e];
+                        kfa_dot = kfa_dot + {q}[kfa_h + kfa_i * kfa_d + kfa_e] * {k}[kfa_h + kfa_j * kfa_d + kfa_e];
                     }}
                     let kfa_pj = exp(kfa_dot * kfa_scale - kfa_m);
                     kfa_den = kfa_den + kfa_pj;
-                    kfa_num = kfa_num + kfa_pj * {v}[kfa_j * kfa_d + kfa_c];
+                    kfa_num = kfa_num + kfa_pj * {v}[kfa_h + kfa_j * kfa_d + kfa_c];
                 }}
-                {out}[kfa_i * kfa_d + kfa_c] = kfa_num / kfa_den;
+                {out}[kfa_h + kfa_i * kfa_d + kfa_c] = kfa_num / kfa_den;
             }}
         }}
         return;
     }}
     // The row's query in registers (zero past the head's width).
     let kfa_qok = kfa_i < kfa_s;
-    let kfa_qb = kfa_i * kfa_d;
+    let kfa_qb = kfa_h + kfa_i * kfa_d;
 ",
         kn = bc * 17,
         vn = bc * 16,
@@ -429,7 +477,7 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
         for e in 0..per {
             let _ = writeln!(
                 w,
-                "{indent}{{ let kfa_x = kfa_t + {o}u; let kfa_j = {j0} + kfa_x / 16u; let kfa_c = (kfa_x % 16u) * 4u; let kfa_ok = kfa_j < kfa_s; let kfa_b = kfa_j * kfa_d;",
+                "{indent}{{ let kfa_x = kfa_t + {o}u; let kfa_j = {j0} + kfa_x / 16u; let kfa_c = (kfa_x % 16u) * 4u; let kfa_ok = kfa_j < kfa_s; let kfa_b = kfa_h + kfa_j * kfa_d;",
                 o = e * threads
             );
             load4(
@@ -537,10 +585,10 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
     if (kfa_i < kfa_s) {{
         let kfa_o = kfa_acc / kfa_l;
         let kfa_c = kfa_lane * 4u;
-        if (kfa_c < kfa_d) {{ {out}[kfa_i * kfa_d + kfa_c] = kfa_o.x; }}
-        if (kfa_c + 1u < kfa_d) {{ {out}[kfa_i * kfa_d + kfa_c + 1u] = kfa_o.y; }}
-        if (kfa_c + 2u < kfa_d) {{ {out}[kfa_i * kfa_d + kfa_c + 2u] = kfa_o.z; }}
-        if (kfa_c + 3u < kfa_d) {{ {out}[kfa_i * kfa_d + kfa_c + 3u] = kfa_o.w; }}
+        if (kfa_c < kfa_d) {{ {out}[kfa_h + kfa_i * kfa_d + kfa_c] = kfa_o.x; }}
+        if (kfa_c + 1u < kfa_d) {{ {out}[kfa_h + kfa_i * kfa_d + kfa_c + 1u] = kfa_o.y; }}
+        if (kfa_c + 2u < kfa_d) {{ {out}[kfa_h + kfa_i * kfa_d + kfa_c + 2u] = kfa_o.z; }}
+        if (kfa_c + 3u < kfa_d) {{ {out}[kfa_h + kfa_i * kfa_d + kfa_c + 3u] = kfa_o.w; }}
     }}
 }}
 "

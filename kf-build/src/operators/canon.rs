@@ -41,6 +41,14 @@
 //!   j += s; break if j >= n; } } }` with `j` holding the tested start → `for (; j < n; j += s)
 //!   { .. }`: the same iterations, and `j` ends with the same value.
 //!
+//! - a component of a vector built from an invocation id (`let o = gid.xy; .. o.x ..`, `let pos =
+//!   vec2<i32>(gid.xy); pos.y`) → the component's scalar expression (`gid.x`, `i32(gid.y)`),
+//!   through swizzles, constructors, splats, conversions and arithmetic; vector `let`s no longer
+//!   read are removed. Exact: vector operations act on each component alone.
+//!
+//! - a loop counting down to zero, `for (var i = n; i > 0u; i--)` → a loop counting up from zero
+//!   with `let i = n - k;` first in its body: the same values in the same order.
+//!
 //! - `if (c) { continue; } rest` at the top level of a `for` or `while` body, in the entry point or
 //!   a helper function → `if (!(c)) { rest }` (`rest` running to the end of the body): exact, the test is evaluated where it was and
 //!   `rest` runs exactly when it did. Loop operators refuse bodies that leave early; padding tests
@@ -194,12 +202,229 @@ fn normalisations(a: &Analysis<'_>) -> Vec<(Vec<Edit>, &'static str)> {
     if let Some(edits) = inline_statement_helper(a) {
         take((edits, "inline-fn"), &mut out);
     }
+    let scalarised = scalarise_id_vectors(a);
+    if !scalarised.is_empty() {
+        take((scalarised, "id-components"), &mut out);
+    }
     for id in 0..a.loops.len() {
         if let Some(e) = guarded_do_while_to_for(a, id) {
             take((vec![e], "do-while"), &mut out);
         }
+        if let Some(e) = count_down_to_up(a, id) {
+            take((e, "count-up"), &mut out);
+        }
     }
     out
+}
+
+/// `for (var i = n; i > 0; i--) { body }` → `for (var kf_up = 0; kf_up < n; kf_up++) { let i =
+/// n - kf_up; body }`: the same values of `i` in the same order (`n` down to 1), counted by a
+/// variable that rises from zero, which is the form the operators split and unroll. Proven from
+/// the IR: a counted `for` with the counter declared in its header, a step of 1 down, the bound
+/// `> 0`, a start that reads no local variable (evaluated again in the header and the body).
+fn count_down_to_up(a: &Analysis<'_>, id: usize) -> Option<Vec<Edit>> {
+    let f = a.loops[id].for_loop.as_ref()?;
+    let [bound] = &f.bounds[..] else {
+        return None;
+    };
+    let start = f.init?;
+    if f.kind != LoopKind::For
+        || !f.declared_in_header
+        || !f.decreasing
+        || a.const_int(f.step) != Some(1)
+        || bound.cmp != ir::Cmp::Gt
+        || bound.offset.is_some()
+        || a.const_int(bound.bound) != Some(0)
+        || !a.locals_read(start).is_empty()
+    {
+        return None;
+    }
+    let header = f.header_span.clone()?;
+    let body = f.body_span.clone()?;
+    let code = a.code();
+    if !code[header.clone()].trim_start().starts_with("for") || code.as_bytes()[body.start] != b'{'
+    {
+        return None;
+    }
+    let up = format!("kf_up{id}");
+    if code.contains(&up) {
+        return None;
+    }
+    let ty = a.type_name(f.var_ty);
+    let n = a.text(&a.expr_range(start)?).to_owned();
+    let name = &f.var_name;
+    let indent = a.indent_at(body.start);
+    Some(vec![
+        Edit::replace(
+            header,
+            format!("for (var {up}: {ty} = {ty}(0); {up} < ({n}); {up} = {up} + {ty}(1)) "),
+        ),
+        Edit::insert(
+            body.start + 1,
+            format!("\n{indent}    let {name}: {ty} = ({n}) - {up};"),
+        ),
+    ])
+}
+
+/// A component of a vector built from an invocation id (`let pos = vec2<i32>(gid.xy);` read as
+/// `pos.x`, `let i = gid.xy * 2u;` read as `i.y`) → the scalar expression of that component
+/// (`i32(gid.x)`, `(gid.y * 2u)`), through swizzles, constructors, splats, conversions and
+/// arithmetic; the vector `let`s no longer read are removed. Exact: a vector operation acts on
+/// each component alone. The operators read ids component by component (a swizzle of the id is
+/// a use of it "as a whole vector" to them).
+fn scalarise_id_vectors(a: &Analysis<'_>) -> Vec<Edit> {
+    use naga::{ScalarKind, TypeInner};
+    let f = a.function;
+    const XYZW: [&str; 4] = ["x", "y", "z", "w"];
+    fn comp(a: &Analysis<'_>, h: Handle<Expression>, c: u32, depth: u32) -> Option<String> {
+        if depth > 16 {
+            return None;
+        }
+        let f = a.function;
+        let print = |x: Handle<Expression>| a.expr_wgsl(x, Naming::Names);
+        let vector = |x: Handle<Expression>| matches!(a.type_of(x), TypeInner::Vector { .. });
+        let part = |x: Handle<Expression>| {
+            if vector(x) {
+                comp(a, x, c, depth + 1)
+            } else {
+                print(x)
+            }
+        };
+        match f.expressions[h] {
+            Expression::FunctionArgument(i) => {
+                let arg = f.arguments.get(i as usize)?;
+                matches!(arg.binding, Some(naga::Binding::BuiltIn(_))).then_some(())?;
+                Some(format!(
+                    "{}.{}",
+                    arg.name.as_deref()?,
+                    XYZW.get(c as usize)?
+                ))
+            }
+            Expression::Swizzle {
+                size,
+                vector: v,
+                pattern,
+            } => {
+                ((c as usize) < size as usize).then_some(())?;
+                comp(a, v, pattern[c as usize] as u32, depth + 1)
+            }
+            Expression::Compose { ref components, .. } => {
+                if components.iter().any(|&x| vector(x)) {
+                    return None;
+                }
+                print(*components.get(c as usize)?)
+            }
+            Expression::Splat { value, .. } => print(value),
+            Expression::As {
+                expr,
+                kind,
+                convert: Some(w),
+            } => {
+                let ty = match (kind, w) {
+                    (ScalarKind::Sint, 4) => "i32",
+                    (ScalarKind::Uint, 4) => "u32",
+                    (ScalarKind::Float, 4) => "f32",
+                    _ => return None,
+                };
+                Some(format!("{ty}({})", comp(a, expr, c, depth + 1)?))
+            }
+            Expression::Binary { op, left, right } => {
+                use naga::BinaryOperator as B;
+                if !matches!(
+                    op,
+                    B::Add | B::Subtract | B::Multiply | B::Divide | B::Modulo
+                ) {
+                    return None;
+                }
+                Some(format!(
+                    "({} {} {})",
+                    part(left)?,
+                    crate::analysis::expr::binary_op_wgsl(op),
+                    part(right)?
+                ))
+            }
+            _ => None,
+        }
+    }
+    // The reads of one component, replaced.
+    let mut edits: Vec<Edit> = Vec::new();
+    let mut replaced: Vec<ir::TextRange> = Vec::new();
+    for (h, e) in f.expressions.iter() {
+        let Expression::AccessIndex { base, index } = *e else {
+            continue;
+        };
+        if !matches!(a.type_of(base), TypeInner::Vector { .. })
+            || matches!(f.expressions[base], Expression::FunctionArgument(_))
+        {
+            continue;
+        }
+        let Some(text) = comp(a, base, index, 0) else {
+            continue;
+        };
+        let Some(r) = a.expr_range(h) else {
+            continue;
+        };
+        if !a.text(&r).trim_end().ends_with(XYZW[index as usize % 4]) {
+            continue;
+        }
+        if replaced.iter().any(|x| overlaps(x, &r)) {
+            continue;
+        }
+        replaced.push(r.clone());
+        edits.push(Edit::replace(r, format!("({text})")));
+    }
+    if edits.is_empty() {
+        return edits;
+    }
+    // Vector `let`s of the id no longer named outside their own statement and the removed ones.
+    let code = a.code();
+    let lets: Vec<(ir::TextRange, String)> = f
+        .named_expressions
+        .keys()
+        .filter(|&&h| matches!(a.type_of(h), TypeInner::Vector { .. }))
+        .filter(|&&h| comp(a, h, 0, 0).is_some())
+        .filter_map(|&h| a.let_statement(h))
+        .collect();
+    let mut removed: Vec<usize> = Vec::new();
+    loop {
+        let before = removed.len();
+        for (i, (range, name)) in lets.iter().enumerate() {
+            if removed.contains(&i) {
+                continue;
+            }
+            let used = word_positions(code, name).any(|p| {
+                !(range.contains(&p)
+                    || replaced.iter().any(|r| r.contains(&p))
+                    || removed.iter().any(|&j| lets[j].0.contains(&p)))
+            });
+            if !used {
+                removed.push(i);
+            }
+        }
+        if removed.len() == before {
+            break;
+        }
+    }
+    for i in removed {
+        let range = lets[i].0.clone();
+        if edits.iter().any(|e| overlaps(&e.range, &range)) {
+            continue;
+        }
+        edits.push(Edit::replace(range, String::new()));
+    }
+    edits
+}
+
+/// Where identifier `name` occurs in `code` as a whole word, not as a member name.
+fn word_positions<'c>(code: &'c str, name: &'c str) -> impl Iterator<Item = usize> + 'c {
+    code.match_indices(name).map(|(p, _)| p).filter(move |&p| {
+        let bytes = code.as_bytes();
+        let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        let before_ok = p == 0 || !ident(bytes[p - 1]);
+        let end = p + name.len();
+        let after_ok = end >= bytes.len() || !ident(bytes[end]);
+        before_ok && after_ok && !code[..p].trim_end().ends_with('.')
+    })
 }
 
 /// `if (j < n) { loop { body; continuing { j += s; break if j >= n; } } }` (the test also
@@ -375,9 +600,10 @@ fn identifiers(text: &str) -> Vec<&str> {
 /// Exact: the helper writes no memory but its own locals, calls nothing, uses no barrier or
 /// atomic, and is evaluated where the call was, once, on the same values. Refused where it could
 /// be otherwise: the call sits in a loop header, an `else if`, behind `&&`/`||`, or in a
-/// `continuing` block; or a name the helper declares is a name of the entry point or of the
-/// module (no capture in either direction); or a name the helper reads is declared in the entry
-/// point. One helper call a round.
+/// `continuing` block; or a name the helper declares is a name of the module (it could shadow
+/// one the helper reads); or a name the helper reads is declared in the entry point. The
+/// helper's parameters and locals are renamed apart (`kf3_sum`), so they capture nothing of the
+/// entry point's. One helper call a round.
 fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
     let module = a.module;
     let code = a.code();
@@ -452,11 +678,9 @@ fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
         if !after.starts_with('}') {
             continue;
         }
+        // The helper's own names are renamed apart (`kf3_sum`), so none captures or is captured.
         let helper_names = declared_names(f);
-        if helper_names
-            .iter()
-            .any(|h| entry_names.contains(h) || module_names.contains(h))
-        {
+        if helper_names.iter().any(|h| module_names.contains(h)) {
             continue;
         }
         let read = identifiers(before)
@@ -466,6 +690,15 @@ fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
         if read.clone().any(|w| entry_names.contains(&w)) {
             continue;
         }
+        let fresh = |w: &str| format!("kf{n}_{w}");
+        if helper_names.iter().any(|h| code.contains(&fresh(h))) {
+            continue;
+        }
+        let renamed: Vec<String> = helper_names.iter().map(|h| fresh(h)).collect();
+        let rename = |text: &str| replace_names(text, &helper_names, &renamed, false, &[]);
+        let (Some(before), Some(returned)) = (rename(before), rename(returned)) else {
+            continue;
+        };
         // Where the statement holding the call begins, and what kind of statement it is.
         let call = st.span.clone()?;
         if !a.text(&call).trim_start().starts_with(name) {
@@ -496,7 +729,7 @@ fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
         let indent = a.indent_at(start);
         let mut text = String::new();
         for (arg, value) in f.arguments.iter().zip(&args) {
-            let pname = arg.name.as_deref()?;
+            let pname = fresh(arg.name.as_deref()?);
             text.push_str(&format!(
                 "let {pname}: {} = ({value});\n{indent}",
                 a.type_name(arg.ty)
@@ -781,6 +1014,19 @@ fn matching_paren(code: &str, open: usize) -> Option<usize> {
 /// `expr` with every identifier that names a parameter replaced by its argument in parentheses;
 /// `None` when `expr` reads another name that `shadowing` holds.
 fn substitute(expr: &str, params: &[&str], args: &[String], shadowing: &[&str]) -> Option<String> {
+    replace_names(expr, params, args, true, shadowing)
+}
+
+/// `text` with every identifier (not a member name) in `names` replaced by its `by`, in
+/// parentheses when `wrap`; `None` when `text` names another identifier `shadowing` holds.
+fn replace_names(
+    text: &str,
+    names: &[&str],
+    by: &[String],
+    wrap: bool,
+    shadowing: &[&str],
+) -> Option<String> {
+    let (expr, params, args) = (text, names, by);
     let mut out = String::new();
     let bytes = expr.as_bytes();
     let mut i = 0;
@@ -795,9 +1041,13 @@ fn substitute(expr: &str, params: &[&str], args: &[String], shadowing: &[&str]) 
             let member = expr[..start].trim_end().ends_with('.');
             match params.iter().position(|p| *p == word) {
                 Some(k) if !member => {
-                    out.push('(');
+                    if wrap {
+                        out.push('(');
+                    }
                     out.push_str(&args[k]);
-                    out.push(')');
+                    if wrap {
+                        out.push(')');
+                    }
                 }
                 _ => {
                     if !member && shadowing.contains(&word) {

@@ -51,7 +51,7 @@ fn attention_rows_become_flash_tiles_whatever_the_spelling() {
                 format!("kfa_nk0.x = {k}[kfa_b + kfa_c + 0u];"),
                 format!("kfa_nv0.w = {v}[kfa_b + kfa_c + 3u];"),
                 format!("kfa_q15.w = {q}[kfa_qb + 60u + 3u];"),
-                format!("{out}[kfa_i * kfa_d + kfa_c + 2u] = kfa_o.z;"),
+                format!("{out}[kfa_h + kfa_i * kfa_d + kfa_c + 2u] = kfa_o.z;"),
             ] {
                 assert!(wgsl.contains(&needle), "{name}: no `{needle}` in\n{wgsl}");
             }
