@@ -46,6 +46,11 @@
 //!   through swizzles, constructors, splats, conversions and arithmetic; vector `let`s no longer
 //!   read are removed. Exact: vector operations act on each component alone.
 //!
+//! - along an axis the launch has one invocation on (a workgroup one wide there, one
+//!   workgroup), the ids' components → `0u` and `num_workgroups`' → `1u`; then an integer
+//!   product with a literal zero factor → zero: an index flattened over a two-dimensional launch
+//!   (`gid.x + gid.y * num_workgroups.x * 64u`) launched along x alone reads as `gid.x`.
+//!
 //! - a loop counting down to zero, `for (var i = n; i > 0u; i--)` → a loop counting up from zero
 //!   with `let i = n - k;` first in its body: the same values in the same order.
 //!
@@ -109,7 +114,7 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
         let Ok(a) = parsed.analyse(&subject.program.entry) else {
             break;
         };
-        let mut found = normalisations(&a);
+        let mut found = normalisations(&a, single_axes(subject.program));
         if found.is_empty() {
             break;
         }
@@ -157,7 +162,7 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
 
 /// The edits of every normalisation that applies to `a`, each group with its name; no two edits
 /// overlap (a normalisation that would overlap one already taken waits for the next round).
-fn normalisations(a: &Analysis<'_>) -> Vec<(Vec<Edit>, &'static str)> {
+fn normalisations(a: &Analysis<'_>, single: [bool; 3]) -> Vec<(Vec<Edit>, &'static str)> {
     let mut out: Vec<(Vec<Edit>, &'static str)> = Vec::new();
     let take = |found: (Vec<Edit>, &'static str), out: &mut Vec<(Vec<Edit>, &'static str)>| {
         let clash = out
@@ -201,6 +206,14 @@ fn normalisations(a: &Analysis<'_>) -> Vec<(Vec<Edit>, &'static str)> {
     }
     if let Some(edits) = inline_statement_helper(a) {
         take((edits, "inline-fn"), &mut out);
+    }
+    let pinned = single_axis_ids(a, single);
+    if !pinned.is_empty() {
+        take((pinned, "single-axis"), &mut out);
+    }
+    let zeros = zero_products(a);
+    if !zeros.is_empty() {
+        take((zeros, "zero-product"), &mut out);
     }
     let scalarised = scalarise_id_vectors(a);
     if !scalarised.is_empty() {
@@ -264,6 +277,109 @@ fn count_down_to_up(a: &Analysis<'_>, id: usize) -> Option<Vec<Edit>> {
             format!("\n{indent}    let {name}: {ty} = ({n}) - {up};"),
         ),
     ])
+}
+
+/// The axes along which `program` launches one invocation: a workgroup one invocation wide there
+/// and one workgroup (or one invocation, in a `grid` rule).
+fn single_axes(program: &kf_runtime::Program) -> [bool; 3] {
+    std::array::from_fn(|d| {
+        program.workgroup_size[d] == 1 && program.dispatch.size[d].as_constant() == Some(1)
+    })
+}
+
+/// Along an axis with one invocation (see [`single_axes`]), the ids' components are 0 and
+/// `num_workgroups`' is 1: `global_invocation_id.y` → `0u`, `num_workgroups.y` → `1u`. Exact
+/// for the launch the program has; an index flattened over a two-dimensional launch (`gid.x +
+/// gid.y * num_workgroups.x * 64u`) then reads as the one-dimensional id it is.
+fn single_axis_ids(a: &Analysis<'_>, single: [bool; 3]) -> Vec<Edit> {
+    use naga::BuiltIn as B;
+    let f = a.function;
+    let mut out = Vec::new();
+    for (h, e) in f.expressions.iter() {
+        let Expression::AccessIndex { base, index } = *e else {
+            continue;
+        };
+        if !single.get(index as usize).copied().unwrap_or(false) {
+            continue;
+        }
+        let Expression::FunctionArgument(i) = f.expressions[base] else {
+            continue;
+        };
+        let value = match f.arguments.get(i as usize).and_then(|x| x.binding.as_ref()) {
+            Some(naga::Binding::BuiltIn(
+                B::GlobalInvocationId | B::LocalInvocationId | B::WorkGroupId,
+            )) => "0u",
+            Some(naga::Binding::BuiltIn(B::NumWorkGroups)) => "1u",
+            _ => continue,
+        };
+        let Some(r) = a.expr_range(h) else {
+            continue;
+        };
+        if !a
+            .text(&r)
+            .trim_end()
+            .ends_with(["x", "y", "z"][index as usize % 3])
+        {
+            continue;
+        }
+        out.push(Edit::replace(r, value.to_owned()));
+    }
+    out
+}
+
+/// An integer product with a literal zero factor (`0u * num_workgroups.x * 64u`) → `u32(0)` (or
+/// `i32(0)`): what [`single_axis_ids`] leaves behind, so that the other factors, often ids the
+/// operators would refuse, are no longer read. Exact for integers.
+fn zero_products(a: &Analysis<'_>) -> Vec<Edit> {
+    use naga::{ScalarKind, TypeInner};
+    let f = a.function;
+    fn zero(a: &Analysis<'_>, h: Handle<Expression>, depth: u32) -> bool {
+        if depth > 16 {
+            return false;
+        }
+        match a.function.expressions[h] {
+            Expression::Literal(_) => a.const_int(h) == Some(0),
+            Expression::Binary {
+                op: BinaryOperator::Multiply,
+                left,
+                right,
+            } => zero(a, left, depth + 1) || zero(a, right, depth + 1),
+            _ => false,
+        }
+    }
+    let products: Vec<Handle<Expression>> = f
+        .expressions
+        .iter()
+        .filter(|(h, e)| {
+            matches!(
+                e,
+                Expression::Binary {
+                    op: BinaryOperator::Multiply,
+                    ..
+                }
+            ) && zero(a, *h, 0)
+                && matches!(
+                    a.type_of(*h),
+                    TypeInner::Scalar(s) if matches!(s.kind, ScalarKind::Uint | ScalarKind::Sint) && s.width == 4
+                )
+        })
+        .map(|(h, _)| h)
+        .collect();
+    let mut out: Vec<Edit> = Vec::new();
+    for &h in &products {
+        if products.iter().any(|&g| g != h && a.visit_contains(g, h)) {
+            continue; // inside a larger zero product
+        }
+        let Some(r) = a.expr_range(h) else {
+            continue;
+        };
+        if out.iter().any(|e| overlaps(&e.range, &r)) {
+            continue;
+        }
+        let ty = a.type_name_of(h);
+        out.push(Edit::replace(r, format!("{ty}(0)")));
+    }
+    out
 }
 
 /// A component of a vector built from an invocation id (`let pos = vec2<i32>(gid.xy);` read as
