@@ -671,6 +671,41 @@ fn guarded_do_while_to_for(a: &Analysis<'_>, id: usize) -> Option<Edit> {
     ))
 }
 
+/// The entry point's calls of helpers that return a value and take only values (no pointers, no
+/// builtins): the statement, the helper, its arguments.
+fn value_calls<'a>(
+    a: &'a Analysis<'_>,
+) -> impl Iterator<Item = (usize, Handle<naga::Function>, &'a [Handle<Expression>])> + 'a {
+    let module = a.module;
+    a.stmts.iter().enumerate().filter_map(move |(s, st)| {
+        let Statement::Call {
+            function,
+            ref arguments,
+            result: Some(_),
+        } = *st.stmt
+        else {
+            return None;
+        };
+        let by_value = module.functions[function].arguments.iter().all(|x| {
+            x.binding.is_none()
+                && !matches!(module.types[x.ty].inner, naga::TypeInner::Pointer { .. })
+        });
+        by_value.then_some((s, function, &arguments[..]))
+    })
+}
+
+/// A call's arguments as the kernel wrote them (or restated, where naga kept no text).
+fn argument_texts(a: &Analysis<'_>, arguments: &[Handle<Expression>]) -> Option<Vec<String>> {
+    arguments
+        .iter()
+        .map(|&h| {
+            a.expr_range(h)
+                .map(|r| a.text(&r).to_owned())
+                .or_else(|| a.expr_wgsl(h, Naming::Names))
+        })
+        .collect()
+}
+
 /// Every name a function declares: its parameters, local variables and `let`s.
 fn declared_names(f: &naga::Function) -> Vec<&str> {
     f.local_variables
@@ -747,22 +782,11 @@ fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
                 .filter_map(|(_, f)| f.name.as_deref()),
         )
         .collect();
-    for (n, st) in a.stmts.iter().enumerate() {
-        let Statement::Call {
-            function,
-            ref arguments,
-            result: Some(_),
-        } = *st.stmt
-        else {
-            continue;
-        };
+    for (n, function, arguments) in value_calls(a) {
+        let st = &a.stmts[n];
         let f = &module.functions[function];
         let name = f.name.as_deref()?;
-        if f.arguments.iter().any(|x| {
-            x.binding.is_some()
-                || matches!(module.types[x.ty].inner, naga::TypeInner::Pointer { .. })
-        }) || !writes_only_locals(f)
-        {
+        if !writes_only_locals(f) {
             continue;
         }
         let user: Vec<_> = f
@@ -834,14 +858,7 @@ fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
         {
             continue;
         }
-        let args: Vec<String> = arguments
-            .iter()
-            .map(|&h| {
-                a.expr_range(h)
-                    .map(|r| a.text(&r).to_owned())
-                    .or_else(|| a.expr_wgsl(h, Naming::Names))
-            })
-            .collect::<Option<_>>()?;
+        let args = argument_texts(a, arguments)?;
         let indent = a.indent_at(start);
         let mut text = String::new();
         for (arg, value) in f.arguments.iter().zip(&args) {
@@ -960,36 +977,12 @@ fn statement_start(code: &str, pos: usize) -> Option<usize> {
 fn inline_expression_helpers(a: &Analysis<'_>) -> Vec<Edit> {
     let module = a.module;
     let code = a.code();
-    let entry_names: Vec<&str> = a
-        .function
-        .local_variables
-        .iter()
-        .filter_map(|(_, v)| v.name.as_deref())
-        .chain(a.function.named_expressions.values().map(String::as_str))
-        .chain(
-            a.function
-                .arguments
-                .iter()
-                .filter_map(|x| x.name.as_deref()),
-        )
-        .collect();
+    let entry_names = declared_names(a.function);
     let mut out = Vec::new();
-    for st in &a.stmts {
-        let Statement::Call {
-            function,
-            ref arguments,
-            result: Some(_),
-        } = *st.stmt
-        else {
-            continue;
-        };
+    for (s, function, arguments) in value_calls(a) {
+        let st = &a.stmts[s];
         let f = &module.functions[function];
-        if !f.local_variables.is_empty()
-            || f.arguments.iter().any(|x| {
-                x.binding.is_some()
-                    || matches!(module.types[x.ty].inner, naga::TypeInner::Pointer { .. })
-            })
-        {
+        if !f.local_variables.is_empty() {
             continue;
         }
         let mut body = f
@@ -1018,15 +1011,7 @@ fn inline_expression_helpers(a: &Analysis<'_>) -> Vec<Edit> {
         else {
             continue;
         };
-        let Some(args) = arguments
-            .iter()
-            .map(|&h| {
-                a.expr_range(h)
-                    .map(|r| a.text(&r).to_owned())
-                    .or_else(|| a.expr_wgsl(h, Naming::Names))
-            })
-            .collect::<Option<Vec<String>>>()
-        else {
+        let Some(args) = argument_texts(a, arguments) else {
             continue;
         };
         let Some(inlined) = substitute(expr, &params, &args, &entry_names) else {

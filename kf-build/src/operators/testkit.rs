@@ -19,7 +19,8 @@ pub struct CorpusKernel {
     pub skips: Vec<String>,
 }
 
-fn header(text: &str, key: &str) -> Option<String> {
+/// The value of header line `// key value` in a corpus file.
+pub fn header(text: &str, key: &str) -> Option<String> {
     text.lines()
         .filter_map(|l| l.strip_prefix("// "))
         .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_owned()))

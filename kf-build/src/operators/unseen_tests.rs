@@ -4,7 +4,7 @@
 //! A class's structural operator must fire: a kernel whose spelling defeats it is a failure here,
 //! not a note. The rewrites themselves are verified on the adapter by `tests/it/unseen.rs`.
 
-use super::testkit::{apply, h200, resolve};
+use super::testkit::{apply, h200, header, resolve};
 use kf_runtime::resolve::ResolvedKernel;
 use std::path::PathBuf;
 
@@ -13,12 +13,6 @@ struct Unseen {
     name: String,
     class: String,
     kernel: Result<ResolvedKernel, String>,
-}
-
-fn header(text: &str, key: &str) -> Option<String> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("// "))
-        .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_owned()))
 }
 
 fn unseen() -> Vec<Unseen> {
