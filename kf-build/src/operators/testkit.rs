@@ -35,16 +35,23 @@ pub fn resolve(name: &str, spec: &str, wgsl: &str) -> ResolvedKernel {
         .unwrap_or_else(|e| panic!("{name}: {e:?}"))
 }
 
-/// Every kernel of `tests/data/kernels/`.
-pub fn corpus() -> Vec<CorpusKernel> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/kernels");
+/// The `.wgsl` files of `tests/data/<folder>/`, sorted.
+pub fn wgsl_files(folder: &str) -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data")
+        .join(folder);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("the corpus directory")
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("an entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
         .collect();
     files.sort();
     files
+}
+
+/// Every kernel of `tests/data/kernels/`.
+pub fn corpus() -> Vec<CorpusKernel> {
+    wgsl_files("kernels")
         .into_iter()
         .map(|file| {
             let name = file.file_name().unwrap().to_string_lossy().to_string();

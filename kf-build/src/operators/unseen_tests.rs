@@ -4,9 +4,8 @@
 //! A class's structural operator must fire: a kernel whose spelling defeats it is a failure here,
 //! not a note. The rewrites themselves are verified on the adapter by `tests/it/unseen.rs`.
 
-use super::testkit::{apply, h200, header, resolve};
+use super::testkit::{apply, h200, header, resolve, wgsl_files};
 use kf_runtime::resolve::ResolvedKernel;
-use std::path::PathBuf;
 
 /// One kernel of the folder, with what its header says it computes.
 struct Unseen {
@@ -16,14 +15,7 @@ struct Unseen {
 }
 
 fn unseen() -> Vec<Unseen> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/unseen");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/data/unseen")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
-        .collect();
-    files.sort();
-    files
+    wgsl_files("unseen")
         .into_iter()
         .map(|file| {
             let name = file.file_name().unwrap().to_string_lossy().to_string();
