@@ -22,20 +22,24 @@
 //! - the row stride `D` (the head dimension): the coefficient of the row id in the output's index
 //!   in the entry point (`out[row * D + c]`);
 //! - the sequence length `S`: the bound every outermost loop of the entry point shares that is not
-//!   `D` (the loops over keys), counted from 0 by 1;
+//!   `D` (the loops over keys), counted from 0 by 1 (a loop that only takes the maximum may start
+//!   at 1); or, where every key loop stops at the query row instead (`j <= i` or `j < i + 1`: a
+//!   causal mask), the bound of the guard on the row id (`if (i >= S) { return; }`), and row `i`
+//!   then attends to keys `0..=i` only;
 //! - a one-dimensional launch of one invocation per row;
 //! - the scale: `1/sqrt(D)` where the kernel takes a square root, else each `f32` uniform, else
 //!   none. Each is its own rewrite; the one the kernel computes is the one that verifies.
 //!
 //! Each rewrite is a candidate like any other: the evaluator verifies it against the kernel as
-//! written, on fresh inputs and unseen shapes. A kernel with a mask, another layout or another
-//! normalisation matches the roles but fails verification, at the cost of an evaluation.
+//! written, on fresh inputs and unseen shapes. A kernel with another mask, another layout or
+//! another normalisation matches the roles but fails verification, at the cost of an evaluation.
 //!
 //! **The rewrite** replaces the entry point (the rest of the module is kept): 256 invocations, 16
 //! rows of 16, `cdiv(rows, 16)` workgroups. Heads wider than 64 columns take a plain path in the
 //! same kernel (each row's 16 invocations split its columns and walk the keys twice), so the
 //! variant computes the same on every shape. Tiles of 32 keys always, of 64 where the adapter's
-//! workgroup memory allows (42 KiB).
+//! workgroup memory allows (42 KiB). Causal: a workgroup's tiles stop after its last row's key,
+//! and each row's scores past its own key are masked out before the maximum and the sum.
 //!
 //! Invariant: every output element the kernel writes, the rewrite writes once, with the same
 //! terms summed in another order (the step says "float sums reassociated").
@@ -188,9 +192,16 @@ impl Operator for FlashAttention {
             "0u".to_owned()
         };
 
-        // S: the bound of the outermost loops that are not over D.
+        // S: the bound of the outermost loops that are not over D — or, where every key loop stops
+        // at the query row (`j <= i`, a causal mask), the bound of the row guard.
         let mut s_found: Option<(Option<ir::Poly>, String)> = None;
-        for l in analysis.loops.iter().filter(|l| l.depth == 0) {
+        let (mut causal, mut full) = (false, false);
+        for (id, l) in analysis
+            .loops
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.depth == 0)
+        {
             let Some(f) = &l.for_loop else {
                 return Err(Skip(format!(
                     "an outermost loop is not counted ({})",
@@ -200,7 +211,19 @@ impl Operator for FlashAttention {
             let [bound] = &f.bounds[..] else {
                 return Err(Skip("a loop with several bounds".into()));
             };
-            let from_zero = f.init.is_none_or(|h| analysis.const_int(h) == Some(0));
+            // A maximum may start at key 1 with key 0's score as its initial value.
+            let from_zero = f.init.is_none_or(|h| analysis.const_int(h) == Some(0))
+                || (f.init.is_some_and(|h| analysis.const_int(h) == Some(1))
+                    && only_a_maximum(&analysis.loop_effects(id)));
+            if !f.decreasing
+                && analysis.const_int(f.step) == Some(1)
+                && from_zero
+                && bound.offset.is_none()
+                && stops_at_row(&analysis, bound, row)
+            {
+                causal = true;
+                continue;
+            }
             if f.decreasing
                 || analysis.const_int(f.step) != Some(1)
                 || !from_zero
@@ -223,6 +246,7 @@ impl Operator for FlashAttention {
             if bound_poly.as_ref() == Some(&d_poly) {
                 continue;
             }
+            full = true;
             let text = analysis
                 .expr_wgsl(bound.bound, Naming::Inline)
                 .ok_or_else(|| Skip("a loop bound that cannot be restated".into()))?;
@@ -240,9 +264,21 @@ impl Operator for FlashAttention {
                 _ => s_found = Some((bound_poly, text)),
             }
         }
-        let s_text = s_found
-            .map(|(_, t)| t)
-            .ok_or_else(|| Skip("no loop over the keys".into()))?;
+        if causal && full {
+            return Err(Skip(
+                "some key loops stop at the query row and others run over every key".into(),
+            ));
+        }
+        let s_text = match s_found {
+            Some((_, t)) => t,
+            None if causal => row_guard_bound(&analysis, row).ok_or_else(|| {
+                Skip(
+                    "the key loops stop at the query row, but no guard on the row id names the sequence length"
+                        .into(),
+                )
+            })?,
+            None => return Err(Skip("no loop over the keys".into())),
+        };
 
         let scales = scales(&parsed, &d_text);
         let range = analysis.entry_range()?;
@@ -254,6 +290,7 @@ impl Operator for FlashAttention {
             s: s_text,
             d: d_text,
             h: h_text,
+            causal,
         };
         let target = subject.target;
         let storage = target.limit("max_compute_workgroup_storage_size", 16384);
@@ -291,7 +328,8 @@ impl Operator for FlashAttention {
                 rewrites.push(Rewrite {
                     program: p,
                     step: format!(
-                        "flash-attention({rows} rows x {bc}-key tiles, scale {said}, float sums reassociated)"
+                        "flash-attention({rows} rows x {bc}-key tiles, scale {said}{}, float sums reassociated)",
+                        if causal { ", causal" } else { "" }
                     ),
                     params: Vec::new(),
                 });
@@ -318,6 +356,101 @@ struct Names {
     d: String,
     /// The head stride (`0u` for one head).
     h: String,
+    /// Whether row `i` attends only to keys `0..=i`.
+    causal: bool,
+}
+
+/// Whether a loop only takes a maximum (or another idempotent combination): which keys it starts
+/// from then does not change the softmax it feeds (the maximum only keeps the exponentials in
+/// range; the rewrite takes its own, online).
+fn only_a_maximum(fx: &ir::LoopEffects) -> bool {
+    matches!(&fx.accumulators[..], [acc] if acc.op.idempotent())
+        && fx.args.is_empty()
+        && fx.carried.is_empty()
+        && fx.global_writes.is_empty()
+        && fx.effectful_calls.is_empty()
+}
+
+/// Whether a key loop's bound is the query row itself: `j <= i` or `j < i + 1`, `i` the row id.
+fn stops_at_row(analysis: &ir::Analysis<'_>, bound: &ir::Bound, row: Var) -> bool {
+    let Some(form) = analysis.index_form(bound.bound) else {
+        return false;
+    };
+    let only_row = form.terms.len() == 1 && form.coeff(row) == ir::Poly::constant(1);
+    let offset = form.offset.as_constant();
+    only_row
+        && match bound.cmp {
+            ir::Cmp::Le => offset == Some(0),
+            ir::Cmp::Lt => offset == Some(1),
+            _ => false,
+        }
+}
+
+/// The sequence length a causal kernel names in its row guard: `X` in `if (i >= X) { return; }`
+/// (or `X <= i`, or the rest of the body under `if (i < X) { .. }`), `i` the row id, `X` the same
+/// for every invocation; searched at the top of the entry point and inside wrapping guards.
+fn row_guard_bound(analysis: &ir::Analysis<'_>, row: Var) -> Option<String> {
+    use naga::BinaryOperator as B;
+    let func = analysis.function;
+    let is_row = |h| {
+        analysis.index_form(h).is_some_and(|f| {
+            f.terms.len() == 1 && f.coeff(row) == ir::Poly::constant(1) && f.offset.is_zero()
+        })
+    };
+    let bound_of = |cond, active_when: bool| -> Option<naga::Handle<Expression>> {
+        let Expression::Binary { op, left, right } = func.expressions[cond] else {
+            return None;
+        };
+        // Normalised to `row < X` (the invocation goes on) or `row >= X` (it returns).
+        let (op, x) = match (is_row(left), is_row(right)) {
+            (true, false) => (op, right),
+            (false, true) => match op {
+                B::Less => (B::Greater, left),
+                B::Greater => (B::Less, left),
+                B::LessEqual => (B::GreaterEqual, left),
+                B::GreaterEqual => (B::LessEqual, left),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let goes_on_below = matches!(
+            (op, active_when),
+            (B::Less, true) | (B::GreaterEqual, false)
+        );
+        (goes_on_below && analysis.is_dispatch_uniform(x) && analysis.locals_read(x).is_empty())
+            .then_some(x)
+    };
+    let mut block = &func.body;
+    loop {
+        let list: Vec<&naga::Statement> = block.iter().collect();
+        let mut inner = None;
+        for (i, st) in list.iter().enumerate() {
+            let naga::Statement::If {
+                condition,
+                accept,
+                reject,
+            } = st
+            else {
+                continue;
+            };
+            let rest_is_return = list[i + 1..]
+                .iter()
+                .all(|s| matches!(s, naga::Statement::Return { value: None }));
+            let Some((guard, wrapped)) =
+                crate::analysis::flow::bounds_guard(*condition, accept, reject, rest_is_return)
+            else {
+                continue;
+            };
+            if let Some(x) = bound_of(guard.cond, guard.active_when) {
+                return analysis.expr_wgsl(x, Naming::Inline);
+            }
+            if wrapped.is_some() {
+                inner = wrapped;
+                break;
+            }
+        }
+        block = inner?;
+    }
 }
 
 /// Workgroup memory of `rows` query rows over a tile of `bc` keys: K (padded to 17 vec4 a key,
@@ -399,7 +532,18 @@ fn generate(n: &Names, scale: &str, rows: u32, bc: u32, entry: &str) -> String {
         s,
         d,
         h,
+        causal,
     } = n;
+    // Keys row `kfa_i` attends to: `j < kfa_kn`; the workgroup's tiles stop at `kfa_jend`
+    // (the same for all its invocations, so the barriers stay in uniform control flow).
+    let (keys, tiles_end) = if *causal {
+        (
+            "min(kfa_i + 1u, kfa_s)".to_owned(),
+            format!("min(kfa_s, (kfa_wid.x + 1u) * {rows}u)"),
+        )
+    } else {
+        ("kfa_s".to_owned(), "kfa_s".to_owned())
+    };
     let threads = rows * LANES;
     let spt = bc / LANES;
     let per = bc / rows; // (key, 4 columns) pairs each invocation stages per tile
@@ -424,11 +568,13 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
     let kfa_r = kfa_t / 16u;
     let kfa_lane = kfa_t % 16u;
     let kfa_i = kfa_wid.x * {rows}u + kfa_r;
+    let kfa_kn = {keys};
+    let kfa_jend = {tiles_end};
     if (kfa_d > {MAX_D}u) {{
         // Heads wider than the tiles: each row's 16 invocations split its columns.
         if (kfa_i < kfa_s) {{
             var kfa_m = -3.402823e38;
-            for (var kfa_j = 0u; kfa_j < kfa_s; kfa_j = kfa_j + 1u) {{
+            for (var kfa_j = 0u; kfa_j < kfa_kn; kfa_j = kfa_j + 1u) {{
                 var kfa_dot = 0.0;
                 for (var kfa_c = 0u; kfa_c < kfa_d; kfa_c = kfa_c + 1u) {{
                     kfa_dot = kfa_dot + {q}[kfa_h + kfa_i * kfa_d + kfa_c] * {k}[kfa_h + kfa_j * kfa_d + kfa_c];
@@ -438,7 +584,7 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
             for (var kfa_c = kfa_lane; kfa_c < kfa_d; kfa_c = kfa_c + 16u) {{
                 var kfa_num = 0.0;
                 var kfa_den = 0.0;
-                for (var kfa_j = 0u; kfa_j < kfa_s; kfa_j = kfa_j + 1u) {{
+                for (var kfa_j = 0u; kfa_j < kfa_kn; kfa_j = kfa_j + 1u) {{
                     var kfa_dot = 0.0;
                     for (var kfa_e = 0u; kfa_e < kfa_d; kfa_e = kfa_e + 1u) {{
                         kfa_dot = kfa_dot + {q}[kfa_h + kfa_i * kfa_d + kfa_e] * {k}[kfa_h + kfa_j * kfa_d + kfa_e];
@@ -513,7 +659,7 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
         "    var kfa_m = -3.402823e38;
     var kfa_l = 0.0;
     var kfa_acc = vec4<f32>();
-    for (var kfa_j0 = 0u; kfa_j0 < kfa_s; kfa_j0 = kfa_j0 + {bc}u) {{
+    for (var kfa_j0 = 0u; kfa_j0 < kfa_jend; kfa_j0 = kfa_j0 + {bc}u) {{
         workgroupBarrier();
 "
     );
@@ -525,7 +671,7 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
         );
     }
     let _ = writeln!(w, "        workgroupBarrier();");
-    let _ = writeln!(w, "        if (kfa_j0 + {bc}u < kfa_s) {{");
+    let _ = writeln!(w, "        if (kfa_j0 + {bc}u < kfa_jend) {{");
     stage_loads(&mut w, "            ", &format!("kfa_j0 + {bc}u"));
     let _ = writeln!(w, "        }}");
     for jj in 0..spt {
@@ -542,7 +688,7 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
         }
         let _ = write!(
             w,
-            "            kfa_s{jj} = select(-3.402823e38, ((kfa_dv.x + kfa_dv.y) + (kfa_dv.z + kfa_dv.w)) * kfa_scale, kfa_j0 + kfa_j < kfa_s);
+            "            kfa_s{jj} = select(-3.402823e38, ((kfa_dv.x + kfa_dv.y) + (kfa_dv.z + kfa_dv.w)) * kfa_scale, kfa_j0 + kfa_j < kfa_kn);
             kfa_sc[kfa_r * {quads}u + kfa_j / 4u][kfa_j % 4u] = kfa_s{jj};
         }}
 "
@@ -561,7 +707,7 @@ fn {entry}(@builtin(local_invocation_index) kfa_t: u32, @builtin(workgroup_id) k
     for jj in 0..spt {
         let _ = writeln!(
             w,
-            "        {{ let kfa_j = kfa_lane + {o}u; kfa_pr[kfa_r * {quads}u + kfa_j / 4u][kfa_j % 4u] = select(0.0, exp(kfa_s{jj} - kfa_mt), kfa_j0 + kfa_j < kfa_s); }}",
+            "        {{ let kfa_j = kfa_lane + {o}u; kfa_pr[kfa_r * {quads}u + kfa_j / 4u][kfa_j % 4u] = select(0.0, exp(kfa_s{jj} - kfa_mt), kfa_j0 + kfa_j < kfa_kn); }}",
             o = jj * 16
         );
     }

@@ -1,5 +1,6 @@
 //! A row scan per workgroup: a loop that writes its running sum at every step (an inclusive
-//! prefix sum, `run += x[i]; out[i] = run;`) becomes a scan across the lanes of one workgroup.
+//! prefix sum, `run += x[i]; out[i] = run;`, or an exclusive one, `out[i] = run; run += x[i];`)
+//! becomes a scan across the lanes of one workgroup.
 //!
 //! Written one row per invocation, a prefix sum is a chain: each step needs the one before, so an
 //! invocation walks its whole row alone and neighbouring invocations read addresses a row apart.
@@ -15,11 +16,12 @@
 //!   only on the invocation id and invariants, exactly one loop, and nothing after it;
 //! - the loop is a counted loop (`for`, `while` with the step last, `loop` with `continuing`)
 //!   from an invariant start while `counter < K` (or `<=`) with `K` invariant, stepping by +1;
-//! - its body is the exit test, then `acc = acc + e` for one `f32` local `acc` (the only
-//!   loop-carried value), where `e` does not read `acc`, then any number of stores to storage
-//!   buffers of values computed from `acc` and the counter — after the update, so every store sees
-//!   the inclusive prefix — and the counter's step; nothing else (no calls, barriers, atomics,
-//!   other locals carried across iterations);
+//! - its body is the exit test, then any number of stores to storage buffers of values computed
+//!   from `acc` and the counter (these see the exclusive prefix: an exclusive scan), then
+//!   `acc = acc + e` for one `f32` local `acc` (the only loop-carried value), where `e` does not
+//!   read `acc`, then any number of such stores again (these see the inclusive prefix), then the
+//!   counter's step; nothing else (no calls, barriers, atomics, other locals carried across
+//!   iterations);
 //! - the loop reads no buffer it writes.
 //!
 //! **The rewrite** replaces the entry point (its text range; the rest of the module is kept) with
@@ -27,8 +29,9 @@
 //! launch rule `workgroups = (the baseline's invocations per axis)`, the guards are re-emitted
 //! for that id (uniform across the workgroup, so every barrier stays in uniform control flow),
 //! and the loop walks the row in tiles of `W` counter values, lane `l` taking value `t + l`.
-//! A lane whose value fails the loop condition contributes `0.0` and stores nothing. Each
-//! configuration (`W` = 256 or 1024 lanes, within the adapter's limits) is its own rewrite.
+//! A lane whose value fails the loop condition contributes `0.0` and stores nothing. A store
+//! before the update reads the lane's exclusive prefix: the scanned value of the lane before it
+//! (`subgroupExclusiveAdd` in the subgroup form), plus the carry. Each configuration (`W` = 256 or 1024 lanes, within the adapter's limits) is its own rewrite.
 //!
 //! Invariant: every store the baseline makes, the rewrite makes once, at the same index, with the
 //! prefix the baseline had there computed in another order: the step says
@@ -153,8 +156,9 @@ struct RowScan {
     /// What each step adds (`e` in `acc = acc + e`).
     term: Handle<Expression>,
     guards: Vec<Guard>,
-    /// The stores after the update: pointer and value.
-    stores: Vec<(Handle<Expression>, Handle<Expression>)>,
+    /// The stores: pointer, value, and whether the store comes before the update (it then sees
+    /// the exclusive prefix).
+    stores: Vec<(Handle<Expression>, Handle<Expression>, bool)>,
 }
 
 /// Proves the pattern on `e`, or says why it does not hold.
@@ -345,15 +349,13 @@ fn recognise<'a>(e: &'a Entry<'a>, a: &'a Analysis<'a>) -> Result<(RowScan, Loca
                 // Later reads see the updated value, which is the symbol again.
                 locals.current.insert(acc, Value::Symbol(ACC));
             }
-            Statement::Store { pointer, value }
-                if term.is_some() && e.as_local(*pointer).is_none() =>
-            {
+            Statement::Store { pointer, value } if exit_seen && e.as_local(*pointer).is_none() => {
                 if e.root_global(*pointer)
                     .is_none_or(|g| !e.is_writable_storage(g))
                 {
                     return Err(Skip("a store is not to a storage buffer".into()));
                 }
-                stores.push((*pointer, *value));
+                stores.push((*pointer, *value, term.is_none()));
             }
             Statement::Store { pointer, .. }
                 if exit_seen && e.as_local(*pointer) == Some(counter) =>
@@ -370,7 +372,7 @@ fn recognise<'a>(e: &'a Entry<'a>, a: &'a Analysis<'a>) -> Result<(RowScan, Loca
     }
     let term = term.ok_or_else(|| Skip("the loop does not update its running value".into()))?;
     if stores.is_empty() {
-        return Err(Skip("nothing is stored after the update".into()));
+        return Err(Skip("nothing is stored in the loop".into()));
     }
     Ok((
         RowScan {
@@ -426,7 +428,9 @@ fn generate(
         .collect::<Result<_, _>>()?;
     let lane_syms = [Some("kfs_j".to_owned()), None];
     let term = printer(&lane_syms, m.term)?;
-    let store_syms = [Some("kfs_j".to_owned()), Some("kfs_acc".to_owned())];
+    let inclusive_syms = [Some("kfs_j".to_owned()), Some("kfs_acc".to_owned())];
+    let exclusive_syms = [Some("kfs_j".to_owned()), Some("kfs_exc".to_owned())];
+    let exclusive = m.stores.iter().any(|s| s.2);
 
     let mut o = String::new();
     let w_ = &mut o;
@@ -494,6 +498,12 @@ fn generate(
             w_,
             "        let kfs_acc = kfs_carry + (kfs_before + kfs_x);"
         );
+        if exclusive {
+            let _ = writeln!(
+                w_,
+                "        let kfs_exc = kfs_carry + (kfs_before + subgroupExclusiveAdd(kfs_v));"
+            );
+        }
     } else {
         let _ = writeln!(w_, "        kfs_buf[kfs_lane] = kfs_v;");
         let _ = writeln!(w_, "        workgroupBarrier();");
@@ -513,13 +523,27 @@ fn generate(
         let _ = writeln!(w_, "            workgroupBarrier();");
         let _ = writeln!(w_, "        }}");
         let _ = writeln!(w_, "        let kfs_acc = kfs_carry + kfs_buf[kfs_lane];");
+        if exclusive {
+            // The lane before's inclusive prefix is this lane's exclusive one.
+            let _ = writeln!(w_, "        var kfs_exc = kfs_carry;");
+            let _ = writeln!(w_, "        if kfs_lane > 0u {{");
+            let _ = writeln!(
+                w_,
+                "            kfs_exc = kfs_carry + kfs_buf[kfs_lane - 1u];"
+            );
+            let _ = writeln!(w_, "        }}");
+        }
     }
     let _ = writeln!(w_, "        if kfs_in {{");
-    for &(pointer, value) in &m.stores {
+    for &(pointer, value, before) in &m.stores {
         let p = Printer {
             x,
             gid: "kfs_gid",
-            symbols: &store_syms,
+            symbols: if before {
+                &exclusive_syms
+            } else {
+                &inclusive_syms
+            },
         };
         let _ = writeln!(
             w_,

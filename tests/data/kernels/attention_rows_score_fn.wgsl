@@ -4,7 +4,7 @@
 // accumulates the weighted values straight into the output row, through memory, at every
 // position: the position loop cannot be split; the channel loop inside it can.
 // spec: sizes(seq = 45, d = 20), bind(q = input(seq * d), k = input(seq * d), v = input(seq * d), out = output(seq * d), shape = uniform(seq, d)), grid = (seq), tolerance = 1e-3
-// fires: reduce
+// fires: reduce flash-attention
 struct Shape {
     tokens: u32,
     width: u32,

@@ -86,11 +86,6 @@ fn kernel_dispatch(kernel: &kf_runtime::resolve::ResolvedKernel, rows: u64) -> S
 #[test]
 fn kernels_that_are_not_attention_are_left_alone() {
     for (name, why) in [
-        // Causal: the key loops run from 1 up to and including the row.
-        (
-            "attention_rows_score_fn.wgsl",
-            "loop `key` does not count from 0 by 1",
-        ),
         // Two buffers written (scores through a scratch row).
         ("attention_decode_scratch.wgsl", "storage buffers written"),
         ("log_softmax_loop.wgsl", "buffers only read"),
@@ -146,4 +141,90 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     for r in &rewrites {
         check_valid(&kernel, r);
     }
+}
+
+/// A causal kernel for the tests below: `BOUND` is the key loops' bound.
+fn causal(bound: &str) -> kf_runtime::resolve::ResolvedKernel {
+    let wgsl = r#"
+struct P { n: u32, d: u32 }
+@group(0) @binding(0) var<storage, read> q: array<f32>;
+@group(0) @binding(1) var<storage, read> k: array<f32>;
+@group(0) @binding(2) var<storage, read> v: array<f32>;
+@group(0) @binding(3) var<storage, read_write> o: array<f32>;
+@group(0) @binding(4) var<uniform> p: P;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x;
+    if (i >= p.n) { return; }
+    let scale = 1.0 / sqrt(f32(p.d));
+    var m = -1e30;
+    for (var j = 0u; BOUND; j++) {
+        var s = 0.0;
+        for (var c = 0u; c < p.d; c++) { s += q[i * p.d + c] * k[j * p.d + c]; }
+        m = max(m, s * scale);
+    }
+    var l = 0.0;
+    for (var c = 0u; c < p.d; c++) { o[i * p.d + c] = 0.0; }
+    for (var j = 0u; BOUND; j++) {
+        var s = 0.0;
+        for (var c = 0u; c < p.d; c++) { s += q[i * p.d + c] * k[j * p.d + c]; }
+        let e = exp(s * scale - m);
+        l += e;
+        for (var c = 0u; c < p.d; c++) { o[i * p.d + c] += e * v[j * p.d + c]; }
+    }
+    for (var c = 0u; c < p.d; c++) { o[i * p.d + c] /= l; }
+}
+"#
+    .replace("BOUND", bound);
+    testkit::resolve(
+        "causal.wgsl",
+        "sizes(n = 40, d = 16), bind(q = input(n * d), k = input(n * d), v = input(n * d), o = output(n * d), p = uniform(n, d)), grid = (n)",
+        &wgsl,
+    )
+}
+
+#[test]
+fn key_loops_that_stop_at_the_query_row_become_causal_tiles() {
+    for bound in ["j <= i", "j < i + 1u", "j <= g.x", "i >= j"] {
+        let kernel = causal(bound);
+        let rewrites = testkit::apply(&FlashAttention, &kernel, &testkit::lavapipe())
+            .unwrap_or_else(|e| panic!("{bound}: {e}"));
+        assert_eq!(rewrites.len(), 2, "{bound}");
+        for r in &rewrites {
+            check_valid(&kernel, r);
+            assert!(own_step(r).contains("causal"), "{bound}: {}", r.step);
+            let wgsl = r.program.wgsl.as_ref();
+            for needle in [
+                // The sequence length from the row guard; keys up to the row; the tiles up to the
+                // workgroup's last row.
+                "let kfa_s = p.n;",
+                "let kfa_kn = min(kfa_i + 1u, kfa_s);",
+                "kfa_j0 < kfa_jend;",
+                "kfa_j0 + kfa_j < kfa_kn)",
+            ] {
+                assert!(wgsl.contains(needle), "{bound}: no `{needle}` in\n{wgsl}");
+            }
+        }
+    }
+    // The operator corpus's causal kernel: its maximum starts at key 1 from key 0's score.
+    let kernel = kernel("attention_rows_score_fn.wgsl");
+    let rewrites = testkit::apply(&FlashAttention, &kernel, &testkit::lavapipe())
+        .unwrap_or_else(|e| panic!("attention_rows_score_fn: {e}"));
+    assert!(rewrites.iter().all(|r| own_step(r).contains("causal")));
+}
+
+#[test]
+fn causal_kernels_are_refused_where_the_mask_is_not_the_row() {
+    let why = |bound: &str| {
+        testkit::apply(&FlashAttention, &causal(bound), &testkit::lavapipe())
+            .unwrap_err()
+            .0
+    };
+    // Keys past the row, or up to another invocation's row.
+    assert!(
+        why("j <= i + 1u").contains("does not count from 0 by 1 below a bound"),
+        "{}",
+        why("j <= i + 1u")
+    );
+    assert!(why("j < i").contains("varying bound"), "{}", why("j < i"));
 }

@@ -74,6 +74,35 @@ fn a_running_sum_stored_every_step_becomes_a_workgroup_scan() {
 }
 
 #[test]
+fn an_exclusive_scan_stores_the_prefix_before_the_update() {
+    // Stored before the update: the exclusive prefix; after: the inclusive one.
+    let k = kernel(
+        "if (gid.x >= dims.rows) { return; }
+    var run = 0.0;
+    for (var c = 0u; c < dims.cols; c++) {
+        let v = x[gid.x * dims.cols + c];
+        y[gid.x * dims.cols + c] = run;
+        run += v;
+    }",
+    );
+    let rewrites = apply(&k).unwrap_or_else(|s| panic!("skipped: {s}"));
+    assert_eq!(rewrites.len(), 4);
+    for r in &rewrites {
+        testkit::check_valid(&k, r);
+        let text = r.program.wgsl.as_ref();
+        assert!(text.contains("= (kfs_exc);"), "{text}");
+        if r.step.contains("subgroups") {
+            assert!(text.contains("subgroupExclusiveAdd(kfs_v)"), "{text}");
+        } else {
+            assert!(
+                text.contains("kfs_exc = kfs_carry + kfs_buf[kfs_lane - 1u];"),
+                "{text}"
+            );
+        }
+    }
+}
+
+#[test]
 fn other_loops_are_refused_with_the_broken_premise() {
     let why = |body: &str| apply(&kernel(body)).unwrap_err().0;
     // A reduction stores only at the end: `reduce`'s pattern.
@@ -83,14 +112,16 @@ fn other_loops_are_refused_with_the_broken_premise() {
     y[gid.x] = s;")
         .contains("stores")
     );
-    // An exclusive scan stores before the update.
+    // A second running value besides the sum.
     assert!(
         why("var run = 0.0;
+    var n = 0.0;
     for (var c = 0u; c < dims.cols; c++) {
-        y[gid.x * dims.cols + c] = run;
         run += x[gid.x * dims.cols + c];
+        n += 1.0;
+        y[gid.x * dims.cols + c] = run / n;
     }")
-        .contains("besides")
+        .contains("exactly one running value")
     );
     // A running maximum is not a sum.
     assert!(
