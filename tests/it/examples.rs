@@ -1,7 +1,8 @@
-//! The bundled example apps, end to end on this machine's adapter: the KernelBench suite and the
-//! Llama-3.2-1B layer build, run every kernel (and every hand-written reference) through
-//! `kf-runtime` at their small shapes, and match the CPU; `list` resolves every kernel with its
-//! reference. The real shapes run on a GPU (see README); lavapipe's loop limit forbids them here.
+//! The bundled example apps, end to end on this machine's adapter: the KernelBench suite, the
+//! Llama-3.2-1B layer and the blind corpus build, run every kernel (and every hand-written
+//! reference) through `kf-runtime` at their small shapes, and match the CPU; `list` resolves every
+//! kernel with its reference. The real shapes run on a GPU (see README); lavapipe's loop limit
+//! forbids them here.
 
 use kf_tests::*;
 
@@ -83,6 +84,48 @@ fn kernelbench_rejects_an_unknown_kernel_name() {
             .args(["--small", "--kernel", "GEMMM"]));
     assert_eq!(r.code, Some(2), "{}", r.dump());
     assert!(r.stderr.contains("no kernel named `GEMMM`"), "{}", r.dump());
+}
+
+/// The blind corpus (`tests/data/unseen/`, marked in `examples/blind`) at its headers' shapes: all
+/// 45 kernels, bindings in other groups and orders included, run and match the CPU.
+#[test]
+fn blind_runs_every_kernel_and_matches_the_cpu() {
+    let _guard = lock();
+    run_ok(cargo().args(["build", "-p", "blind"]).current_dir(root()));
+    let r = run(std::process::Command::new(built_bin("blind")).arg("--small"));
+    assert!(
+        !r.stderr.contains("no GPU adapter found"),
+        "no GPU adapter found (CI installs lavapipe):\n{}",
+        r.dump()
+    );
+    assert_eq!(r.code, Some(0), "{}", r.dump());
+    assert!(
+        r.stdout.starts_with("adapter: ") && r.stdout.contains("small shapes"),
+        "{}",
+        r.dump()
+    );
+    let kernels = lines_with(&r.stdout, "variant=");
+    assert_eq!(kernels.len(), 45, "45 kernels:\n{}", r.dump());
+    let names: Vec<&str> = kernels.iter().map(|(k, _)| *k).collect();
+    // The spellings the harness must handle: an input in group 1, a uniform in group 1, a uniform
+    // at binding 0, a storage vec2 shape, no uniform at all, a u32 output.
+    for expected in [
+        "TRANSPOSE_GROUPS",
+        "B2_GEMV_AT",
+        "COL_SUM_STRIDED",
+        "B2_COL_SUM",
+        "B2_MEAN_COUNTDOWN",
+        "ARGMAX_ROWS",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing:\n{}",
+            r.dump()
+        );
+    }
+    for (kernel, rest) in &kernels {
+        assert!(rest.ends_with(" ok"), "{kernel}: {rest}\n{}", r.dump());
+    }
 }
 
 /// The Llama layer's decode kernels in the order the step runs them.

@@ -360,15 +360,17 @@ struct Names {
     causal: bool,
 }
 
-/// Whether a loop only takes a maximum (or another idempotent combination): which keys it starts
-/// from then does not change the softmax it feeds (the maximum only keeps the exponentials in
-/// range; the rewrite takes its own, online).
+/// Whether a loop may be the maximum pass: it writes no memory and sums nothing (a maximum
+/// however its update is spelled: `max`, or `if (s > m) { m = s; }` around a call). Which keys
+/// such a pass starts from does not change the softmax it feeds (the maximum only keeps the
+/// exponentials in range; the rewrite takes its own, online); a loop that computes something else
+/// gives a rewrite that fails verification.
 fn only_a_maximum(fx: &ir::LoopEffects) -> bool {
-    matches!(&fx.accumulators[..], [acc] if acc.op.idempotent())
+    fx.accumulators.iter().all(|acc| acc.op.idempotent())
         && fx.args.is_empty()
-        && fx.carried.is_empty()
         && fx.global_writes.is_empty()
         && fx.effectful_calls.is_empty()
+        && fx.other.is_empty()
 }
 
 /// Whether a key loop's bound is the query row itself: `j <= i` or `j < i + 1`, `i` the row id.

@@ -95,8 +95,11 @@ use crate::analysis::ir::{self, Analysis, Edit, ForLoop, LoopKind, Naming, Part}
 use crate::analysis::text;
 use naga::{BinaryOperator, Expression, Handle, LocalVariable, MathFunction, Statement};
 
-/// Rounds of normalisation (each round re-parses the text the previous one wrote).
-const ROUNDS: usize = 4;
+/// Rounds of normalisation at most (each round re-parses the text the previous one wrote; the
+/// rounds stop as soon as one finds nothing). A helper with statements is spelled out one call per
+/// round, and what it brings in is normalised in the rounds after, so a kernel with several such
+/// calls needs several rounds.
+const ROUNDS: usize = 12;
 
 /// `subject`'s program in canonical spelling, or `None` when it already is (or nothing could be
 /// proven). The rewrite's step names the normalisations applied, e.g. `canon(max ×2)`.

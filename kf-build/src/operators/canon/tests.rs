@@ -512,3 +512,59 @@ fn main({params}) {{
         );
     }
 }
+
+#[test]
+fn every_call_of_several_helpers_with_loops_is_inlined() {
+    // Four helpers with loops written as `while`, each called once: one is spelled out per round,
+    // and their loops become `for` loops after that; every call must be gone in the end.
+    let wgsl = "struct Dims { n: u32, d: u32 }
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> dims: Dims;
+
+fn row_sum(r: u32) -> f32 {
+    var s = 0.0;
+    var j = 0u;
+    while (j < dims.d) { s += x[r * dims.d + j]; j++; }
+    return s;
+}
+fn row_max(r: u32) -> f32 {
+    var m = -1e30;
+    var j = 0u;
+    while (j < dims.d) { m = max(m, x[r * dims.d + j]); j++; }
+    return m;
+}
+fn row_sq(r: u32) -> f32 {
+    var s = 0.0;
+    var j = 0u;
+    while (j < dims.d) { s += x[r * dims.d + j] * x[r * dims.d + j]; j++; }
+    return s;
+}
+fn row_abs(r: u32) -> f32 {
+    var s = 0.0;
+    var j = 0u;
+    while (j < dims.d) { s += abs(x[r * dims.d + j]); j++; }
+    return s;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let r = gid.x;
+    if (r >= dims.n) { return; }
+    let a = row_sum(r);
+    let b = row_max(r);
+    let c = row_sq(r);
+    let e = row_abs(r);
+    y[r] = a + b + c + e;
+}
+";
+    let k = testkit::resolve("k.wgsl", ATTR, wgsl);
+    let r = canonical_of(&k).expect("normalised");
+    let text = r.program.wgsl.to_string();
+    let entry = &text[text.find("@compute").unwrap()..];
+    for helper in ["row_sum(r)", "row_max(r)", "row_sq(r)", "row_abs(r)"] {
+        assert!(!entry.contains(helper), "{helper} still called in\n{entry}");
+    }
+    assert!(!entry.contains("while"), "{entry}");
+    assert!(r.step.contains("inline-fn ×4"), "{}", r.step);
+}
