@@ -97,10 +97,10 @@ fn kernels_that_are_not_attention_are_left_alone() {
     }
 }
 
-#[test]
-fn a_uniform_scale_is_proposed_when_no_square_root_is_taken() {
-    let wgsl = r#"
-struct P { n: u32, d: u32, scale: f32, eps: f32 }
+/// The bindings and entry point signature of the inline attention kernels below (`struct P`
+/// replaced by each test's uniform struct): Q, K, V, the output `o`, the uniform `p`, id `g`.
+const QKVO: &str = "
+struct P { .. }
 @group(0) @binding(0) var<storage, read> q: array<f32>;
 @group(0) @binding(1) var<storage, read> k: array<f32>;
 @group(0) @binding(2) var<storage, read> v: array<f32>;
@@ -108,6 +108,14 @@ struct P { n: u32, d: u32, scale: f32, eps: f32 }
 @group(0) @binding(4) var<uniform> p: P;
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+";
+
+#[test]
+fn a_uniform_scale_is_proposed_when_no_square_root_is_taken() {
+    let wgsl = QKVO.replace(
+        "struct P { .. }",
+        "struct P { n: u32, d: u32, scale: f32, eps: f32 }",
+    ) + r#"
     if (g.x >= p.n) { return; }
     var m = -1e30;
     for (var j = 0u; j < p.n; j++) {
@@ -130,7 +138,7 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     let kernel = testkit::resolve(
         "scaled.wgsl",
         "sizes(n = 40, d = 16), bind(q = input(n * d), k = input(n * d), v = input(n * d), o = output(n * d), p = uniform(n, d, 0.25, 0.001)), grid = (n)",
-        wgsl,
+        &wgsl,
     );
     let rewrites = testkit::apply(&FlashAttention, &kernel, &testkit::lavapipe()).unwrap();
     let steps: Vec<_> = rewrites.iter().map(|r| own_step(r).to_owned()).collect();
@@ -145,15 +153,8 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
 
 /// A causal kernel for the tests below: `BOUND` is the key loops' bound.
 fn causal(bound: &str) -> kf_runtime::resolve::ResolvedKernel {
-    let wgsl = r#"
-struct P { n: u32, d: u32 }
-@group(0) @binding(0) var<storage, read> q: array<f32>;
-@group(0) @binding(1) var<storage, read> k: array<f32>;
-@group(0) @binding(2) var<storage, read> v: array<f32>;
-@group(0) @binding(3) var<storage, read_write> o: array<f32>;
-@group(0) @binding(4) var<uniform> p: P;
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let wgsl = QKVO.replace("struct P { .. }", "struct P { n: u32, d: u32 }")
+        + r#"
     let i = g.x;
     if (i >= p.n) { return; }
     let scale = 1.0 / sqrt(f32(p.d));
@@ -174,8 +175,8 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     }
     for (var c = 0u; c < p.d; c++) { o[i * p.d + c] /= l; }
 }
-"#
-    .replace("BOUND", bound);
+"#;
+    let wgsl = wgsl.replace("BOUND", bound);
     testkit::resolve(
         "causal.wgsl",
         "sizes(n = 40, d = 16), bind(q = input(n * d), k = input(n * d), v = input(n * d), o = output(n * d), p = uniform(n, d)), grid = (n)",
