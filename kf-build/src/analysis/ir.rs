@@ -3034,5 +3034,8 @@ pub fn for_each_stmt_operand(s: &Statement, f: &mut dyn FnMut(Handle<Expression>
     }
 }
 
+mod digits;
+pub use digits::Digits;
+
 #[cfg(test)]
 mod tests;

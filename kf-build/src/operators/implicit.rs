@@ -25,11 +25,15 @@
 //!   the inner loop's start and their step;
 //! - `x` and `y` are `f32` loads of read-only storage; which parts of the invocation id each
 //!   depends on is computed through every `let`, cast and local ([`atoms`]), a component the
-//!   kernel splits by one divisor (`n = gid.z / C`, `oc = gid.z % C`) read as its quotient and
-//!   remainder: one operand (the channel side) reads exactly one component, or its remainder;
-//!   the other (the pixel side) reads one or two other components whole (the pixel's plane, or a
-//!   flat pixel index) and perhaps the channel component's quotient (the batch), never the
-//!   channel; the padding tests read the counters and the pixel side only;
+//!   kernel splits with `/` and `%` read as its digits ([`ir::Digits`]: `n = gid.z / C` and
+//!   `oc = gid.z % C`, or a flat id `ox = i % W`, `oy = (i / W) % H`, `oc = (i / (W * H)) % C`,
+//!   `n = i / (W * H * C)`): one operand (the channel side) reads exactly one component, or one
+//!   bounded digit of it; the other (the pixel side) reads never the channel, and either one or
+//!   two other components whole (the pixel's plane, or a flat pixel index) and perhaps the
+//!   channel component's digits above the channel (the batch), or, where the channel is not the
+//!   component's lowest digit, only that component's other digits (those below the channel are
+//!   the pixel, those above the batch); the padding tests read the counters and the pixel side
+//!   only;
 //! - the guards bound every component the rewrite rebuilds; the guards, the stored index and
 //!   value and the accumulator's start read no other component; the stored value depends on the
 //!   accumulator and not on the counters.
@@ -42,13 +46,16 @@
 //! channel block and the quotient come from `workgroup_id.z`. Every output is stored under the
 //! baseline's guards with its index and epilogue re-emitted for its invocation id, and under
 //! `channel < C` where the channel's component is split (a channel past the divisor would name
-//! another batch's output).
+//! another batch's output). On a flat id whose channel digit has digits below it, the pixels are
+//! those digits as one run (`PX·PY` consecutive values of `id % (W·H)`), the id of pixel `m` and
+//! channel `c` of batch `q` is `(q·C + c)·(W·H) + m`, and the store is also guarded by
+//! `m < W·H`.
 //!
 //! **What changes.** The sum is reassociated (slices of `BK`, within the verifier's tolerance);
 //! a skipped tap becomes a product with zero (the same for finite weights). Limits: no batch
 //! axis shared by both operands (`tile` handles batched matmuls; a depthwise convolution reads
-//! the channel on both sides); a pixel flattened with the channel into one component by a chain
-//! of divisions is not read; a local the loops write must be written before it is read in
+//! the channel on both sides); a flat id whose channel is its highest digit (no bound on the
+//! channels but the launch) is not read; a local the loops write must be written before it is read in
 //! every iteration (`var v = 0.0; if inside { v = input[..]; }`, read as the load under a
 //! padding test) and is not read after the nest.
 
@@ -74,17 +81,27 @@ const ACC: usize = 8;
 /// The deepest nest taken.
 const MAX_DEPTH: usize = 6;
 
-/// Invocation-id parts an expression depends on: per component `c` of the id, its remainder
-/// by the kernel's one divisor of it (`rem(c)`) and its quotient (`quot(c)`); a component read
-/// whole, or one the kernel never splits, is both (`whole(c)`).
-const fn rem(c: usize) -> u8 {
-    1 << (2 * c)
-}
-const fn quot(c: usize) -> u8 {
-    2 << (2 * c)
-}
-const fn whole(c: usize) -> u8 {
-    3 << (2 * c)
+/// Invocation-id parts an expression depends on, as bits: per component `c` of the id, the
+/// digits the kernel splits it into with `/` and `%` ([`ir::Digits`]: `t = idx % L`,
+/// `co = (idx / L) % C`, `b = idx / (L * C)`), eight bits per component. A component the kernel
+/// never splits is one digit; a component read whole is all of its digits.
+#[derive(Clone, Copy)]
+struct Parts<'d>(&'d [Option<ir::Digits>; 3]);
+
+impl Parts<'_> {
+    fn count(&self, c: usize) -> usize {
+        self.0[c].as_ref().map_or(1, ir::Digits::count)
+    }
+    /// Digits `lo..hi` of component `c`.
+    fn run(&self, c: usize, lo: usize, hi: usize) -> u32 {
+        ((1u32 << hi) - (1u32 << lo)) << (8 * c)
+    }
+    fn digit(&self, c: usize, i: usize) -> u32 {
+        self.run(c, i, i + 1)
+    }
+    fn whole(&self, c: usize) -> u32 {
+        self.run(c, 0, self.count(c))
+    }
 }
 const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
 
@@ -244,7 +261,7 @@ impl Operator for ImplicitGemm {
         let target = subject.target;
         let mut rewrites = Vec::new();
         let mut reasons = Vec::new();
-        let one_plane = nest.planes.len() == 1;
+        let one_plane = nest.one_plane();
         let mut seen = Vec::new();
         for cfg in CONFIGS {
             // With one pixel axis only the block's size counts.
@@ -320,9 +337,96 @@ pub struct Nest {
     planes: Vec<usize>,
     /// The component that holds the channel.
     channel_axis: usize,
-    /// The channel's component split by this divisor (quotient on the pixel side, remainder the
-    /// channel), with its size; `None` when the channel is the component whole.
-    split: Option<(Handle<Expression>, SizeExpr)>,
+    /// Where the channel sits in its component when the kernel splits it; `None` when the
+    /// channel is the component whole.
+    split: Option<ChannelSplit>,
+}
+
+impl Nest {
+    /// Whether the pixel is one run of ids (one component, or the digits below the channel),
+    /// so that only the block's size counts.
+    fn one_plane(&self) -> bool {
+        self.planes.len() == 1 || self.split.as_ref().is_some_and(|s| s.below.is_some())
+    }
+}
+
+/// The channel as one digit of a component split by `/` and `%` ([`ir::Digits`]): the digits
+/// above it are the batch, those below it (if any) the pixel.
+#[derive(Clone, Debug)]
+struct ChannelSplit {
+    /// The channel digit's radix: how many channels.
+    radix: Factor,
+    /// The product of the radices below the channel (the pixel's extent), when the channel is
+    /// not the component's lowest digit.
+    below: Option<Factor>,
+}
+
+/// A uniform product `k · Π atoms` that the rewrite re-emits and the launch rule sizes.
+#[derive(Clone, Debug)]
+struct Factor {
+    atoms: Vec<Handle<Expression>>,
+    k: i64,
+    size: SizeExpr,
+}
+
+impl Factor {
+    /// As `u32` WGSL text.
+    fn text(&self, p: &Printer<'_>) -> Result<String, Skip> {
+        let mut parts = Vec::new();
+        if self.k != 1 || self.atoms.is_empty() {
+            parts.push(format!("{}u", self.k));
+        }
+        for a in &self.atoms {
+            parts.push(format!("u32({})", p.expr(*a)?));
+        }
+        Ok(match &parts[..] {
+            [one] => one.clone(),
+            _ => format!("({})", parts.join(" * ")),
+        })
+    }
+}
+
+/// The monomial `m` of the analysis as a [`Factor`], each atom's size read from the spec.
+fn factor(
+    e: &Entry<'_>,
+    ir: &Analysis<'_>,
+    kernel: &ResolvedKernel,
+    m: &ir::Mono,
+) -> Result<Factor, Skip> {
+    let no = || {
+        Skip(
+            "a divisor of the channel's component is neither a literal nor a uniform the spec gives a size"
+                .into(),
+        )
+    };
+    let k = u64::try_from(m.k).map_err(|_| no())?;
+    let mut ops = vec![Op::Lit(k)];
+    let mut atoms = Vec::new();
+    for a in &m.atoms {
+        let (h, size) = ir
+            .atom_exprs(a)
+            .into_iter()
+            .find_map(|h| {
+                crate::analysis::uniforms::value_size(
+                    e.module,
+                    e.func,
+                    &|h| e.ty(h),
+                    kernel,
+                    ir.const_int(h),
+                    h,
+                )
+                .map(|s| (h, s))
+            })
+            .ok_or_else(no)?;
+        ops.extend_from_slice(size.ops());
+        ops.push(Op::Mul);
+        atoms.push(h);
+    }
+    Ok(Factor {
+        atoms,
+        k: m.k,
+        size: SizeExpr::from_ops(ops),
+    })
 }
 
 /// Where in the nest a statement is.
@@ -614,41 +718,32 @@ impl Walk<'_> {
 fn atoms(
     x: &Exprs<'_>,
     ir: &Analysis<'_>,
-    split: [bool; 3],
+    parts: Parts<'_>,
     h: Handle<Expression>,
-    memo: &mut HashMap<Handle<Expression>, u8>,
-) -> Result<u8, Skip> {
+    memo: &mut HashMap<Handle<Expression>, u32>,
+) -> Result<u32, Skip> {
     if let Some(a) = memo.get(&h) {
         return Ok(*a);
     }
     let e = x.e;
-    let gid = naga::BuiltIn::GlobalInvocationId;
-    // The component `h` is exactly, when the kernel splits it.
-    let split_component = |h: Handle<Expression>| {
-        let f = ir.index_form(h)?;
-        match f.terms[..] {
-            [(Var::Builtin(b, c), ref k)]
-                if b == gid
-                    && c < 3
-                    && split[c as usize]
-                    && f.offset.is_zero()
-                    && k.as_constant() == Some(1) =>
-            {
-                Some(c as usize)
-            }
-            _ => None,
-        }
+    // The digits of a split component `h` reads exactly, when it is a run of them.
+    let digit_run = |h: Handle<Expression>| {
+        (0..3).find_map(|c| {
+            let d = parts.0[c].as_ref()?;
+            let (lo, hi) = ir.digit_run(h, d)?;
+            Some(parts.run(c, lo, hi))
+        })
     };
-    let value = |v: Value, memo: &mut HashMap<_, _>| -> Result<u8, Skip> {
+    let value = |v: Value, memo: &mut HashMap<_, _>| -> Result<u32, Skip> {
         match v {
-            Value::Expr(h) => atoms(x, ir, split, h, memo),
+            Value::Expr(h) => atoms(x, ir, parts, h, memo),
             Value::Select {
                 cond,
                 accept,
                 reject,
-            } => Ok(atoms(x, ir, split, cond, memo)?
-                | atoms(x, ir, split, accept, memo)?
-                | atoms(x, ir, split, reject, memo)?),
+            } => Ok(atoms(x, ir, parts, cond, memo)?
+                | atoms(x, ir, parts, accept, memo)?
+                | atoms(x, ir, parts, reject, memo)?),
             Value::Symbol(_) => Ok(0),
         }
     };
@@ -659,33 +754,24 @@ fn atoms(
         }
         E::FunctionArgument(_) => return Err(Skip("reads a builtin besides the id".into())),
         E::AccessIndex { base, index } if matches!(e.func.expressions[*base], E::FunctionArgument(i) if Some(i) == e.gid_arg) => {
-            whole((*index).min(2) as usize)
+            parts.whole((*index).min(2) as usize)
         }
         E::Binary {
-            op: op @ (naga::BinaryOperator::Divide | naga::BinaryOperator::Modulo),
-            left,
-            right,
-        } if split_component(*left).is_some() => {
-            let c = split_component(*left).expect("checked");
-            let part = if *op == naga::BinaryOperator::Divide {
-                quot(c)
-            } else {
-                rem(c)
-            };
-            part | atoms(x, ir, split, *right, memo)?
-        }
+            op: naga::BinaryOperator::Divide | naga::BinaryOperator::Modulo,
+            ..
+        } if digit_run(h).is_some() => digit_run(h).expect("checked"),
         E::Load { pointer } => match e.func.expressions[*pointer] {
             E::LocalVariable(_) => match x.locals.loads.get(&h) {
                 Some(v) => value(*v, memo)?,
                 None => return Err(Skip("a local read before it is written".into())),
             },
-            _ => pointer_atoms(x, ir, split, *pointer, memo)?,
+            _ => pointer_atoms(x, ir, parts, *pointer, memo)?,
         },
         E::CallResult(_) => match x.locals.calls.get(&h) {
             Some((_, args)) => {
                 let mut a = 0;
                 for arg in args.clone() {
-                    a |= atoms(x, ir, split, arg, memo)?;
+                    a |= atoms(x, ir, parts, arg, memo)?;
                 }
                 a
             }
@@ -694,7 +780,7 @@ fn atoms(
         other => {
             let mut a = 0;
             for o in crate::analysis::expr::operands(other) {
-                a |= atoms(x, ir, split, o, memo)?;
+                a |= atoms(x, ir, parts, o, memo)?;
             }
             a
         }
@@ -706,15 +792,15 @@ fn atoms(
 fn pointer_atoms(
     x: &Exprs<'_>,
     ir: &Analysis<'_>,
-    split: [bool; 3],
+    parts: Parts<'_>,
     pointer: Handle<Expression>,
-    memo: &mut HashMap<Handle<Expression>, u8>,
-) -> Result<u8, Skip> {
+    memo: &mut HashMap<Handle<Expression>, u32>,
+) -> Result<u32, Skip> {
     match x.e.func.expressions[pointer] {
         Expression::Access { base, index } => {
-            Ok(pointer_atoms(x, ir, split, base, memo)? | atoms(x, ir, split, index, memo)?)
+            Ok(pointer_atoms(x, ir, parts, base, memo)? | atoms(x, ir, parts, index, memo)?)
         }
-        Expression::AccessIndex { base, .. } => pointer_atoms(x, ir, split, base, memo),
+        Expression::AccessIndex { base, .. } => pointer_atoms(x, ir, parts, base, memo),
         Expression::GlobalVariable(_) => Ok(0),
         _ => Err(Skip("reads memory through a local pointer".into())),
     }
@@ -769,12 +855,12 @@ pub fn recognise(
         .filter(|g| e.is_writable_storage(*g))
         .ok_or_else(|| Skip("the result is not stored to a storage buffer".into()))?;
     let counters: u32 = (1 << levels.len()) - 1;
-    let divisors = [0, 1, 2].map(|c| ir.divisor(gid, c));
-    let split = divisors.map(|d| d.is_some());
+    let digits = [0, 1, 2].map(|c| ir.digits(gid, c).filter(|d| d.count() <= 8));
+    let parts = Parts(&digits);
     let mut memo = HashMap::new();
 
     // The operands and the side each stands on.
-    let mut sides = [0u8; 2];
+    let mut sides = [0u32; 2];
     let mut loads = [None, None];
     // A factor read into a local under a test (`var v = 0.0; if inside { v = input[..]; }`) is
     // the load with the test as padding: a product with zero adds nothing either way.
@@ -831,25 +917,39 @@ pub fn recognise(
         if d.unknown || d.gid_whole || d.symbols & !counters != 0 {
             return Err(Skip("an operand's index is not understood".into()));
         }
-        sides[n] = atoms(&x, ir, split, load, &mut memo)?;
+        sides[n] = atoms(&x, ir, parts, load, &mut memo)?;
         loads[n] = Some(load);
     }
-    // The channel side reads one component of the id (or its remainder, where the kernel splits
-    // it); the pixel side reads other components whole (one or two: the pixel's plane, or a flat
-    // pixel index) and perhaps the channel component's quotient (the batch).
+    // The channel side reads one component of the id, or one bounded digit of it where the kernel
+    // splits it; the pixel side reads other components whole (one or two: the pixel's plane, or
+    // a flat pixel index) and perhaps the channel component's digits above the channel (the
+    // batch). Where the channel is not the component's lowest digit, the digits below it are the
+    // pixel (a flat id over batch, channel and position), and no other component may be read.
     let layout = (0..3).rev().find_map(|cc| {
-        let channel_atoms = if split[cc] { rem(cc) } else { whole(cc) };
-        [(0, 1), (1, 0)].into_iter().find_map(|(pi, ci)| {
-            let pix = sides[pi];
-            if sides[ci] != channel_atoms || pix & rem(cc) != 0 {
-                return None;
-            }
-            let planes: Vec<usize> = (0..3).filter(|&c| c != cc && pix & whole(c) != 0).collect();
-            let partial = planes.iter().any(|&c| pix & whole(c) != whole(c));
-            (!planes.is_empty() && !partial).then_some((pi, ci, cc, planes))
+        let n = parts.count(cc);
+        (0..n).filter(|&i| n == 1 || i + 1 < n).find_map(|i| {
+            let channel_atoms = parts.digit(cc, i);
+            [(0, 1), (1, 0)].into_iter().find_map(|(pi, ci)| {
+                let pix = sides[pi];
+                if sides[ci] != channel_atoms || pix & channel_atoms != 0 {
+                    return None;
+                }
+                let planes: Vec<usize> = (0..3)
+                    .filter(|&c| c != cc && pix & parts.whole(c) != 0)
+                    .collect();
+                let partial = planes
+                    .iter()
+                    .any(|&c| pix & parts.whole(c) != parts.whole(c));
+                let fits = if i > 0 {
+                    planes.is_empty()
+                } else {
+                    !planes.is_empty()
+                };
+                (fits && !partial).then_some((pi, ci, cc, i, planes))
+            })
         })
     });
-    let Some((pi, ci, channel_axis, planes)) = layout else {
+    let Some((pi, ci, channel_axis, channel_digit, planes)) = layout else {
         return Err(Skip(
             "the operands are not one read by the output's pixel and one by its channel (each on components of the id of its own)"
                 .into(),
@@ -858,13 +958,18 @@ pub fn recognise(
     let (pixel, channel) = (loads[pi].unwrap(), loads[ci].unwrap());
     let reconstructed = planes
         .iter()
-        .fold(whole(channel_axis), |m, &c| m | whole(c));
+        .fold(parts.whole(channel_axis), |m, &c| m | parts.whole(c));
+    let above = parts.run(
+        channel_axis,
+        channel_digit + 1,
+        parts.count(channel_axis).max(channel_digit + 1),
+    );
     for g in &padding {
         let d = x.deps(g.cond);
         if d.unknown || d.gid_whole || d.symbols & !counters != 0 {
             return Err(Skip("the padding test is not understood".into()));
         }
-        if atoms(&x, ir, split, g.cond, &mut memo)? & !sides[pi] & !quot(channel_axis) != 0 {
+        if atoms(&x, ir, parts, g.cond, &mut memo)? & !sides[pi] & !above != 0 {
             return Err(Skip("the padding test reads the channel".into()));
         }
     }
@@ -888,13 +993,13 @@ pub fn recognise(
         ));
     }
     // Components the rewrite leaves at zero must not matter.
-    let mut used = pointer_atoms(&x, ir, split, store_pointer, &mut memo)?
-        | atoms(&x, ir, split, store_value, &mut memo)?;
+    let mut used = pointer_atoms(&x, ir, parts, store_pointer, &mut memo)?
+        | atoms(&x, ir, parts, store_value, &mut memo)?;
     for g in &guards {
-        used |= atoms(&x, ir, split, g.cond, &mut memo)?;
+        used |= atoms(&x, ir, parts, g.cond, &mut memo)?;
     }
     if let Value::Expr(h) = acc_init {
-        used |= atoms(&x, ir, split, h, &mut memo)?;
+        used |= atoms(&x, ir, parts, h, &mut memo)?;
     }
     if used & !reconstructed != 0 {
         return Err(Skip(
@@ -919,24 +1024,17 @@ pub fn recognise(
             "the accumulator's initial value is not understood".into(),
         ));
     }
-    let split = match divisors[channel_axis] {
-        Some(d) => Some((
-            d,
-            crate::analysis::uniforms::value_size(
-                e.module,
-                e.func,
-                &|h| e.ty(h),
-                kernel,
-                ir.const_int(d),
-                d,
-            )
-            .ok_or_else(|| {
-                Skip(
-                    "the divisor of the channel's component is neither a literal nor a uniform the spec gives a size"
-                        .into(),
-                )
-            })?,
-        )),
+    let split = match &digits[channel_axis] {
+        Some(d) => {
+            let radix = d.radix(channel_digit).expect("a bounded digit");
+            Some(ChannelSplit {
+                radix: factor(e, ir, kernel, &radix)?,
+                below: match channel_digit {
+                    0 => None,
+                    i => Some(factor(e, ir, kernel, &d.bound(i))?),
+                },
+            })
+        }
         None => None,
     };
 
@@ -950,8 +1048,10 @@ pub fn recognise(
             .and_then(|i| ir.index_form(i))
             .is_some_and(|f| f.coeff(v).as_constant() == Some(1))
     };
-    let pixel_counter_fastest =
-        !unit(pixel, Var::Builtin(gid, planes[0] as u32)) && unit(pixel, innermost);
+    let pixel_counter_fastest = planes
+        .first()
+        .is_none_or(|&p| !unit(pixel, Var::Builtin(gid, p as u32)))
+        && unit(pixel, innermost);
     let channel_counter_fastest = unit(channel, innermost);
     Ok((
         Nest {
@@ -999,7 +1099,11 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
         symbols: &symbols,
     };
     let divisor = match &n.split {
-        Some((d, _)) => Some(plain.expr(*d)?),
+        Some(s) => Some(s.radix.text(&plain)?),
+        None => None,
+    };
+    let below = match n.split.as_ref().and_then(|s| s.below.as_ref()) {
+        Some(f) => Some(f.text(&plain)?),
         None => None,
     };
     let loads = [
@@ -1038,7 +1142,7 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
     );
     match &divisor {
         Some(d) => {
-            let _ = writeln!(w, "    let kfc_d = u32({d});");
+            let _ = writeln!(w, "    let kfc_d = {d};");
             let _ = writeln!(w, "    let kfc_nb = (kfc_d + {}u) / {bn}u;", bn - 1);
             let _ = writeln!(w, "    let kfc_q = kfc_wid.z / kfc_nb;");
             let _ = writeln!(w, "    let kfc_n0 = (kfc_wid.z % kfc_nb) * {bn}u;");
@@ -1049,7 +1153,10 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
             let _ = writeln!(w, "    let kfc_zp = 0u;");
         }
     }
-    let one_plane = n.planes.len() == 1;
+    if let Some(b) = &below {
+        let _ = writeln!(w, "    let kfc_p = {b};");
+    }
+    let one_plane = n.one_plane();
     if one_plane {
         let _ = writeln!(w, "    let kfc_x0 = kfc_wid.x * {bm}u;");
     } else {
@@ -1059,6 +1166,14 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
     // The invocation id of pixel `m` of the block (`None`: any pixel) and channel `c`.
     let gid3 = |m: Option<&str>, c: &str| {
         let mut comps = ["0u".to_owned(), "0u".to_owned(), "0u".to_owned()];
+        if below.is_some() {
+            // The channel digit with the pixel's digits below it.
+            comps[n.channel_axis] = match m {
+                Some(m) => format!("({c}) * kfc_p + kfc_x0 + {m}"),
+                None => format!("({c}) * kfc_p"),
+            };
+            return format!("vec3<u32>({}, {}, {})", comps[0], comps[1], comps[2]);
+        }
         if let Some(m) = m {
             if one_plane {
                 comps[n.planes[0]] = format!("kfc_x0 + {m}");
@@ -1263,6 +1378,10 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
     if divisor.is_some() {
         active = format!("kfc_n0 + kfc_j < kfc_d && {active}");
     }
+    if below.is_some() {
+        // A pixel past the digits below the channel would name the next channel's output.
+        active = format!("kfc_x0 + kfc_m < kfc_p && {active}");
+    }
     let init = if x.is_float_zero(n.acc_init) {
         None
     } else {
@@ -1331,17 +1450,27 @@ fn launch_rule(n: &Nest, parent: &Program, cfg: &Config) -> Dispatch {
         ops
     };
     let z = match &n.split {
-        Some((_, size)) => {
+        Some(s) => {
+            // The batch: the id's extent over everything below it.
             let mut ops = super::grid_extent(parent, n.channel_axis);
-            ops.extend_from_slice(size.ops());
+            ops.extend_from_slice(s.radix.size.ops());
+            if let Some(b) = &s.below {
+                ops.extend_from_slice(b.size.ops());
+                ops.push(Op::Mul);
+            }
             ops.push(Op::CeilDiv);
-            ops.extend(cdiv(size.ops().to_vec(), cfg.bn));
+            ops.extend(cdiv(s.radix.size.ops().to_vec(), cfg.bn));
             ops.push(Op::Mul);
             ops
         }
         None => cdiv(super::grid_extent(parent, n.channel_axis), cfg.bn),
     };
+    let below = n.split.as_ref().and_then(|s| s.below.as_ref());
     let (x, y) = match n.planes[..] {
+        [] if below.is_some() => (
+            cdiv(below.expect("checked").size.ops().to_vec(), cfg.bm()),
+            vec![Op::Lit(1)],
+        ),
         [a] => (
             cdiv(super::grid_extent(parent, a), cfg.bm()),
             vec![Op::Lit(1)],

@@ -52,7 +52,7 @@ fn wanted(class: &str) -> &'static [&'static str] {
     match class {
         "softmax" | "layernorm" | "rmsnorm" | "reduction" | "argreduce" | "gemv" => &["reduce"],
         "gemm" => &["tile", "tile-blocked"],
-        "conv" => &["implicit-gemm", "unroll"],
+        "conv" => &["implicit-gemm"],
         "depthwise" => &["unroll", "coarsen"],
         "attention" => &["flash-attention"],
         "scan" => &["scan"],
