@@ -1884,6 +1884,25 @@ impl<'a> Analysis<'a> {
         found.map(|(h, _)| h)
     }
 
+    /// What `h` converts, when it is a conversion between 32-bit integer types (`i32(gid.x)`),
+    /// which index arithmetic reads through.
+    pub fn int_cast_of(&self, h: Handle<Expression>) -> Option<Handle<Expression>> {
+        match self.function.expressions[h] {
+            Expression::As {
+                expr,
+                kind: ScalarKind::Sint | ScalarKind::Uint,
+                convert: Some(4),
+            } if matches!(
+                self.type_of(expr).scalar_kind(),
+                Some(ScalarKind::Sint | ScalarKind::Uint)
+            ) =>
+            {
+                Some(expr)
+            }
+            _ => None,
+        }
+    }
+
     fn form_depth(&self, h: Handle<Expression>, depth: u32, split: bool) -> Option<IndexForm> {
         if depth > 64 {
             return None;
@@ -1922,16 +1941,8 @@ impl<'a> Analysis<'a> {
                 }
                 _ => atom(),
             },
-            Expression::As {
-                expr,
-                kind: ScalarKind::Sint | ScalarKind::Uint,
-                convert: Some(4),
-            } if matches!(
-                self.type_of(expr).scalar_kind(),
-                Some(ScalarKind::Sint | ScalarKind::Uint)
-            ) =>
-            {
-                self.form_depth(expr, depth + 1, split)
+            Expression::As { .. } if self.int_cast_of(h).is_some() => {
+                self.form_depth(self.int_cast_of(h)?, depth + 1, split)
             }
             Expression::Binary {
                 op: op @ (BinaryOperator::Add | BinaryOperator::Subtract | BinaryOperator::Multiply),

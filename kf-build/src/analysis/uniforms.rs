@@ -87,3 +87,18 @@ pub fn value_size<'t>(
     };
     uniform_size(module, func, ty, kernel, pointer, extra)
 }
+
+impl crate::analysis::ir::Analysis<'_> {
+    /// The size the spec gives the dispatch-uniform integer `h` ([`value_size`], with `h`'s
+    /// constant value as the literal).
+    pub fn spec_size(&self, kernel: &ResolvedKernel, h: Handle<Expression>) -> Option<SizeExpr> {
+        value_size(
+            self.module,
+            self.function,
+            &|x| self.type_of(x),
+            kernel,
+            self.const_int(h),
+            h,
+        )
+    }
+}

@@ -387,12 +387,7 @@ impl Factor {
 }
 
 /// The monomial `m` of the analysis as a [`Factor`], each atom's size read from the spec.
-fn factor(
-    e: &Entry<'_>,
-    ir: &Analysis<'_>,
-    kernel: &ResolvedKernel,
-    m: &ir::Mono,
-) -> Result<Factor, Skip> {
+fn factor(ir: &Analysis<'_>, kernel: &ResolvedKernel, m: &ir::Mono) -> Result<Factor, Skip> {
     let no = || {
         Skip(
             "a divisor of the channel's component is neither a literal nor a uniform the spec gives a size"
@@ -406,17 +401,7 @@ fn factor(
         let (h, size) = ir
             .atom_exprs(a)
             .into_iter()
-            .find_map(|h| {
-                crate::analysis::uniforms::value_size(
-                    e.module,
-                    e.func,
-                    &|h| e.ty(h),
-                    kernel,
-                    ir.const_int(h),
-                    h,
-                )
-                .map(|s| (h, s))
-            })
+            .find_map(|h| ir.spec_size(kernel, h).map(|s| (h, s)))
             .ok_or_else(no)?;
         ops.extend_from_slice(size.ops());
         ops.push(Op::Mul);
@@ -1028,10 +1013,10 @@ pub fn recognise(
         Some(d) => {
             let radix = d.radix(channel_digit).expect("a bounded digit");
             Some(ChannelSplit {
-                radix: factor(e, ir, kernel, &radix)?,
+                radix: factor(ir, kernel, &radix)?,
                 below: match channel_digit {
                     0 => None,
-                    i => Some(factor(e, ir, kernel, &d.bound(i))?),
+                    i => Some(factor(ir, kernel, &d.bound(i))?),
                 },
             })
         }

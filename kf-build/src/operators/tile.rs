@@ -868,7 +868,7 @@ pub fn recognise<'a>(
             "the entry point does not read global_invocation_id".into(),
         ));
     }
-    let split = flat_id(e, ir, kernel)?;
+    let split = flat_id(ir, kernel)?;
     let mut walk = Walk {
         e,
         ir,
@@ -1124,11 +1124,7 @@ pub fn recognise<'a>(
 /// `gid.x % d` with one dispatch-uniform divisor `d` whose value the spec gives (a literal, or a
 /// uniform the spec fills with a size). Such a kernel reads no `gid.y`: its two output axes become
 /// slots y (the row) and x (the column) of a virtual 2-D id.
-fn flat_id(
-    e: &Entry<'_>,
-    ir: &Analysis<'_>,
-    kernel: &ResolvedKernel,
-) -> Result<Option<Split>, Skip> {
+fn flat_id(ir: &Analysis<'_>, kernel: &ResolvedKernel) -> Result<Option<Split>, Skip> {
     let gid = naga::BuiltIn::GlobalInvocationId;
     let Some(divisor) = ir.divisor(gid, 0) else {
         return Ok(None);
@@ -1140,30 +1136,12 @@ fn flat_id(
     {
         return Ok(None);
     }
-    let size = uniform_size(e, ir, kernel, divisor).ok_or_else(|| {
+    let size = ir.spec_size(kernel, divisor).ok_or_else(|| {
         Skip(
             "the flat id's divisor is neither a literal nor a uniform the spec gives a size".into(),
         )
     })?;
     Ok(Some(Split { divisor, size }))
-}
-
-/// The size expression the spec gives the dispatch-uniform integer `h`: a literal, or a scalar of
-/// a uniform buffer (a member, a vector component) whose `uniform(..)` value is a size.
-fn uniform_size(
-    e: &Entry<'_>,
-    ir: &Analysis<'_>,
-    kernel: &ResolvedKernel,
-    h: Handle<Expression>,
-) -> Option<SizeExpr> {
-    crate::analysis::uniforms::value_size(
-        e.module,
-        e.func,
-        &|h| e.ty(h),
-        kernel,
-        ir.const_int(h),
-        h,
-    )
 }
 
 /// An index's affine form (proven by `ir`) over the invocation-id components and the loop counter:

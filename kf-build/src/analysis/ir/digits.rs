@@ -14,7 +14,7 @@
 //! written at once and `L` then `C` written as two steps name the same boundary.
 
 use super::{Analysis, Mono, Naming, Var};
-use naga::{BinaryOperator, BuiltIn, Expression, Handle, ScalarKind};
+use naga::{BinaryOperator, BuiltIn, Expression, Handle};
 
 /// The digit boundaries of one builtin component: `1 = B₀ | B₁ | … | Bₙ`. Digit `i < n` is
 /// `(id / Bᵢ) % (Bᵢ₊₁ / Bᵢ)`; digit `n`, `id / Bₙ`, is unbounded.
@@ -193,18 +193,10 @@ impl Analysis<'_> {
                 hi: None,
             });
         }
+        if let Some(inner) = self.int_cast_of(h) {
+            return self.run_of(inner, depth + 1);
+        }
         match self.function.expressions[h] {
-            Expression::As {
-                expr,
-                kind: ScalarKind::Sint | ScalarKind::Uint,
-                convert: Some(4),
-            } if matches!(
-                self.type_of(expr).scalar_kind(),
-                Some(ScalarKind::Sint | ScalarKind::Uint)
-            ) =>
-            {
-                self.run_of(expr, depth + 1)
-            }
             Expression::Load { pointer } => match self.function.expressions[pointer] {
                 Expression::LocalVariable(v) if !self.is_loop_var(v) => {
                     self.run_of(self.single_value(v)?, depth + 1)
