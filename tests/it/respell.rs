@@ -410,8 +410,9 @@ fn respelled_elementwise_kernels_are_widened_correctly() {
 /// Convolutions under the spellings that change them: `implicit-gemm` fires on each and its
 /// rewrites verify (the first two configurations: a plane of pixels, staged slices read as
 /// `vec4`). The NCHW kernel takes its batch and channel from `gid.z / C` and `gid.z % C`; the
-/// NHWC one has the channel on x and its padding test around the channel loop; the flat one
-/// takes batch, channel, row and column apart from one flat id.
+/// NHWC one has the channel on x and its padding test around the channel loop; the flat ones
+/// take batch, channel, row and column apart from one flat id (the channel a middle digit in
+/// NCHW, the lowest in NHWC).
 #[test]
 fn respelled_convolutions_are_tiled_as_implicit_gemms_correctly() {
     use kf_build::operators::implicit::ImplicitGemm;
@@ -420,6 +421,7 @@ fn respelled_convolutions_are_tiled_as_implicit_gemms_correctly() {
         "conv2d_nchw.wgsl",
         "conv_nhwc_channels_x.wgsl",
         "conv2d_nchw_flat.wgsl",
+        "conv_nhwc_flat.wgsl",
     ];
     let spellings = [
         None,

@@ -343,10 +343,14 @@ pub struct Nest {
 }
 
 impl Nest {
-    /// Whether the pixel is one run of ids (one component, or the digits below the channel),
-    /// so that only the block's size counts.
+    /// Whether the pixel is one run of ids (one component, or digits of the channel's), so that
+    /// only the block's size counts.
     fn one_plane(&self) -> bool {
-        self.planes.len() == 1 || self.split.as_ref().is_some_and(|s| s.below.is_some())
+        self.planes.len() == 1
+            || self
+                .split
+                .as_ref()
+                .is_some_and(|s| !matches!(s.pixel, PixelDigits::Elsewhere))
     }
 }
 
@@ -356,9 +360,20 @@ impl Nest {
 struct ChannelSplit {
     /// The channel digit's radix: how many channels.
     radix: Factor,
-    /// The product of the radices below the channel (the pixel's extent), when the channel is
-    /// not the component's lowest digit.
-    below: Option<Factor>,
+    /// Which of the component's other digits are the pixel.
+    pixel: PixelDigits,
+}
+
+/// Where the pixel is, relative to a split channel component.
+#[derive(Clone, Debug)]
+enum PixelDigits {
+    /// On other components; the digits above the channel are the batch.
+    Elsewhere,
+    /// The digits below the channel, whose radices multiply to this (the pixels per channel);
+    /// those above are the batch. A flat NCHW id: `(n·C + c)·(H·W) + p`.
+    Below(Factor),
+    /// The digits above the channel, the lowest one: a flat NHWC id, `p·C + c`.
+    Above,
 }
 
 /// A uniform product `k · Π atoms` that the rewrite re-emits and the launch rule sizes.
@@ -925,11 +940,9 @@ pub fn recognise(
                 let partial = planes
                     .iter()
                     .any(|&c| pix & parts.whole(c) != parts.whole(c));
-                let fits = if i > 0 {
-                    planes.is_empty()
-                } else {
-                    !planes.is_empty()
-                };
+                // Without other components the pixel is the channel component's other digits.
+                let fits = !planes.is_empty() || n > 1;
+                let fits = fits && (i == 0 || planes.is_empty());
                 (fits && !partial).then_some((pi, ci, cc, i, planes))
             })
         })
@@ -1014,9 +1027,10 @@ pub fn recognise(
             let radix = d.radix(channel_digit).expect("a bounded digit");
             Some(ChannelSplit {
                 radix: factor(ir, kernel, &radix)?,
-                below: match channel_digit {
-                    0 => None,
-                    i => Some(factor(ir, kernel, &d.bound(i))?),
+                pixel: match channel_digit {
+                    0 if planes.is_empty() => PixelDigits::Above,
+                    0 => PixelDigits::Elsewhere,
+                    i => PixelDigits::Below(factor(ir, kernel, &d.bound(i))?),
                 },
             })
         }
@@ -1087,10 +1101,12 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
         Some(s) => Some(s.radix.text(&plain)?),
         None => None,
     };
-    let below = match n.split.as_ref().and_then(|s| s.below.as_ref()) {
-        Some(f) => Some(f.text(&plain)?),
-        None => None,
+    let pixel = n.split.as_ref().map(|s| &s.pixel);
+    let below = match pixel {
+        Some(PixelDigits::Below(f)) => Some(f.text(&plain)?),
+        _ => None,
     };
+    let above = matches!(pixel, Some(PixelDigits::Above));
     let loads = [
         in_nest.expr(n.operands[0].load)?,
         in_nest.expr(n.operands[1].load)?,
@@ -1128,15 +1144,26 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
     match &divisor {
         Some(d) => {
             let _ = writeln!(w, "    let kfc_d = {d};");
-            let _ = writeln!(w, "    let kfc_nb = (kfc_d + {}u) / {bn}u;", bn - 1);
-            let _ = writeln!(w, "    let kfc_q = kfc_wid.z / kfc_nb;");
-            let _ = writeln!(w, "    let kfc_n0 = (kfc_wid.z % kfc_nb) * {bn}u;");
-            let _ = writeln!(w, "    let kfc_zp = kfc_q * kfc_d;");
+            if above {
+                // No batch: the quotient is the pixel.
+                let _ = writeln!(w, "    let kfc_n0 = kfc_wid.z * {bn}u;");
+                let _ = writeln!(w, "    let kfc_zp = 0u;");
+            }
         }
         None => {
             let _ = writeln!(w, "    let kfc_n0 = kfc_wid.z * {bn}u;");
             let _ = writeln!(w, "    let kfc_zp = 0u;");
         }
+    }
+    match &divisor {
+        Some(_) if above => {}
+        Some(_) => {
+            let _ = writeln!(w, "    let kfc_nb = (kfc_d + {}u) / {bn}u;", bn - 1);
+            let _ = writeln!(w, "    let kfc_q = kfc_wid.z / kfc_nb;");
+            let _ = writeln!(w, "    let kfc_n0 = (kfc_wid.z % kfc_nb) * {bn}u;");
+            let _ = writeln!(w, "    let kfc_zp = kfc_q * kfc_d;");
+        }
+        None => {}
     }
     if let Some(b) = &below {
         let _ = writeln!(w, "    let kfc_p = {b};");
@@ -1156,6 +1183,14 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
             comps[n.channel_axis] = match m {
                 Some(m) => format!("({c}) * kfc_p + kfc_x0 + {m}"),
                 None => format!("({c}) * kfc_p"),
+            };
+            return format!("vec3<u32>({}, {}, {})", comps[0], comps[1], comps[2]);
+        }
+        if above {
+            // The pixel's digits above the channel.
+            comps[n.channel_axis] = match m {
+                Some(m) => format!("(kfc_x0 + {m}) * kfc_d + {c}"),
+                None => c.to_owned(),
             };
             return format!("vec3<u32>({}, {}, {})", comps[0], comps[1], comps[2]);
         }
@@ -1435,11 +1470,14 @@ fn launch_rule(n: &Nest, parent: &Program, cfg: &Config) -> Dispatch {
         ops
     };
     let z = match &n.split {
+        Some(s) if matches!(s.pixel, PixelDigits::Above) => {
+            cdiv(s.radix.size.ops().to_vec(), cfg.bn)
+        }
         Some(s) => {
             // The batch: the id's extent over everything below it.
             let mut ops = super::grid_extent(parent, n.channel_axis);
             ops.extend_from_slice(s.radix.size.ops());
-            if let Some(b) = &s.below {
+            if let PixelDigits::Below(b) = &s.pixel {
                 ops.extend_from_slice(b.size.ops());
                 ops.push(Op::Mul);
             }
@@ -1450,14 +1488,19 @@ fn launch_rule(n: &Nest, parent: &Program, cfg: &Config) -> Dispatch {
         }
         None => cdiv(super::grid_extent(parent, n.channel_axis), cfg.bn),
     };
-    let below = n.split.as_ref().and_then(|s| s.below.as_ref());
-    let (x, y) = match n.planes[..] {
-        [] if below.is_some() => (
-            cdiv(below.expect("checked").size.ops().to_vec(), cfg.bm()),
-            vec![Op::Lit(1)],
-        ),
-        [a] => (
-            cdiv(super::grid_extent(parent, a), cfg.bm()),
+    let (x, y) = match (n.planes.as_slice(), n.split.as_ref().map(|s| (&s.pixel, s))) {
+        ([], Some((PixelDigits::Below(b), _))) => {
+            (cdiv(b.size.ops().to_vec(), cfg.bm()), vec![Op::Lit(1)])
+        }
+        ([], Some((PixelDigits::Above, s))) => {
+            // The pixels: the id's extent over the channels.
+            let mut ops = super::grid_extent(parent, n.channel_axis);
+            ops.extend_from_slice(s.radix.size.ops());
+            ops.push(Op::CeilDiv);
+            (cdiv(ops, cfg.bm()), vec![Op::Lit(1)])
+        }
+        ([a], _) => (
+            cdiv(super::grid_extent(parent, *a), cfg.bm()),
             vec![Op::Lit(1)],
         ),
         _ => (
