@@ -1903,6 +1903,32 @@ impl<'a> Analysis<'a> {
         }
     }
 
+    /// Builtin component `(b, c)` as an index form: itself, or in the split reading, where it has
+    /// one divisor `d`, `d·quot + rem` (so that `id - (id / d) * d` reads as `rem`).
+    fn component_form(&self, b: BuiltIn, c: u32, split: bool) -> IndexForm {
+        let whole = IndexForm::var(Var::Builtin(b, c));
+        if !split {
+            return whole;
+        }
+        let Some(d) = self.divisor(b, c) else {
+            return whole;
+        };
+        match self.form_depth(d, 0, false) {
+            Some(f) if f.terms.is_empty() && !f.offset.is_zero() => {
+                let mut terms = vec![
+                    (Var::Quot(b, c), f.offset),
+                    (Var::Rem(b, c), Poly::constant(1)),
+                ];
+                terms.sort_by_key(|(v, _)| var_key(*v));
+                IndexForm {
+                    terms,
+                    offset: Poly::default(),
+                }
+            }
+            _ => whole,
+        }
+    }
+
     fn form_depth(&self, h: Handle<Expression>, depth: u32, split: bool) -> Option<IndexForm> {
         if depth > 64 {
             return None;
@@ -1922,13 +1948,13 @@ impl<'a> Analysis<'a> {
         }
         match f.expressions[h] {
             Expression::AccessIndex { base, index } => match self.builtin_of(base) {
-                Some(b) => Some(IndexForm::var(Var::Builtin(b, index))),
+                Some(b) => Some(self.component_form(b, index, split)),
                 None => atom(),
             },
             Expression::FunctionArgument(_) => {
                 let b = self.builtin_of(h)?;
                 match self.type_of(h) {
-                    TypeInner::Scalar(_) => Some(IndexForm::var(Var::Builtin(b, 0))),
+                    TypeInner::Scalar(_) => Some(self.component_form(b, 0, split)),
                     _ => None,
                 }
             }

@@ -756,10 +756,8 @@ fn atoms(
         E::AccessIndex { base, index } if matches!(e.func.expressions[*base], E::FunctionArgument(i) if Some(i) == e.gid_arg) => {
             parts.whole((*index).min(2) as usize)
         }
-        E::Binary {
-            op: naga::BinaryOperator::Divide | naga::BinaryOperator::Modulo,
-            ..
-        } if digit_run(h).is_some() => digit_run(h).expect("checked"),
+        // `/`, `%`, and `x - (x / r) * r`.
+        E::Binary { .. } if digit_run(h).is_some() => digit_run(h).expect("checked"),
         E::Load { pointer } => match e.func.expressions[*pointer] {
             E::LocalVariable(_) => match x.locals.loads.get(&h) {
                 Some(v) => value(*v, memo)?,

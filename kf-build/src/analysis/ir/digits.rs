@@ -232,6 +232,34 @@ impl Analysis<'_> {
                     })
                 }
             }
+            Expression::Binary {
+                op: BinaryOperator::Subtract,
+                left,
+                right,
+            } => {
+                // x - (x / r) * r is x % r.
+                let x = self.run_of(left, depth + 1)?;
+                let Expression::Binary {
+                    op: BinaryOperator::Multiply,
+                    left: p,
+                    right: q,
+                } = self.function.expressions[right]
+                else {
+                    return None;
+                };
+                [(p, q), (q, p)].into_iter().find_map(|(quotient, factor)| {
+                    let r = self.radix_of(factor)?;
+                    let quotient = self.run_of(quotient, depth + 1)?;
+                    let top = x.lo.times(&r)?;
+                    ((quotient.builtin, quotient.component) == (x.builtin, x.component)
+                        && quotient.hi == x.hi
+                        && quotient.lo == top)
+                        .then(|| Run {
+                            hi: Some(top),
+                            ..x.clone()
+                        })
+                })
+            }
             _ => None,
         }
     }
@@ -269,7 +297,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let co = (idx / p.l_out) % p.c_out;
     let b = idx / (p.l_out * p.c_out);
     let b2 = (idx / p.l_out) / p.c_out;
-    y[idx] = f32(t + co + b + b2);
+    let t2 = idx - (idx / p.l_out) * p.l_out;
+    let q = idx / p.l_out;
+    let co2 = q - p.c_out * (q / p.c_out);
+    y[idx] = f32(t + co + b + b2 + t2 + co2);
 }
 "#;
 
@@ -297,6 +328,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         // `idx / (L * C)` and `(idx / L) / C` are the same digit.
         assert_eq!(run_of(&a, &d, "b"), Some((2, 3)));
         assert_eq!(run_of(&a, &d, "b2"), Some((2, 3)));
+        // A remainder spelled as a subtraction.
+        assert_eq!(run_of(&a, &d, "t2"), Some((0, 1)));
+        assert_eq!(run_of(&a, &d, "co2"), Some((1, 2)));
         assert_eq!(run_of(&a, &d, "idx"), Some((0, 3)));
         assert_eq!(d.radix(1).unwrap().atoms, vec!["p.c_out".to_owned()]);
         assert_eq!(d.radix(2), None);
