@@ -187,8 +187,15 @@ fn normalisations(a: &Analysis<'_>, single: [bool; 3]) -> Vec<(Vec<Edit>, &'stat
             take((vec![e], what), &mut out);
         }
     }
+    let zeros = registers::zero_initialisers(a);
+    if !zeros.is_empty() {
+        take((zeros, "zero-init"), &mut out);
+    }
     for found in counted_loops_to_for(a) {
         take(found, &mut out);
+    }
+    for edits in registers::global_accumulators(a) {
+        take((edits, "register-acc"), &mut out);
     }
     for s in 0..a.stmts.len() {
         if let Some((e, what)) = continue_to_if(a, s) {
@@ -1961,6 +1968,8 @@ fn unparenthesised(text: &str) -> String {
 fn matching_brace(code: &str, open: usize) -> Option<usize> {
     ir::matching(code, open, b'{', b'}')
 }
+
+mod registers;
 
 #[cfg(test)]
 mod tests;

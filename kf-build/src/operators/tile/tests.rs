@@ -39,12 +39,9 @@ fn files() -> Vec<String> {
     files
 }
 
+/// As the search applies it: to the kernel's canonical form.
 fn apply(op: &Tile, kernel: &ResolvedKernel, target: &Target) -> Result<Vec<Rewrite>, Skip> {
-    op.apply(&Subject {
-        kernel,
-        program: &kernel.baseline,
-        target,
-    })
+    crate::operators::testkit::apply(op, kernel, target)
 }
 
 /// Limits like a discrete GPU's (an H200 reports these), under which every configuration fits.

@@ -1,0 +1,357 @@
+//! Values that live in memory or start implicitly, moved into named registers.
+//!
+//! Two spellings of a sum that the operators read only in their register form:
+//!
+//! - **An accumulation into the output buffer**, the way tutorials write a matrix product:
+//!   `c[i] = 0.0; for (..) { c[i] += a[..] * b[..]; }` (or without the first store, summing onto
+//!   what the buffer holds). Within the loop every access to `c` is at the one index `i`, which
+//!   the loop does not change, so the element is a local for the loop's duration:
+//!   `var kf_acc0: f32 = 0.0; for (..) { kf_acc0 += a[..] * b[..]; } c[i] = kf_acc0;`. Exact for
+//!   a kernel free of data races: nothing else this invocation does reads `c[i]` during the loop
+//!   (the loop makes no calls, has no barriers or atomics, and cannot `return` past the store
+//!   after it), and another invocation touching `c[i]` meanwhile would race in the original too.
+//! - **A declaration without a value**, `var sum: f32;`, which WGSL starts at zero: written
+//!   `var sum: f32 = f32();`, so that the accumulator has a value before its loop.
+
+use crate::analysis::ir::{self, Analysis, Edit};
+use naga::{Expression, Handle, Statement};
+
+/// `var x: T;` → `var x: T = T();` for every local declared without a value.
+pub(super) fn zero_initialisers(a: &Analysis<'_>) -> Vec<Edit> {
+    let mut out = Vec::new();
+    for (v, local) in a.function.local_variables.iter() {
+        if local.init.is_some() || local.name.is_none() {
+            continue;
+        }
+        let Some(range) = a.local_span(v) else {
+            continue;
+        };
+        let text = a.text(&range);
+        let Some(rest) = text.trim_start().strip_prefix("var") else {
+            continue;
+        };
+        if text.contains('=') || !rest.starts_with(|c: char| c.is_whitespace()) {
+            continue;
+        }
+        let Some((_, ty)) = rest.split_once(':') else {
+            continue;
+        };
+        let ty = ty.trim();
+        if ty.is_empty() {
+            continue;
+        }
+        out.push(Edit::insert(range.end, format!(" = {ty}()")));
+    }
+    out
+}
+
+/// The edits that keep one output element's accumulation in a register, per loop (see the module
+/// documentation); at most one buffer per loop, and no loop inside one already taken.
+pub(super) fn global_accumulators(a: &Analysis<'_>) -> Vec<Vec<Edit>> {
+    let code = a.code();
+    let mut taken: Vec<usize> = Vec::new();
+    let mut out = Vec::new();
+    let mut next_name = 0usize;
+    let mut fresh = || loop {
+        let name = format!("kf_acc{next_name}");
+        next_name += 1;
+        if !super::identifiers(code).contains(&name.as_str()) {
+            return name;
+        }
+    };
+    for (id, l) in a.loops.iter().enumerate() {
+        if a.stmts[l.stmt].loops.iter().any(|o| taken.contains(o)) {
+            continue;
+        }
+        let Some(span) = l.span.clone() else {
+            continue;
+        };
+        let inside: Vec<usize> = a.loop_stmts(id).collect();
+        let leaves = inside.iter().any(|&s| {
+            matches!(
+                a.stmts[s].stmt,
+                Statement::Return { .. }
+                    | Statement::Kill
+                    | Statement::Call { .. }
+                    | Statement::Atomic { .. }
+                    | Statement::ControlBarrier(_)
+                    | Statement::MemoryBarrier(_)
+                    | Statement::WorkGroupUniformLoad { .. }
+            )
+        });
+        if leaves {
+            continue;
+        }
+        let accesses: Vec<&ir::Access> = a
+            .accesses
+            .iter()
+            .filter(|x| inside.contains(&x.stmt))
+            .collect();
+        let mut globals: Vec<Handle<naga::GlobalVariable>> = accesses
+            .iter()
+            .filter(|x| x.write && matches!(x.space, naga::AddressSpace::Storage { .. }))
+            .map(|x| x.global)
+            .collect();
+        globals.dedup();
+        for g in globals {
+            let Some(edits) = register(a, id, &span, g, &accesses, &mut fresh) else {
+                continue;
+            };
+            out.push(edits);
+            taken.push(id);
+            break;
+        }
+    }
+    out
+}
+
+/// The edits for buffer `g` in loop `id` (whose text is `span`), when every access to `g` in the
+/// loop is one element at an index the loop does not change.
+fn register(
+    a: &Analysis<'_>,
+    id: usize,
+    span: &ir::TextRange,
+    g: Handle<naga::GlobalVariable>,
+    accesses: &[&ir::Access],
+    fresh: &mut dyn FnMut() -> String,
+) -> Option<Vec<Edit>> {
+    let mine: Vec<&&ir::Access> = accesses.iter().filter(|x| x.global == g).collect();
+    let first = mine.first()?;
+    let index = first.index?;
+    let squeeze = |t: &str| t.split_whitespace().collect::<String>();
+    let place = a.text(first.span.as_ref()?).to_owned();
+    for x in &mine {
+        if x.component.is_some()
+            || a.text(x.span.as_ref()?) != place
+                && squeeze(a.text(x.span.as_ref()?)) != squeeze(&place)
+            || !super::same_value(a, x.index?, index)
+        {
+            return None;
+        }
+    }
+    if !invariant(a, index, id, &mut Vec::new()) {
+        return None;
+    }
+    // The element's type, from a store's value.
+    let ty = mine.iter().find_map(|x| match *a.stmts[x.stmt].stmt {
+        Statement::Store { value, .. } if x.write => Some(a.type_name_of(value)),
+        _ => None,
+    })?;
+    let name = fresh();
+    let mut edits: Vec<Edit> = Vec::new();
+    let code = a.code();
+    let line_start = code[..span.start].rfind('\n').map_or(0, |p| p + 1);
+    let indent: String = code[line_start..span.start]
+        .chars()
+        .take_while(|c| c.is_whitespace())
+        .collect();
+    // The store just before the loop, at the same element, gives the register its start.
+    match store_before(a, id, g, &place) {
+        Some((stmt_range, value)) => edits.push(Edit::replace(
+            stmt_range,
+            format!("var {name}: {ty} = {value}"),
+        )),
+        None => edits.push(Edit::insert(
+            span.start,
+            format!("var {name}: {ty} = {place};\n{indent}"),
+        )),
+    }
+    let mut ranges: Vec<ir::TextRange> = mine.iter().filter_map(|x| x.span.clone()).collect();
+    ranges.sort_by_key(|r| r.start);
+    ranges.dedup();
+    for r in ranges {
+        edits.push(Edit::replace(r, name.clone()));
+    }
+    edits.push(Edit::insert(
+        span.end,
+        format!("\n{indent}{place} = {name};"),
+    ));
+    Some(edits)
+}
+
+/// The statement right before loop `id` in its block, when it stores to `place` of `g` a value
+/// that does not read `g`: its text range and the value's text.
+fn store_before(
+    a: &Analysis<'_>,
+    id: usize,
+    g: Handle<naga::GlobalVariable>,
+    place: &str,
+) -> Option<(ir::TextRange, String)> {
+    let l = &a.stmts[a.loops[id].stmt];
+    let prev = l.index_in_block.checked_sub(1)?;
+    let p = a
+        .stmts
+        .iter()
+        .find(|s| s.parent == l.parent && s.part == l.part && s.index_in_block == prev)?;
+    let Statement::Store { pointer, value } = *p.stmt else {
+        return None;
+    };
+    let x = a
+        .accesses
+        .iter()
+        .find(|x| x.write && x.pointer == pointer)?;
+    if x.global != g || x.component.is_some() || a.text(x.span.as_ref()?) != place {
+        return None;
+    }
+    if reads_global(a, value, g) {
+        return None;
+    }
+    Some((p.span.clone()?, a.text(&a.expr_range(value)?).to_owned()))
+}
+
+/// Whether `h` loads from `g`.
+fn reads_global(a: &Analysis<'_>, h: Handle<Expression>, g: Handle<naga::GlobalVariable>) -> bool {
+    if let Expression::Load { pointer } = a.function.expressions[h]
+        && a.root_global(pointer) == Some(g)
+    {
+        return true;
+    }
+    crate::analysis::expr::operands(&a.function.expressions[h])
+        .into_iter()
+        .any(|o| reads_global(a, o, g))
+}
+
+/// Whether `h` has the same value everywhere in loop `id` and after it, and its text means the
+/// same after the loop: it reads no local the loop stores or declares, no buffer the loop writes,
+/// no call's result, and no `let` the loop evaluates.
+fn invariant(
+    a: &Analysis<'_>,
+    h: Handle<Expression>,
+    id: usize,
+    seen: &mut Vec<Handle<Expression>>,
+) -> bool {
+    if seen.contains(&h) {
+        return true;
+    }
+    seen.push(h);
+    if a.function.named_expressions.contains_key(&h) && a.expr_in_loop(h, id) {
+        return false;
+    }
+    let e = &a.function.expressions[h];
+    match *e {
+        Expression::CallResult(_) | Expression::AtomicResult { .. } => return false,
+        Expression::LocalVariable(v)
+            if a.declared_in_loop(v, id) || a.stores_to(v).iter().any(|&s| a.in_loop(s, id)) =>
+        {
+            return false;
+        }
+        Expression::Load { pointer }
+            if a.root_global(pointer).is_some_and(|g| {
+                a.accesses
+                    .iter()
+                    .any(|x| x.global == g && x.write && a.in_loop(x.stmt, id))
+            }) =>
+        {
+            return false;
+        }
+        _ => {}
+    }
+    crate::analysis::expr::operands(e)
+        .into_iter()
+        .all(|o| invariant(a, o, id, seen))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::operators::testkit;
+    use crate::operators::{Subject, canonicalise};
+
+    /// The canonical text of `wgsl` resolved with `spec`, checked valid, if it changes.
+    fn canon_with(spec: &str, wgsl: &str) -> Option<String> {
+        let k = testkit::resolve("k.wgsl", spec, wgsl);
+        let target = testkit::lavapipe();
+        let r = canonicalise(&Subject {
+            kernel: &k,
+            program: &k.baseline,
+            target: &target,
+        })?;
+        testkit::check_valid(&k, &r);
+        Some(r.program.wgsl.to_string())
+    }
+
+    fn canon_of(wgsl: &str) -> Option<String> {
+        canon_with(
+            "sizes(m = 9, n = 7, k = 5), bind(a = input(m * k), b = input(k * n), c = output(m * n), d = uniform(m, n, k)), grid = (n, m)",
+            wgsl,
+        )
+    }
+
+    const GEMM: &str = r#"
+struct D { m: u32, n: u32, k: u32 }
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> b: array<f32>;
+@group(0) @binding(2) var<storage, read_write> c: array<f32>;
+@group(0) @binding(3) var<uniform> d: D;
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let col = gid.x;
+    let row = gid.y;
+    if (row >= d.m || col >= d.n) { return; }
+    c[row * d.n + col] = 0.0;
+    for (var t = 0u; t < d.k; t++) {
+        c[row * d.n + col] += a[row * d.k + t] * b[t * d.n + col];
+    }
+}
+"#;
+
+    #[test]
+    fn an_accumulation_into_the_output_moves_into_a_register() {
+        let out = canon_of(GEMM).expect("a canonical form");
+        assert!(out.contains("var kf_acc0: f32 = 0.0;"), "{out}");
+        assert!(out.contains("kf_acc0 += a[row * d.k + t]"), "{out}");
+        assert!(
+            out.contains("}\n    c[row * d.n + col] = kf_acc0;"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn without_a_first_store_the_register_starts_from_memory() {
+        let src = GEMM.replace("    c[row * d.n + col] = 0.0;\n", "");
+        let out = canon_of(&src).expect("a canonical form");
+        assert!(
+            out.contains("var kf_acc0: f32 = c[row * d.n + col];"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_index_the_loop_changes_or_a_second_element_is_left_alone() {
+        // The element moves with the counter: a different element every iteration.
+        let src = GEMM.replace("c[row * d.n + col] += a", "c[row * d.n + t % d.n] += a");
+        assert!(canon_of(&src).is_none_or(|o| !o.contains("kf_acc")));
+        // Two elements of the buffer in the loop.
+        let src = GEMM.replace(
+            "        c[row * d.n + col] += a[row * d.k + t] * b[t * d.n + col];",
+            "        c[row * d.n + col] += a[row * d.k + t] * b[t * d.n + col];\n        c[0] = 1.0;",
+        );
+        assert!(canon_of(&src).is_none_or(|o| !o.contains("kf_acc")));
+        // A return inside the loop would skip the store after it.
+        let src = GEMM.replace(
+            "        c[row * d.n + col] += a",
+            "        if (t > 100u) { return; }\n        c[row * d.n + col] += a",
+        );
+        assert!(canon_of(&src).is_none_or(|o| !o.contains("kf_acc")));
+    }
+
+    #[test]
+    fn a_declaration_without_a_value_starts_at_zero() {
+        let src = r#"
+@group(0) @binding(0) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    var s: f32;
+    var i: u32;
+    loop {
+        if (i >= 8u) { break; }
+        s = s + f32(i);
+        i = i + 1u;
+    }
+    y[gid.x] = s;
+}
+"#;
+        let out = canon_with("sizes(n = 64), bind(y = output(n)), grid = (n)", src)
+            .expect("a canonical form");
+        assert!(out.contains("var s: f32 = f32();"), "{out}");
+    }
+}
