@@ -117,7 +117,7 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
         let Ok(a) = parsed.analyse(&subject.program.entry) else {
             break;
         };
-        let mut found = normalisations(&a, single_axes(subject.program));
+        let mut found = normalisations(&a, single_axes(subject.program), subject.kernel);
         if found.is_empty() {
             break;
         }
@@ -165,7 +165,11 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
 
 /// The edits of every normalisation that applies to `a`, each group with its name; no two edits
 /// overlap (a normalisation that would overlap one already taken waits for the next round).
-fn normalisations(a: &Analysis<'_>, single: [bool; 3]) -> Vec<(Vec<Edit>, &'static str)> {
+fn normalisations(
+    a: &Analysis<'_>,
+    single: [bool; 3],
+    kernel: &kf_runtime::resolve::ResolvedKernel,
+) -> Vec<(Vec<Edit>, &'static str)> {
     let mut out: Vec<(Vec<Edit>, &'static str)> = Vec::new();
     let take = |found: (Vec<Edit>, &'static str), out: &mut Vec<(Vec<Edit>, &'static str)>| {
         let clash = out
@@ -196,6 +200,9 @@ fn normalisations(a: &Analysis<'_>, single: [bool; 3]) -> Vec<(Vec<Edit>, &'stat
     }
     for edits in registers::global_accumulators(a) {
         take((edits, "register-acc"), &mut out);
+    }
+    for edits in reroll::reroll(a, kernel) {
+        take((edits, "reroll"), &mut out);
     }
     for s in 0..a.stmts.len() {
         if let Some((e, what)) = continue_to_if(a, s) {
@@ -1970,6 +1977,7 @@ fn matching_brace(code: &str, open: usize) -> Option<usize> {
 }
 
 mod registers;
+mod reroll;
 
 #[cfg(test)]
 mod tests;
