@@ -173,3 +173,17 @@ pub fn check_valid(kernel: &ResolvedKernel, r: &Rewrite) -> [u32; 3] {
     }
     reflected.interface.workgroup_size
 }
+
+/// The canonical form of `wgsl` resolved with the attribute arguments `spec`, as its step and its
+/// text, checked valid; `None` when nothing is normalised.
+pub fn canonical_text(spec: &str, wgsl: &str) -> Option<(String, String)> {
+    let k = resolve("k.wgsl", spec, wgsl);
+    let target = lavapipe();
+    let r = super::canonicalise(&Subject {
+        kernel: &k,
+        program: &k.baseline,
+        target: &target,
+    })?;
+    check_valid(&k, &r);
+    Some((r.step, r.program.wgsl.to_string()))
+}

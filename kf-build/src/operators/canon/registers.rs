@@ -254,19 +254,10 @@ fn invariant(
 #[cfg(test)]
 mod tests {
     use crate::operators::testkit;
-    use crate::operators::{Subject, canonicalise};
 
     /// The canonical text of `wgsl` resolved with `spec`, checked valid, if it changes.
     fn canon_with(spec: &str, wgsl: &str) -> Option<String> {
-        let k = testkit::resolve("k.wgsl", spec, wgsl);
-        let target = testkit::lavapipe();
-        let r = canonicalise(&Subject {
-            kernel: &k,
-            program: &k.baseline,
-            target: &target,
-        })?;
-        testkit::check_valid(&k, &r);
-        Some(r.program.wgsl.to_string())
+        testkit::canonical_text(spec, wgsl).map(|(_, text)| text)
     }
 
     fn canon_of(wgsl: &str) -> Option<String> {

@@ -287,7 +287,6 @@ fn reads_var(
 #[cfg(test)]
 mod tests {
     use crate::operators::testkit;
-    use crate::operators::{Subject, canonicalise};
 
     const SPEC: &str = "sizes(m = 9, n = 7, k = 16), bind(a = input(m * k), b = input(k * n), c = output(m * n), d = uniform(m, n, k)), grid = (n, m), constraints(k % 4 == 0)";
 
@@ -320,15 +319,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
         acc = acc + a[row * d.k + t + 3u] * b[(t + 3u) * d.n + col];";
 
     fn canon_with(spec: &str, wgsl: &str) -> Option<(String, String)> {
-        let k = testkit::resolve("k.wgsl", spec, wgsl);
-        let target = testkit::lavapipe();
-        let r = canonicalise(&Subject {
-            kernel: &k,
-            program: &k.baseline,
-            target: &target,
-        })?;
-        testkit::check_valid(&k, &r);
-        Some((r.step, r.program.wgsl.to_string()))
+        testkit::canonical_text(spec, wgsl)
     }
 
     #[test]
