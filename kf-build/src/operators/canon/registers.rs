@@ -92,6 +92,7 @@ pub(super) fn global_accumulators(a: &Analysis<'_>) -> Vec<Vec<Edit>> {
             .filter(|x| x.write && matches!(x.space, naga::AddressSpace::Storage { .. }))
             .map(|x| x.global)
             .collect();
+        globals.sort_by_key(|g| g.index());
         globals.dedup();
         for g in globals {
             let Some(edits) = register(a, id, &span, g, &accesses, &mut fresh) else {
