@@ -539,6 +539,7 @@ pub fn tune_kernel(
     ));
     out.notes
         .extend(crate::operators::widen::constraint_hint(kernel));
+    out.notes.extend(loop_bound_note(&kernel.baseline));
     out.status = match entry.outcome {
         CacheOutcome::Tuned => Status::Tuned,
         CacheOutcome::BaselineBest => Status::BaselineBest,
@@ -555,6 +556,17 @@ pub fn tune_kernel(
         }
     }
     out
+}
+
+/// When a loop of the kernel as written keeps wgpu's forced loop counter (see
+/// `kf_runtime::termination`), a note saying which loop and why, and what would drop it.
+fn loop_bound_note(baseline: &kf_runtime::Program) -> Option<String> {
+    let why = kf_runtime::termination::prove_program(baseline).err()?;
+    Some(format!(
+        "a loop of the kernel as written keeps wgpu's hidden iteration counter ({why}); it can \
+         cost several times the loop's speed on NVIDIA GPUs. A loop whose one counter moves by a \
+         constant every iteration towards a bound tested at its head is built without it"
+    ))
 }
 
 fn candidate_line(

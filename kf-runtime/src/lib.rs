@@ -89,6 +89,8 @@ pub mod resolve;
 pub mod spec;
 #[cfg(feature = "spec")]
 pub mod syntax;
+#[cfg(feature = "wgpu")]
+pub mod termination;
 #[cfg(feature = "spec")]
 pub mod variant;
 pub mod verdict;
@@ -100,9 +102,10 @@ pub use kernel::{Binding, EmbeddedVariant, Kernel, MatchKind, Selection, VARIANT
 pub use load::LoadMode;
 #[cfg(feature = "wgpu")]
 pub use load::{
-    LoadError, LoadedKernel, TUNED_FEATURES, WorkspaceBinding, bind_group_layouts, bind_workspace,
-    build_pipeline, build_pipelines, check_limits, features, layout_entry, pipeline_layout,
-    texture_format, view_dimension, workspace_layout,
+    LOOP_BOUND_ENV, LoadError, LoadedKernel, RuntimeChecksOff, TUNED_FEATURES, UNCHECKED_ENV,
+    WorkspaceBinding, bind_group_layouts, bind_workspace, build_pipeline, build_pipelines,
+    check_limits, features, layout_entry, pipeline_layout, texture_format, view_dimension,
+    workspace_layout,
 };
 #[cfg(feature = "measure")]
 pub use measure::{Measure, Measurement};

@@ -671,19 +671,79 @@ pub fn build_pipelines(
 
 /// Builds `program`'s first launch under validation, out-of-memory and internal error scopes; the
 /// error is wgpu's message, shortened to its first lines.
+///
+/// When every loop of the program is proven to end ([`crate::termination`]), the module is built
+/// from that proof's naga IR without naga's forced loop bound; should that build fail, the program
+/// is built again from its WGSL with every check, and only that failure is reported.
+/// `KERNELFOUNDRY_LOOP_BOUND=forced` keeps the forced bound on every program.
 pub fn build_pipeline(
     device: &wgpu::Device,
     layout: &wgpu::PipelineLayout,
     program: &Program,
     label: &str,
 ) -> Result<wgpu::ComputePipeline, String> {
+    let off = RuntimeChecksOff::from_env();
+    let constants = program.constants_pairs();
+    if !off.loops && !loop_bound_forced() {
+        let proven = naga::front::wgsl::parse_str(&program.wgsl)
+            .map_err(|e| e.to_string())
+            .and_then(|mut module| {
+                crate::termination::prove(&mut module, &constants).map(|_| module)
+            });
+        match proven {
+            Ok(module) => {
+                let mut checks = off.shader_checks();
+                checks.force_loop_bounding = false;
+                let source = wgpu::ShaderSource::Naga(std::borrow::Cow::Owned(module));
+                match build_with(device, layout, program, label, source, Some(checks)) {
+                    Ok(pipeline) => return Ok(pipeline),
+                    Err(e) => log::warn!(
+                        "{label}: the build without the forced loop bound failed ({e}); building \
+                         with it"
+                    ),
+                }
+            }
+            Err(why) => log::debug!("{label}: loops keep the forced bound: {why}"),
+        }
+    }
+    let source = wgpu::ShaderSource::Wgsl(program.wgsl.clone());
+    let checks = off.any_shader_check().then(|| off.shader_checks());
+    build_with(device, layout, program, label, source, checks)
+}
+
+/// The environment variable that, set to `forced`, keeps naga's loop bound on every program.
+pub const LOOP_BOUND_ENV: &str = "KERNELFOUNDRY_LOOP_BOUND";
+
+fn loop_bound_forced() -> bool {
+    static FORCED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FORCED.get_or_init(|| std::env::var(LOOP_BOUND_ENV).is_ok_and(|v| v.trim() == "forced"))
+}
+
+fn build_with(
+    device: &wgpu::Device,
+    layout: &wgpu::PipelineLayout,
+    program: &Program,
+    label: &str,
+    source: wgpu::ShaderSource,
+    trusted: Option<wgpu::ShaderRuntimeChecks>,
+) -> Result<wgpu::ComputePipeline, String> {
+    let off = RuntimeChecksOff::from_env();
     let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
     let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+    let descriptor = wgpu::ShaderModuleDescriptor {
         label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(program.wgsl.clone()),
-    });
+        source,
+    };
+    let module = match trusted {
+        // SAFETY: the checks turned off are either the forced loop bound of a module whose every
+        // loop `termination::prove` showed to end, or checks the process was told to drop by
+        // `KERNELFOUNDRY_UNCHECKED`, which documents that the caller then vouches for every
+        // program it builds (no out-of-bounds index, no integer division by zero).
+        #[allow(unsafe_code)]
+        Some(checks) => unsafe { device.create_shader_module_trusted(descriptor, checks) },
+        None => device.create_shader_module(descriptor),
+    };
     let constants = program.constants_pairs();
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(label),
@@ -692,7 +752,7 @@ pub fn build_pipeline(
         entry_point: Some(&program.entry),
         compilation_options: wgpu::PipelineCompilationOptions {
             constants: &constants,
-            zero_initialize_workgroup_memory: true,
+            zero_initialize_workgroup_memory: !off.zero_workgroup,
         },
         cache: None,
     });
@@ -704,6 +764,75 @@ pub fn build_pipeline(
     match errors.into_iter().flatten().next() {
         None => Ok(pipeline),
         Some(error) => Err(first_lines(&error.to_string(), 6)),
+    }
+}
+
+/// Which of wgpu's shader runtime checks `KERNELFOUNDRY_UNCHECKED` turns off for every pipeline
+/// this process builds: a comma-separated list of `bounds` (index clamping), `loops` (the forced
+/// loop bound), `div` (integer division and remainder checks) and `zero-workgroup` (zeroing
+/// workgroup memory before the first invocation), or `all`.
+///
+/// This exists to measure what the checks cost on a GPU. Turning one off is only sound for
+/// programs known to stay in bounds, terminate and never divide by zero; the tool's variants are
+/// verified on the tuning shapes, not proven so for every input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RuntimeChecksOff {
+    /// Array and buffer indices are not clamped.
+    pub bounds: bool,
+    /// Loops are not given an iteration bound.
+    pub loops: bool,
+    /// Integer division and remainder are not guarded.
+    pub div: bool,
+    /// Workgroup memory is not zeroed before use.
+    pub zero_workgroup: bool,
+}
+
+/// The environment variable [`RuntimeChecksOff::from_env`] reads.
+pub const UNCHECKED_ENV: &str = "KERNELFOUNDRY_UNCHECKED";
+
+impl RuntimeChecksOff {
+    /// Parses `KERNELFOUNDRY_UNCHECKED`; unknown items are ignored with a warning, once.
+    pub fn from_env() -> Self {
+        static PARSED: std::sync::OnceLock<RuntimeChecksOff> = std::sync::OnceLock::new();
+        *PARSED.get_or_init(|| match std::env::var(UNCHECKED_ENV) {
+            Ok(list) => Self::parse(&list),
+            Err(_) => Self::default(),
+        })
+    }
+
+    /// Parses a comma-separated list (see the type's docs).
+    pub fn parse(list: &str) -> Self {
+        let mut off = Self::default();
+        for item in list.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            match item {
+                "all" => {
+                    off = Self {
+                        bounds: true,
+                        loops: true,
+                        div: true,
+                        zero_workgroup: true,
+                    }
+                }
+                "bounds" => off.bounds = true,
+                "loops" => off.loops = true,
+                "div" => off.div = true,
+                "zero-workgroup" => off.zero_workgroup = true,
+                other => log::warn!("{UNCHECKED_ENV}: unknown check `{other}` ignored"),
+            }
+        }
+        off
+    }
+
+    fn any_shader_check(&self) -> bool {
+        self.bounds || self.loops || self.div
+    }
+
+    fn shader_checks(&self) -> wgpu::ShaderRuntimeChecks {
+        let mut checks = wgpu::ShaderRuntimeChecks::checked();
+        checks.bounds_checks = !self.bounds;
+        checks.force_loop_bounding = !self.loops;
+        checks.int_div_checks = !self.div;
+        checks
     }
 }
 
@@ -864,6 +993,17 @@ impl LoadedKernel {
 mod tests {
     use super::*;
     use crate::kernel::tests::program;
+
+    #[test]
+    fn unchecked_list_names_each_check() {
+        assert_eq!(RuntimeChecksOff::parse(""), RuntimeChecksOff::default());
+        let off = RuntimeChecksOff::parse("loops, div");
+        assert!(off.loops && off.div && !off.bounds && !off.zero_workgroup);
+        let all = RuntimeChecksOff::parse("all");
+        assert!(all.bounds && all.loops && all.div && all.zero_workgroup);
+        let checks = RuntimeChecksOff::parse("bounds").shader_checks();
+        assert!(!checks.bounds_checks && checks.force_loop_bounding && checks.int_div_checks);
+    }
 
     #[test]
     fn a_variant_rejected_for_a_feature_the_device_lacks_names_it() {

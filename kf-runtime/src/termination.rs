@@ -1,0 +1,827 @@
+//! Proving that every loop of a program ends, so it can be built without naga's forced loop bound.
+//!
+//! An infinite loop is undefined behaviour in SPIR-V, MSL and HLSL, so naga gives every loop of
+//! every shader a hidden 64-bit iteration counter (wgpu's `force_loop_bounding`). On NVIDIA's
+//! Vulkan driver that counter is not free: it keeps the compiler from unrolling and from
+//! recognising induction variables. On an H100, with the other checks on, a naive matmul with
+//! K = 65 536 ran 3.3 times slower with the counter than without it, and of the committed tuned
+//! variants GEMM_LARGE_K 1.47 and GEMM_DIVIDE_SUM 1.75 times slower; a few (TRANSPOSE) ran faster
+//! with it (BENCHMARKS.md, "What wgpu's shader runtime checks cost").
+//!
+//! A loop needs no counter when it provably ends. The proof here covers the loops people write
+//! and the operators emit, read from naga's IR whatever their spelling (`for`, `while`, `loop`
+//! with a `break` or a `break if`, `i++`, `i += c`, `i = i + c`, counting up, down or halving):
+//!
+//! * one local integer variable, the counter, is written in the loop only by one update that runs
+//!   on every iteration (a top-level store of the continuing block; or of the body, after the
+//!   exit test, when no `continue` can skip it), and is never handed to a call;
+//! * the update moves it by a constant: `i ± c`, or `i / c`, `i >> c` towards zero;
+//! * the exit test runs on every iteration (the body's first statement, or `break if`) and
+//!   compares the counter, plus a constant offset, with any bound in the direction the update
+//!   moves it.
+//!
+//! Counting up by one while `i < n`, the counter never wraps, so the loop ends within 2³² steps
+//! whatever `n` does. Where the counter could wrap before passing the bound (`i += 16u` while
+//! `i < n` with `n` within 16 of `u32` max, or `i <= n`), the bound is clamped so that it cannot:
+//! `i < min(n, MAX - c + 1)`. The clamp changes nothing for an input on which the loop ends; on
+//! the inputs where it would change the result the original loop never ends. If any loop of the
+//! module is not proven, the module is built with the forced bound as before.
+
+use naga::{
+    Arena, BinaryOperator, Block, Expression, Handle, Literal, MathFunction, Module, ScalarKind,
+    Span, Statement, TypeInner, UnaryOperator,
+};
+
+/// What [`prove`] did to a module whose loops all end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Proof {
+    /// Loops proven to end.
+    pub loops: usize,
+    /// Of those, loops whose bound was clamped so that the counter cannot wrap.
+    pub clamped: usize,
+}
+
+/// Proves that every loop of `module` ends, clamping bounds where the counter could otherwise
+/// wrap (see the module docs). `constants` are the pipeline's override values, by name or id.
+/// On `Err` (the first loop not proven, and why) the module may have been partly rewritten and
+/// must be dropped.
+pub fn prove(module: &mut Module, constants: &[(&str, f64)]) -> Result<Proof, String> {
+    let mut proof = Proof::default();
+    let Module {
+        types,
+        constants: consts,
+        overrides,
+        global_expressions,
+        functions,
+        entry_points,
+        ..
+    } = module;
+    let globals = Globals {
+        types,
+        constants: consts,
+        overrides,
+        expressions: global_expressions,
+        values: constants,
+    };
+    let bodies = functions
+        .iter_mut()
+        .map(|(_, f)| f)
+        .chain(entry_points.iter_mut().map(|e| &mut e.function));
+    for function in bodies {
+        let name = function.name.clone().unwrap_or_default();
+        let mut ctx = FnCtx {
+            globals: &globals,
+            expressions: &mut function.expressions,
+            locals: &function.local_variables,
+        };
+        visit(&mut function.body, &mut ctx, &mut proof).map_err(|e| format!("in `{name}`: {e}"))?;
+    }
+    Ok(proof)
+}
+
+/// [`prove`] on a program's WGSL with its pipeline constants (the module is dropped): whether
+/// it would be built without the forced loop bound, and if not, why.
+pub fn prove_program(program: &crate::Program) -> Result<Proof, String> {
+    let mut module = naga::front::wgsl::parse_str(&program.wgsl).map_err(|e| e.to_string())?;
+    prove(&mut module, &program.constants_pairs())
+}
+
+struct Globals<'a> {
+    types: &'a naga::UniqueArena<naga::Type>,
+    constants: &'a Arena<naga::Constant>,
+    overrides: &'a Arena<naga::Override>,
+    expressions: &'a Arena<Expression>,
+    values: &'a [(&'a str, f64)],
+}
+
+struct FnCtx<'a> {
+    globals: &'a Globals<'a>,
+    expressions: &'a mut Arena<Expression>,
+    locals: &'a Arena<naga::LocalVariable>,
+}
+
+fn visit(block: &mut Block, ctx: &mut FnCtx, proof: &mut Proof) -> Result<(), String> {
+    for statement in block.iter_mut() {
+        match statement {
+            Statement::Block(inner) => visit(inner, ctx, proof)?,
+            Statement::If { accept, reject, .. } => {
+                visit(accept, ctx, proof)?;
+                visit(reject, ctx, proof)?;
+            }
+            Statement::Switch { cases, .. } => {
+                for case in cases {
+                    visit(&mut case.body, ctx, proof)?;
+                }
+            }
+            Statement::Loop {
+                body,
+                continuing,
+                break_if,
+            } => {
+                visit(body, ctx, proof)?;
+                visit(continuing, ctx, proof)?;
+                let plan = analyse(body, continuing, *break_if, ctx)?;
+                proof.loops += 1;
+                if let Some(clamp) = plan.clamp {
+                    apply(clamp, &plan.exit, body, continuing, break_if, ctx);
+                    proof.clamped += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Where the loop's exit test is.
+#[derive(Clone, Copy, Debug)]
+enum Exit {
+    /// `if cond {} else { break; }` (or `if cond { break; }`) at index `at` of the body, preceded
+    /// only by emits. `negated`: the loop goes on while the condition is false.
+    Guard { at: usize, negated: bool },
+    /// `break if cond`: the loop goes on while the condition is false.
+    BreakIf,
+}
+
+/// The comparison that keeps the loop going, as `counter_side OP bound` once normalised.
+struct Test {
+    /// The comparison expression.
+    compare: Handle<Expression>,
+    /// The condition as written (`compare` or `!compare`), whose value decides.
+    condition: Handle<Expression>,
+    /// The comparison's operator with the counter on the left, after any negation.
+    op: BinaryOperator,
+    counter: Handle<naga::LocalVariable>,
+    /// The constant added to the counter on the counter's side (`i + 3u < n`).
+    offset: i64,
+    /// Whether the counter is the comparison's left operand as written.
+    counter_left: bool,
+    bound: Handle<Expression>,
+}
+
+struct Plan {
+    exit: Exit,
+    clamp: Option<Clamp>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Clamp {
+    compare: Handle<Expression>,
+    /// The test as written is `!compare`.
+    wrapped_in_not: bool,
+    counter_left: bool,
+    bound: Handle<Expression>,
+    /// `min` (counting up) or `max` (counting down).
+    fun: MathFunction,
+    limit: i64,
+    signed: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Up(i64),
+    Down(i64),
+    /// `i / c` or `i >> c`: towards zero.
+    Halve,
+}
+
+fn analyse(
+    body: &Block,
+    continuing: &Block,
+    break_if: Option<Handle<Expression>>,
+    ctx: &FnCtx,
+) -> Result<Plan, String> {
+    let (exit, condition) = exit_test(body, break_if).ok_or("no exit test at the loop's head")?;
+    let negated = match exit {
+        Exit::Guard { negated, .. } => negated,
+        Exit::BreakIf => true,
+    };
+    let test = comparison(condition, negated, ctx).ok_or("the exit test is not a comparison")?;
+    let ty = ctx.locals[test.counter].ty;
+    let signed = match ctx.globals.types[ty].inner {
+        TypeInner::Scalar(s) if s.width == 4 && s.kind == ScalarKind::Uint => false,
+        TypeInner::Scalar(s) if s.width == 4 && s.kind == ScalarKind::Sint => true,
+        _ => return Err("the counter is not a 32-bit integer".into()),
+    };
+    let step = update(body, continuing, exit, test.counter, ctx)?;
+    let (min, max) = if signed {
+        (i64::from(i32::MIN), i64::from(i32::MAX))
+    } else {
+        (0, i64::from(u32::MAX))
+    };
+    use BinaryOperator as B;
+    let clamp = |fun, limit: i64| -> Result<Option<Clamp>, String> {
+        if limit < min || limit > max {
+            return Err("the step is too large to clamp".into());
+        }
+        Ok(Some(Clamp {
+            compare: test.compare,
+            wrapped_in_not: test.condition != test.compare,
+            counter_left: test.counter_left,
+            bound: test.bound,
+            fun,
+            limit,
+            signed,
+        }))
+    };
+    let offset = test.offset;
+    let clamp = match (step, test.op) {
+        (Step::Up(1), B::Less) if offset == 0 => None,
+        (Step::Up(c), B::Less) => clamp(MathFunction::Min, max - c - offset + 1)?,
+        (Step::Up(c), B::LessEqual) => clamp(MathFunction::Min, max - c - offset)?,
+        (Step::Up(1) | Step::Down(1), B::NotEqual) => None,
+        (Step::Down(1), B::Greater) if offset == 0 => None,
+        (Step::Down(c), B::Greater) if offset == 0 => clamp(MathFunction::Max, min + c - 1)?,
+        (Step::Down(c), B::GreaterEqual) if offset == 0 => clamp(MathFunction::Max, min + c)?,
+        (Step::Halve, B::Greater) if offset == 0 && !signed => None,
+        (Step::Halve, B::Greater) if offset == 0 => clamp(MathFunction::Max, 0)?,
+        (Step::Halve, B::GreaterEqual) if offset == 0 => clamp(MathFunction::Max, 1)?,
+        (step, op) => {
+            return Err(format!(
+                "the counter moves {step:?} but the loop goes on while `{op:?}`"
+            ));
+        }
+    };
+    Ok(Plan { exit, clamp })
+}
+
+/// The loop's exit test: a guard first in the body (after emits), else `break if`.
+fn exit_test(
+    body: &Block,
+    break_if: Option<Handle<Expression>>,
+) -> Option<(Exit, Handle<Expression>)> {
+    for (at, statement) in body.iter().enumerate() {
+        match statement {
+            Statement::Emit(_) => continue,
+            Statement::If {
+                condition,
+                accept,
+                reject,
+            } => {
+                let only_break =
+                    |b: &Block| matches!(b.first(), Some(Statement::Break)) && b.len() == 1;
+                if accept.is_empty() && only_break(reject) {
+                    return Some((Exit::Guard { at, negated: false }, *condition));
+                }
+                if reject.is_empty() && only_break(accept) {
+                    return Some((Exit::Guard { at, negated: true }, *condition));
+                }
+                break;
+            }
+            _ => break,
+        }
+    }
+    break_if.map(|c| (Exit::BreakIf, c))
+}
+
+/// Reads `condition` (negated when the loop goes on while it is false) as a comparison of the
+/// counter (plus a constant) with a bound.
+fn comparison(condition: Handle<Expression>, negated: bool, ctx: &FnCtx) -> Option<Test> {
+    let (compare, not) = match ctx.expressions[condition] {
+        Expression::Unary {
+            op: UnaryOperator::LogicalNot,
+            expr,
+        } => (expr, !negated),
+        _ => (condition, negated),
+    };
+    let Expression::Binary { op, left, right } = ctx.expressions[compare] else {
+        return None;
+    };
+    use BinaryOperator as B;
+    let flip = |op| match op {
+        B::Less => B::Greater,
+        B::LessEqual => B::GreaterEqual,
+        B::Greater => B::Less,
+        B::GreaterEqual => B::LessEqual,
+        other => other,
+    };
+    let negate = |op| match op {
+        B::Less => Some(B::GreaterEqual),
+        B::LessEqual => Some(B::Greater),
+        B::Greater => Some(B::LessEqual),
+        B::GreaterEqual => Some(B::Less),
+        B::NotEqual => Some(B::Equal),
+        B::Equal => Some(B::NotEqual),
+        _ => None,
+    };
+    if !matches!(
+        op,
+        B::Less | B::LessEqual | B::Greater | B::GreaterEqual | B::NotEqual | B::Equal
+    ) {
+        return None;
+    }
+    let (counter, offset, bound, counter_left, op) = if let Some((c, k)) = counter_side(left, ctx) {
+        (c, k, right, true, op)
+    } else if let Some((c, k)) = counter_side(right, ctx) {
+        (c, k, left, false, flip(op))
+    } else {
+        return None;
+    };
+    let op = if not { negate(op)? } else { op };
+    Some(Test {
+        compare,
+        condition,
+        op,
+        counter,
+        offset,
+        counter_left,
+        bound,
+    })
+}
+
+/// `i` or `i + k` (`k + i`) with `k` a non-negative constant: the counter and `k`.
+fn counter_side(h: Handle<Expression>, ctx: &FnCtx) -> Option<(Handle<naga::LocalVariable>, i64)> {
+    if let Some(local) = load_of_local(h, ctx) {
+        return Some((local, 0));
+    }
+    let Expression::Binary {
+        op: BinaryOperator::Add,
+        left,
+        right,
+    } = ctx.expressions[h]
+    else {
+        return None;
+    };
+    let (local, k) = match (load_of_local(left, ctx), load_of_local(right, ctx)) {
+        (Some(local), None) => (local, right),
+        (None, Some(local)) => (local, left),
+        _ => return None,
+    };
+    let k = int_const(k, ctx.expressions, ctx.globals)?;
+    (k >= 0).then_some((local, k))
+}
+
+fn load_of_local(h: Handle<Expression>, ctx: &FnCtx) -> Option<Handle<naga::LocalVariable>> {
+    let Expression::Load { pointer } = ctx.expressions[h] else {
+        return None;
+    };
+    local_of(pointer, ctx.expressions)
+}
+
+fn local_of(
+    pointer: Handle<Expression>,
+    exprs: &Arena<Expression>,
+) -> Option<Handle<naga::LocalVariable>> {
+    match exprs[pointer] {
+        Expression::LocalVariable(local) => Some(local),
+        _ => None,
+    }
+}
+
+/// The counter's one update, and how it moves the counter.
+fn update(
+    body: &Block,
+    continuing: &Block,
+    exit: Exit,
+    counter: Handle<naga::LocalVariable>,
+    ctx: &FnCtx,
+) -> Result<Step, String> {
+    let mut stores = Vec::new();
+    stores_to(body, counter, ctx.expressions, &mut stores)?;
+    stores_to(continuing, counter, ctx.expressions, &mut stores)?;
+    let [value] = stores[..] else {
+        return Err(format!(
+            "the counter is written {} times in the loop",
+            stores.len()
+        ));
+    };
+    // A store at the top of the continuing block always runs; one at the top of the body runs
+    // unless a `continue` jumps over it (and, with the test at the head, only after the test).
+    let from = match exit {
+        Exit::Guard { at, .. } => at + 1,
+        Exit::BreakIf => 0,
+    };
+    let runs_every_iteration = top_level_store(continuing, value)
+        || (body[from..].iter().any(|s| top_level_store_in(s, value)) && !has_continue(body));
+    if !runs_every_iteration {
+        return Err("the counter's update does not run on every iteration".into());
+    }
+    let Expression::Binary { op, left, right } = ctx.expressions[value] else {
+        return Err("the counter's update is not an arithmetic step".into());
+    };
+    let constant = |h| int_const(h, ctx.expressions, ctx.globals);
+    use BinaryOperator as B;
+    let step = match (
+        op,
+        load_of_local(left, ctx) == Some(counter),
+        load_of_local(right, ctx) == Some(counter),
+    ) {
+        (B::Add, true, false) => {
+            constant(right).map(|c| if c < 0 { Step::Down(-c) } else { Step::Up(c) })
+        }
+        (B::Add, false, true) => {
+            constant(left).map(|c| if c < 0 { Step::Down(-c) } else { Step::Up(c) })
+        }
+        (B::Subtract, true, false) => {
+            constant(right).map(|c| if c < 0 { Step::Up(-c) } else { Step::Down(c) })
+        }
+        (B::Divide, true, false) => constant(right).filter(|&c| c >= 2).map(|_| Step::Halve),
+        (B::ShiftRight, true, false) => constant(right)
+            .filter(|&c| (1..32).contains(&c))
+            .map(|_| Step::Halve),
+        _ => None,
+    };
+    match step {
+        Some(Step::Up(0) | Step::Down(0)) | None => {
+            Err("the counter's step is not a non-zero constant".into())
+        }
+        Some(step) => Ok(step),
+    }
+}
+
+/// Every value stored to `counter` in `block` (nested blocks included); an error if the counter's
+/// pointer goes to a call.
+fn stores_to(
+    block: &Block,
+    counter: Handle<naga::LocalVariable>,
+    exprs: &Arena<Expression>,
+    out: &mut Vec<Handle<Expression>>,
+) -> Result<(), String> {
+    for statement in block {
+        match statement {
+            Statement::Store { pointer, value } if local_of(*pointer, exprs) == Some(counter) => {
+                out.push(*value)
+            }
+            Statement::Call { arguments, .. }
+                if arguments
+                    .iter()
+                    .any(|&a| local_of(a, exprs) == Some(counter)) =>
+            {
+                return Err("the counter is passed to a function by pointer".into());
+            }
+            Statement::Block(b) => stores_to(b, counter, exprs, out)?,
+            Statement::If { accept, reject, .. } => {
+                stores_to(accept, counter, exprs, out)?;
+                stores_to(reject, counter, exprs, out)?;
+            }
+            Statement::Switch { cases, .. } => {
+                for case in cases {
+                    stores_to(&case.body, counter, exprs, out)?;
+                }
+            }
+            Statement::Loop {
+                body, continuing, ..
+            } => {
+                stores_to(body, counter, exprs, out)?;
+                stores_to(continuing, counter, exprs, out)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn top_level_store(block: &Block, value: Handle<Expression>) -> bool {
+    block.iter().any(|s| top_level_store_in(s, value))
+}
+
+/// Whether `statement` is, or is a plain block that always runs down to, the store of `value`.
+fn top_level_store_in(statement: &Statement, value: Handle<Expression>) -> bool {
+    match statement {
+        Statement::Store { value: v, .. } => *v == value,
+        Statement::Block(b) => top_level_store(b, value),
+        _ => false,
+    }
+}
+
+/// Whether a `continue` of this loop (not of a nested one) appears in `block`.
+fn has_continue(block: &Block) -> bool {
+    block.iter().any(|s| match s {
+        Statement::Continue => true,
+        Statement::Block(b) => has_continue(b),
+        Statement::If { accept, reject, .. } => has_continue(accept) || has_continue(reject),
+        Statement::Switch { cases, .. } => cases.iter().any(|c| has_continue(&c.body)),
+        _ => false,
+    })
+}
+
+/// An integer constant: literals, module constants, overrides (by the pipeline's values, else
+/// their defaults), zero values, casts and arithmetic of those.
+fn int_const(h: Handle<Expression>, exprs: &Arena<Expression>, g: &Globals) -> Option<i64> {
+    let bin = |op, a: i64, b: i64| -> Option<i64> {
+        use BinaryOperator as B;
+        match op {
+            B::Add => a.checked_add(b),
+            B::Subtract => a.checked_sub(b),
+            B::Multiply => a.checked_mul(b),
+            B::Divide if b != 0 => a.checked_div(b),
+            B::Modulo if b != 0 => a.checked_rem(b),
+            B::ShiftLeft if (0..32).contains(&b) => a.checked_shl(b as u32),
+            B::ShiftRight if (0..32).contains(&b) => Some(a >> b),
+            _ => None,
+        }
+    };
+    let value = match exprs[h] {
+        Expression::Literal(l) => match l {
+            Literal::U32(v) => i64::from(v),
+            Literal::I32(v) => i64::from(v),
+            Literal::U64(v) => i64::try_from(v).ok()?,
+            Literal::I64(v) | Literal::AbstractInt(v) => v,
+            _ => return None,
+        },
+        Expression::ZeroValue(_) => 0,
+        Expression::Constant(c) => int_const(g.constants[c].init, g.expressions, g)?,
+        Expression::Override(o) => {
+            let o = &g.overrides[o];
+            let by_name = o
+                .name
+                .as_deref()
+                .and_then(|n| g.values.iter().find(|(k, _)| *k == n));
+            let by_id = o.id.and_then(|id| {
+                let id = id.to_string();
+                g.values.iter().find(|(k, _)| *k == id)
+            });
+            match by_name.or(by_id) {
+                Some(&(_, v)) if v.fract() == 0.0 && v.abs() < 9.0e15 => v as i64,
+                Some(_) => return None,
+                None => int_const(o.init?, g.expressions, g)?,
+            }
+        }
+        Expression::As {
+            expr,
+            kind,
+            convert: Some(4),
+        } => {
+            let v = int_const(expr, exprs, g)?;
+            match kind {
+                ScalarKind::Uint => i64::from(v as u32),
+                ScalarKind::Sint => i64::from(v as i32),
+                _ => return None,
+            }
+        }
+        Expression::Binary { op, left, right } => {
+            bin(op, int_const(left, exprs, g)?, int_const(right, exprs, g)?)?
+        }
+        _ => return None,
+    };
+    Some(value)
+}
+
+/// Rewrites the exit test to compare with the clamped bound: new expressions (the limit, the
+/// `min`/`max`, the comparison, and its negation if the test was negated) appended after every
+/// handle they use, emitted right before the test.
+fn apply(
+    clamp: Clamp,
+    exit: &Exit,
+    body: &mut Block,
+    continuing: &mut Block,
+    break_if: &mut Option<Handle<Expression>>,
+    ctx: &mut FnCtx,
+) {
+    let exprs = &mut *ctx.expressions;
+    let Expression::Binary { op, left, right } = exprs[clamp.compare] else {
+        unreachable!("a clamp is planned only for a comparison");
+    };
+    let limit = if clamp.signed {
+        Literal::I32(clamp.limit as i32)
+    } else {
+        Literal::U32(clamp.limit as u32)
+    };
+    let limit = exprs.append(Expression::Literal(limit), Span::UNDEFINED);
+    let bound = exprs.append(
+        Expression::Math {
+            fun: clamp.fun,
+            arg: clamp.bound,
+            arg1: Some(limit),
+            arg2: None,
+            arg3: None,
+        },
+        Span::UNDEFINED,
+    );
+    let (left, right) = if clamp.counter_left {
+        (left, bound)
+    } else {
+        (bound, right)
+    };
+    let compare = exprs.append(Expression::Binary { op, left, right }, Span::UNDEFINED);
+    let condition = if clamp.wrapped_in_not {
+        exprs.append(
+            Expression::Unary {
+                op: UnaryOperator::LogicalNot,
+                expr: compare,
+            },
+            Span::UNDEFINED,
+        )
+    } else {
+        compare
+    };
+    let emit = Statement::Emit(naga::Range::new_from_bounds(bound, condition));
+    match *exit {
+        Exit::Guard { at, .. } => {
+            if let Statement::If { condition: c, .. } = &mut body[at] {
+                *c = condition;
+            }
+            body.splice(at..at, Block::from_vec(vec![emit]));
+        }
+        Exit::BreakIf => {
+            continuing.push(emit, Span::UNDEFINED);
+            *break_if = Some(condition);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proof(wgsl: &str) -> Result<Proof, String> {
+        proof_with(wgsl, &[])
+    }
+
+    fn proof_with(wgsl: &str, constants: &[(&str, f64)]) -> Result<Proof, String> {
+        let mut module = naga::front::wgsl::parse_str(wgsl).expect("test WGSL parses");
+        let result = prove(&mut module, constants);
+        if result.is_ok() {
+            naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::all(),
+            )
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("the clamped module does not validate: {e:?}"));
+        }
+        result
+    }
+
+    fn kernel(body: &str) -> String {
+        format!(
+            "struct P {{ n: u32, m: i32 }}
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<uniform> p: P;
+override WG: u32 = 64u;
+const STEP: u32 = 4u;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    var acc = 0.0;
+    {body}
+    out[gid.x] = acc;
+}}"
+        )
+    }
+
+    #[test]
+    fn counting_up_by_one_needs_no_clamp_however_spelled() {
+        for body in [
+            "for (var i = 0u; i < p.n; i++) { acc += 1.0; }",
+            "for (var i = 0u; p.n > i; i = i + 1u) { acc += 1.0; }",
+            "var i = 0u; while (i < p.n) { acc += 1.0; i += 1u; }",
+            "var i = 0u; loop { if (i >= p.n) { break; } acc += 1.0; i++; }",
+            "var i = 0u; loop { if !(i < p.n) { break; } acc += 1.0; continuing { i = 1u + i; } }",
+            "for (var i: i32 = 0; i < p.m; i++) { acc += 1.0; }",
+            "for (var i = p.n; i > 0u; i--) { acc += 1.0; }",
+            "for (var i = 0u; i != p.n; i++) { acc += 1.0; }",
+        ] {
+            let proof = proof(&kernel(body)).unwrap_or_else(|e| panic!("{body}: {e}"));
+            assert_eq!(
+                proof,
+                Proof {
+                    loops: 1,
+                    clamped: 0
+                },
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn strides_and_offsets_are_clamped() {
+        for body in [
+            "for (var i = 0u; i < p.n; i += 16u) { acc += 1.0; }",
+            "for (var i = gid.x; i < p.n; i += STEP * WG) { acc += 1.0; }",
+            "for (var i = 0u; i + 3u < p.n; i += 4u) { acc += 1.0; }",
+            "for (var i = 0u; i <= p.n; i++) { acc += 1.0; }",
+            "for (var i: i32 = p.m; i >= 0; i--) { acc += 1.0; }",
+            "for (var s = WG / 2u; s >= 1u; s = s / 2u) { acc += 1.0; }",
+            "for (var s: i32 = p.m; s > 0; s >>= 1u) { acc += 1.0; }",
+            "var k = 0u; loop { acc += 1.0; continuing { k += 8u; break if k >= p.n; } }",
+        ] {
+            let proof = proof(&kernel(body)).unwrap_or_else(|e| panic!("{body}: {e}"));
+            assert_eq!(
+                proof,
+                Proof {
+                    loops: 1,
+                    clamped: 1
+                },
+                "{body}"
+            );
+        }
+        let halving = kernel("for (var s = WG / 2u; s > 0u; s = s / 2u) { acc += 1.0; }");
+        assert_eq!(
+            proof(&halving),
+            Ok(Proof {
+                loops: 1,
+                clamped: 0
+            })
+        );
+    }
+
+    #[test]
+    fn nested_loops_and_helpers_are_each_proven() {
+        let wgsl = format!(
+            "fn dot_row(r: u32, n: u32) -> f32 {{ var s = 0.0; for (var k = 0u; k < n; k++) {{ s += f32(r + k); }} return s; }}
+{}",
+            kernel(
+                "for (var i = 0u; i < p.n; i += 2u) { for (var j = 0u; j < 4u; j++) { acc += dot_row(i, j); } }"
+            )
+        );
+        assert_eq!(
+            proof(&wgsl),
+            Ok(Proof {
+                loops: 3,
+                clamped: 1
+            })
+        );
+    }
+
+    #[test]
+    fn loops_that_may_not_end_are_not_proven() {
+        for (body, why) in [
+            ("loop { acc += 1.0; if acc > 10.0 { break; } }", "exit test"),
+            (
+                "var i = 0u; while (i < p.n) { acc += 1.0; if acc > 3.0 { continue; } i++; }",
+                "every iteration",
+            ),
+            (
+                "for (var i = 0u; i < p.n; i++) { if acc > 2.0 { i = 0u; } acc += 1.0; }",
+                "written 2 times",
+            ),
+            (
+                "for (var i = 0u; i < p.n; i += p.n) { acc += 1.0; }",
+                "non-zero constant",
+            ),
+            (
+                "for (var i = 0u; i < p.n; i = i * 2u) { acc += 1.0; }",
+                "step",
+            ),
+            (
+                "for (var i = 0u; i > p.n; i++) { acc += 1.0; }",
+                "goes on while",
+            ),
+            (
+                "for (var i = p.n; i >= 0u; i /= 2u) { acc += 1.0; }",
+                "0 clamps",
+            ),
+            (
+                "for (var i = 0u; i < p.n; i = i + 0u) { acc += 1.0; }",
+                "non-zero",
+            ),
+            (
+                "var i = 0u; loop { if (i >= p.n) { break; } acc += 1.0; }",
+                "written 0 times",
+            ),
+        ] {
+            match proof(&kernel(body)) {
+                Err(e) => {
+                    if why != "0 clamps" {
+                        assert!(e.contains(why), "{body}: {e}");
+                    }
+                }
+                Ok(p) if why == "0 clamps" => assert_eq!(p.clamped, 1, "{body}"),
+                Ok(p) => panic!("{body}: proven {p:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn overrides_take_the_pipeline_value() {
+        let body = kernel("for (var i = 0u; i < p.n; i += WG) { acc += 1.0; }");
+        assert!(proof_with(&body, &[("WG", 256.0)]).is_ok());
+        let wgsl = "override STRIDE: u32;
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(1) fn main() { var n = 0u; for (var i = 0u; i < out[0]; i += STRIDE) { n++; } out[1] = n; }";
+        assert!(
+            proof_with(wgsl, &[])
+                .unwrap_err()
+                .contains("non-zero constant")
+        );
+        assert!(proof_with(wgsl, &[("STRIDE", 0.0)]).is_err());
+        assert_eq!(
+            proof_with(wgsl, &[("STRIDE", 8.0)]),
+            Ok(Proof {
+                loops: 1,
+                clamped: 1
+            })
+        );
+    }
+
+    #[test]
+    fn a_program_is_proven_with_its_constants() {
+        let mut program = crate::kernel::tests::program(
+            "override STRIDE: u32 = 0u;
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(1) fn main() { var n = 0u; for (var i = 0u; i < out[0]; i += STRIDE) { n++; } out[1] = n; }",
+        );
+        assert!(
+            prove_program(&program)
+                .unwrap_err()
+                .contains("non-zero constant")
+        );
+        program.constants = vec![("STRIDE".into(), 4.0)].into();
+        assert_eq!(
+            prove_program(&program),
+            Ok(Proof {
+                loops: 1,
+                clamped: 1
+            })
+        );
+    }
+}
