@@ -152,6 +152,8 @@ struct Test {
     /// The comparison's operator with the counter on the left, after any negation.
     op: BinaryOperator,
     counter: Handle<naga::LocalVariable>,
+    /// The load of the counter the comparison reads.
+    counter_load: Handle<Expression>,
     /// The constant added to the counter on the counter's side (`i + 3u < n`).
     offset: i64,
     /// Whether the counter is the comparison's left operand as written.
@@ -204,6 +206,19 @@ fn analyse(
         _ => return Err("the counter is not a 32-bit integer".into()),
     };
     let step = update(body, continuing, exit, test.counter, ctx)?;
+    // The counter must be read afresh each iteration: a load emitted before the loop is a value
+    // fixed for the whole loop (`let x = i; for (; x < n; i++)`, `continuing { i = x + 1u; }`).
+    let loads = [
+        Some(test.counter_load),
+        step_load(body, continuing, test.counter, ctx),
+    ];
+    if loads
+        .into_iter()
+        .flatten()
+        .any(|load| !emitted_in(body, load) && !emitted_in(continuing, load))
+    {
+        return Err("the counter is read before the loop, not in it".into());
+    }
     let (min, max) = if signed {
         (i64::from(i32::MIN), i64::from(i32::MAX))
     } else {
@@ -229,7 +244,6 @@ fn analyse(
         (Step::Up(1), B::Less) if offset == 0 => None,
         (Step::Up(c), B::Less) => clamp(MathFunction::Min, max - c - offset + 1)?,
         (Step::Up(c), B::LessEqual) => clamp(MathFunction::Min, max - c - offset)?,
-        (Step::Up(1) | Step::Down(1), B::NotEqual) => None,
         (Step::Down(1), B::Greater) if offset == 0 => None,
         (Step::Down(c), B::Greater) if offset == 0 => clamp(MathFunction::Max, min + c - 1)?,
         (Step::Down(c), B::GreaterEqual) if offset == 0 => clamp(MathFunction::Max, min + c)?,
@@ -310,29 +324,34 @@ fn comparison(condition: Handle<Expression>, negated: bool, ctx: &FnCtx) -> Opti
     ) {
         return None;
     }
-    let (counter, offset, bound, counter_left, op) = if let Some((c, k)) = counter_side(left, ctx) {
-        (c, k, right, true, op)
-    } else if let Some((c, k)) = counter_side(right, ctx) {
-        (c, k, left, false, flip(op))
-    } else {
-        return None;
-    };
+    let (counter, counter_load, offset, bound, counter_left, op) =
+        if let Some((c, l, k)) = counter_side(left, ctx) {
+            (c, l, k, right, true, op)
+        } else if let Some((c, l, k)) = counter_side(right, ctx) {
+            (c, l, k, left, false, flip(op))
+        } else {
+            return None;
+        };
     let op = if not { negate(op)? } else { op };
     Some(Test {
         compare,
         condition,
         op,
         counter,
+        counter_load,
         offset,
         counter_left,
         bound,
     })
 }
 
-/// `i` or `i + k` (`k + i`) with `k` a non-negative constant: the counter and `k`.
-fn counter_side(h: Handle<Expression>, ctx: &FnCtx) -> Option<(Handle<naga::LocalVariable>, i64)> {
+/// `i` or `i + k` (`k + i`) with `k` a non-negative constant: the counter, its load and `k`.
+fn counter_side(
+    h: Handle<Expression>,
+    ctx: &FnCtx,
+) -> Option<(Handle<naga::LocalVariable>, Handle<Expression>, i64)> {
     if let Some(local) = load_of_local(h, ctx) {
-        return Some((local, 0));
+        return Some((local, h, 0));
     }
     let Expression::Binary {
         op: BinaryOperator::Add,
@@ -342,13 +361,46 @@ fn counter_side(h: Handle<Expression>, ctx: &FnCtx) -> Option<(Handle<naga::Loca
     else {
         return None;
     };
-    let (local, k) = match (load_of_local(left, ctx), load_of_local(right, ctx)) {
-        (Some(local), None) => (local, right),
-        (None, Some(local)) => (local, left),
+    let (local, load, k) = match (load_of_local(left, ctx), load_of_local(right, ctx)) {
+        (Some(local), None) => (local, left, right),
+        (None, Some(local)) => (local, right, left),
         _ => return None,
     };
     let k = int_const(k, ctx.expressions, ctx.globals)?;
-    (k >= 0).then_some((local, k))
+    (k >= 0).then_some((local, load, k))
+}
+
+/// The load of the counter that its update reads (`i` in `i = i + 1u`).
+fn step_load(
+    body: &Block,
+    continuing: &Block,
+    counter: Handle<naga::LocalVariable>,
+    ctx: &FnCtx,
+) -> Option<Handle<Expression>> {
+    let mut stores = Vec::new();
+    stores_to(body, counter, ctx.expressions, &mut stores).ok()?;
+    stores_to(continuing, counter, ctx.expressions, &mut stores).ok()?;
+    let Expression::Binary { left, right, .. } = ctx.expressions[*stores.first()?] else {
+        return None;
+    };
+    [left, right]
+        .into_iter()
+        .find(|&h| load_of_local(h, ctx) == Some(counter))
+}
+
+/// Whether `h` is emitted somewhere in `block` (nested blocks included).
+fn emitted_in(block: &Block, h: Handle<Expression>) -> bool {
+    let index = h.index() as u32;
+    block.iter().any(|s| match s {
+        Statement::Emit(range) => range.index_range().contains(&index),
+        Statement::Block(b) => emitted_in(b, h),
+        Statement::If { accept, reject, .. } => emitted_in(accept, h) || emitted_in(reject, h),
+        Statement::Switch { cases, .. } => cases.iter().any(|c| emitted_in(&c.body, h)),
+        Statement::Loop {
+            body, continuing, ..
+        } => emitted_in(body, h) || emitted_in(continuing, h),
+        _ => false,
+    })
 }
 
 fn load_of_local(h: Handle<Expression>, ctx: &FnCtx) -> Option<Handle<naga::LocalVariable>> {
@@ -668,7 +720,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
             "var i = 0u; loop { if !(i < p.n) { break; } acc += 1.0; continuing { i = 1u + i; } }",
             "for (var i: i32 = 0; i < p.m; i++) { acc += 1.0; }",
             "for (var i = p.n; i > 0u; i--) { acc += 1.0; }",
-            "for (var i = 0u; i != p.n; i++) { acc += 1.0; }",
         ] {
             let proof = proof(&kernel(body)).unwrap_or_else(|e| panic!("{body}: {e}"));
             assert_eq!(
@@ -767,6 +818,18 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
             (
                 "var i = 0u; loop { if (i >= p.n) { break; } acc += 1.0; }",
                 "written 0 times",
+            ),
+            (
+                "for (var i = 0u; i != p.n; i++) { acc += 1.0; }",
+                "goes on while",
+            ),
+            (
+                "var i = 0u; let x = i; for (; x < p.n; i++) { acc += 1.0; }",
+                "read before the loop",
+            ),
+            (
+                "var i = 0u; let x = i; loop { if i >= p.n { break; } acc += 1.0; continuing { i = x + 1u; } }",
+                "read before the loop",
             ),
         ] {
             match proof(&kernel(body)) {
