@@ -102,10 +102,10 @@ pub use kernel::{Binding, EmbeddedVariant, Kernel, MatchKind, Selection, VARIANT
 pub use load::LoadMode;
 #[cfg(feature = "wgpu")]
 pub use load::{
-    LOOP_BOUND_ENV, LoadError, LoadedKernel, RuntimeChecksOff, TUNED_FEATURES, UNCHECKED_ENV,
-    WorkspaceBinding, bind_group_layouts, bind_workspace, build_pipeline, build_pipelines,
-    check_limits, features, layout_entry, pipeline_layout, texture_format, view_dimension,
-    workspace_layout,
+    LOOP_BOUND_ENV, LoadError, LoadedKernel, LoopBound, RuntimeChecksOff, TUNED_FEATURES,
+    UNCHECKED_ENV, WorkspaceBinding, bind_group_layouts, bind_workspace, build_pipeline,
+    build_pipeline_with, build_pipelines, check_limits, features, layout_entry, pipeline_layout,
+    texture_format, view_dimension, workspace_layout,
 };
 #[cfg(feature = "measure")]
 pub use measure::{Measure, Measurement};

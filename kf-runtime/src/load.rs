@@ -670,25 +670,49 @@ pub fn build_pipelines(
 }
 
 /// Builds `program`'s first launch under validation, out-of-memory and internal error scopes; the
-/// error is wgpu's message, shortened to its first lines.
-///
-/// When every loop of the program is proven to end ([`crate::termination`]), the module is built
-/// from that proof's naga IR without naga's forced loop bound; should that build fail, the program
-/// is built again from its WGSL with every check, and only that failure is reported.
-/// `KERNELFOUNDRY_LOOP_BOUND=forced` keeps the forced bound on every program.
+/// error is wgpu's message, shortened to its first lines. See [`build_pipeline_with`].
 pub fn build_pipeline(
     device: &wgpu::Device,
     layout: &wgpu::PipelineLayout,
     program: &Program,
     label: &str,
 ) -> Result<wgpu::ComputePipeline, String> {
+    build_pipeline_with(device, layout, program, label).map(|(pipeline, _)| pipeline)
+}
+
+/// How a pipeline's loops were built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoopBound {
+    /// Every loop was proven to end; built without naga's forced loop bound.
+    Proven(crate::termination::Proof),
+    /// Built with the forced bound, and why.
+    Forced(String),
+}
+
+/// [`build_pipeline`], saying how the loops were built.
+///
+/// When every loop of the program is proven to end ([`crate::termination`]), the module is built
+/// from that proof's naga IR without naga's forced loop bound; should that build fail, the program
+/// is built again from its WGSL with every check, and only that failure is reported.
+/// `KERNELFOUNDRY_LOOP_BOUND=forced` keeps the forced bound on every program.
+pub fn build_pipeline_with(
+    device: &wgpu::Device,
+    layout: &wgpu::PipelineLayout,
+    program: &Program,
+    label: &str,
+) -> Result<(wgpu::ComputePipeline, LoopBound), String> {
     let off = RuntimeChecksOff::from_env();
     let constants = program.constants_pairs();
-    if !off.loops && !loop_bound_forced() {
+    let why = if off.loops || loop_bound_forced() {
+        "the process asked for it".to_string()
+    } else {
+        let mut proof = crate::termination::Proof::default();
         let proven = naga::front::wgsl::parse_str(&program.wgsl)
             .map_err(|e| e.to_string())
             .and_then(|mut module| {
-                crate::termination::prove(&mut module, &constants).map(|_| module)
+                proof = crate::termination::prove(&mut module, &constants)?;
+                Ok(module)
             });
         match proven {
             Ok(module) => {
@@ -696,19 +720,26 @@ pub fn build_pipeline(
                 checks.force_loop_bounding = false;
                 let source = wgpu::ShaderSource::Naga(std::borrow::Cow::Owned(module));
                 match build_with(device, layout, program, label, source, Some(checks)) {
-                    Ok(pipeline) => return Ok(pipeline),
-                    Err(e) => log::warn!(
-                        "{label}: the build without the forced loop bound failed ({e}); building \
-                         with it"
-                    ),
+                    Ok(pipeline) => return Ok((pipeline, LoopBound::Proven(proof))),
+                    Err(e) => {
+                        log::warn!(
+                            "{label}: the build without the forced loop bound failed ({e}); \
+                             building with it"
+                        );
+                        format!("the build without it failed: {e}")
+                    }
                 }
             }
-            Err(why) => log::debug!("{label}: loops keep the forced bound: {why}"),
+            Err(why) => {
+                log::debug!("{label}: loops keep the forced bound: {why}");
+                why
+            }
         }
-    }
+    };
     let source = wgpu::ShaderSource::Wgsl(program.wgsl.clone());
     let checks = off.any_shader_check().then(|| off.shader_checks());
     build_with(device, layout, program, label, source, checks)
+        .map(|pipeline| (pipeline, LoopBound::Forced(why)))
 }
 
 /// The environment variable that, set to `forced`, keeps naga's loop bound on every program.
