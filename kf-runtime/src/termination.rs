@@ -15,7 +15,10 @@
 //! * one local integer variable, the counter, is written in the loop only by one update that runs
 //!   on every iteration (a top-level store of the continuing block; or of the body, after the
 //!   exit test, when no `continue` can skip it), and is never handed to a call;
-//! * the update moves it by a constant: `i ± c`, or `i / c`, `i >> c` towards zero;
+//! * the update moves it by a constant: `i ± c`, or `i / c`, `i >> c` towards zero; or up by a
+//!   `u32` step that has one value for the whole loop (computed before it, or from invocation
+//!   inputs and uniform or read-only storage memory: `i += params.stride`,
+//!   `i += num_workgroups.x * 64u`);
 //! * the exit test runs on every iteration (the body's first statement, or `break if`) and
 //!   compares the counter, plus a constant offset, with any bound in the direction the update
 //!   moves it.
@@ -23,8 +26,10 @@
 //! Counting up by one while `i < n`, the counter never wraps, so the loop ends within 2³² steps
 //! whatever `n` does. Where the counter could wrap before passing the bound (`i += 16u` while
 //! `i < n` with `n` within 16 of `u32` max, or `i <= n`), the bound is clamped so that it cannot:
-//! `i < min(n, MAX - c + 1)`. The clamp changes nothing for an input on which the loop ends; on
-//! the inputs where it would change the result the original loop never ends. If any loop of the
+//! `i < min(n, MAX - c + 1)`. A step known only at run time is clamped the same way at the test,
+//! `i < min(n, MAX - max(c, 1) + 1) && c != 0`, its expressions evaluated again there when the
+//! loop computes them. The clamp changes nothing for an input on which the loop ends; on the
+//! inputs where it would change the result the original loop never ends. If any loop of the
 //! module is not proven, the module is built with the forced bound as before.
 
 use naga::{
@@ -52,6 +57,7 @@ pub fn prove(module: &mut Module, constants: &[(&str, f64)]) -> Result<Proof, St
         constants: consts,
         overrides,
         global_expressions,
+        global_variables,
         functions,
         entry_points,
         ..
@@ -61,6 +67,7 @@ pub fn prove(module: &mut Module, constants: &[(&str, f64)]) -> Result<Proof, St
         constants: consts,
         overrides,
         expressions: global_expressions,
+        variables: global_variables,
         values: constants,
     };
     let bodies = functions
@@ -91,6 +98,7 @@ struct Globals<'a> {
     constants: &'a Arena<naga::Constant>,
     overrides: &'a Arena<naga::Override>,
     expressions: &'a Arena<Expression>,
+    variables: &'a Arena<naga::GlobalVariable>,
     values: &'a [(&'a str, f64)],
 }
 
@@ -147,8 +155,6 @@ enum Exit {
 struct Test {
     /// The comparison expression.
     compare: Handle<Expression>,
-    /// The condition as written (`compare` or `!compare`), whose value decides.
-    condition: Handle<Expression>,
     /// The comparison's operator with the counter on the left, after any negation.
     op: BinaryOperator,
     counter: Handle<naga::LocalVariable>,
@@ -166,22 +172,34 @@ struct Plan {
     clamp: Option<Clamp>,
 }
 
+/// How the exit test is rewritten: the loop goes on while `side OP bound'`, where `bound'` is
+/// the bound clamped by `fun` against `limit` (a constant, or for a step known only at run time
+/// `MAX - max(step, 1) + 1`), and, for such a step, while the step is not zero.
 #[derive(Clone, Copy, Debug)]
 struct Clamp {
-    compare: Handle<Expression>,
-    /// The test as written is `!compare`.
-    wrapped_in_not: bool,
-    counter_left: bool,
+    /// The counter's side of the comparison (`i` or `i + k`) and the operator with it on the left,
+    /// for the loop to go on.
+    side: Handle<Expression>,
+    op: BinaryOperator,
     bound: Handle<Expression>,
     /// `min` (counting up) or `max` (counting down).
     fun: MathFunction,
-    limit: i64,
+    limit: Limit,
     signed: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Limit {
+    Constant(i64),
+    /// `MAX - max(step, 1) + 1` for a `u32` step fixed before the loop.
+    Step(Handle<Expression>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
     Up(i64),
+    /// `i + c` with `c` a `u32` value fixed before the loop but not a constant.
+    UpBy(Handle<Expression>),
     Down(i64),
     /// `i / c` or `i >> c`: towards zero.
     Halve,
@@ -225,31 +243,46 @@ fn analyse(
         (0, i64::from(u32::MAX))
     };
     use BinaryOperator as B;
-    let clamp = |fun, limit: i64| -> Result<Option<Clamp>, String> {
-        if limit < min || limit > max {
+    let side = match ctx.expressions[test.compare] {
+        Expression::Binary { left, right, .. } => {
+            if test.counter_left {
+                left
+            } else {
+                right
+            }
+        }
+        _ => unreachable!("the test is a comparison"),
+    };
+    let clamp = |fun, limit: Limit| -> Result<Option<Clamp>, String> {
+        if let Limit::Constant(limit) = limit
+            && (limit < min || limit > max)
+        {
             return Err("the step is too large to clamp".into());
         }
         Ok(Some(Clamp {
-            compare: test.compare,
-            wrapped_in_not: test.condition != test.compare,
-            counter_left: test.counter_left,
+            side,
+            op: test.op,
             bound: test.bound,
             fun,
             limit,
             signed,
         }))
     };
+    let constant = |fun, limit| clamp(fun, Limit::Constant(limit));
     let offset = test.offset;
     let clamp = match (step, test.op) {
         (Step::Up(1), B::Less) if offset == 0 => None,
-        (Step::Up(c), B::Less) => clamp(MathFunction::Min, max - c - offset + 1)?,
-        (Step::Up(c), B::LessEqual) => clamp(MathFunction::Min, max - c - offset)?,
+        (Step::Up(c), B::Less) => constant(MathFunction::Min, max - c - offset + 1)?,
+        (Step::Up(c), B::LessEqual) => constant(MathFunction::Min, max - c - offset)?,
+        (Step::UpBy(c), B::Less) if offset == 0 && !signed => {
+            clamp(MathFunction::Min, Limit::Step(c))?
+        }
         (Step::Down(1), B::Greater) if offset == 0 => None,
-        (Step::Down(c), B::Greater) if offset == 0 => clamp(MathFunction::Max, min + c - 1)?,
-        (Step::Down(c), B::GreaterEqual) if offset == 0 => clamp(MathFunction::Max, min + c)?,
+        (Step::Down(c), B::Greater) if offset == 0 => constant(MathFunction::Max, min + c - 1)?,
+        (Step::Down(c), B::GreaterEqual) if offset == 0 => constant(MathFunction::Max, min + c)?,
         (Step::Halve, B::Greater) if offset == 0 && !signed => None,
-        (Step::Halve, B::Greater) if offset == 0 => clamp(MathFunction::Max, 0)?,
-        (Step::Halve, B::GreaterEqual) if offset == 0 => clamp(MathFunction::Max, 1)?,
+        (Step::Halve, B::Greater) if offset == 0 => constant(MathFunction::Max, 0)?,
+        (Step::Halve, B::GreaterEqual) if offset == 0 => constant(MathFunction::Max, 1)?,
         (step, op) => {
             return Err(format!(
                 "the counter moves {step:?} but the loop goes on while `{op:?}`"
@@ -335,7 +368,6 @@ fn comparison(condition: Handle<Expression>, negated: bool, ctx: &FnCtx) -> Opti
     let op = if not { negate(op)? } else { op };
     Some(Test {
         compare,
-        condition,
         op,
         counter,
         counter_load,
@@ -458,11 +490,19 @@ fn update(
         load_of_local(left, ctx) == Some(counter),
         load_of_local(right, ctx) == Some(counter),
     ) {
-        (B::Add, true, false) => {
-            constant(right).map(|c| if c < 0 { Step::Down(-c) } else { Step::Up(c) })
-        }
-        (B::Add, false, true) => {
-            constant(left).map(|c| if c < 0 { Step::Down(-c) } else { Step::Up(c) })
+        (B::Add, true, false) | (B::Add, false, true) => {
+            let c = if load_of_local(left, ctx) == Some(counter) {
+                right
+            } else {
+                left
+            };
+            let in_loop = |h| emitted_in(body, h) || emitted_in(continuing, h);
+            match constant(c) {
+                Some(c) if c < 0 => Some(Step::Down(-c)),
+                Some(c) => Some(Step::Up(c)),
+                None if invariant(c, ctx, &in_loop) => Some(Step::UpBy(c)),
+                None => None,
+            }
         }
         (B::Subtract, true, false) => {
             constant(right).map(|c| if c < 0 { Step::Up(-c) } else { Step::Down(c) })
@@ -478,6 +518,64 @@ fn update(
             Err("the counter's step is not a non-zero constant".into())
         }
         Some(step) => Ok(step),
+    }
+}
+
+/// Whether `h` has one value for the whole loop: computed before it (not emitted in it), or
+/// built only from constants, invocation inputs and loads of uniform or read-only storage memory.
+fn invariant(
+    h: Handle<Expression>,
+    ctx: &FnCtx,
+    in_loop: &dyn Fn(Handle<Expression>) -> bool,
+) -> bool {
+    let e = &ctx.expressions[h];
+    if e.needs_pre_emit() {
+        return !matches!(
+            e,
+            Expression::LocalVariable(_) | Expression::GlobalVariable(_)
+        );
+    }
+    if !in_loop(h) {
+        return true;
+    }
+    let inv = |x| invariant(x, ctx, in_loop);
+    match *e {
+        Expression::Load { pointer } => read_only_pointer(pointer, ctx, in_loop),
+        Expression::AccessIndex { base, .. } => inv(base),
+        Expression::Access { base, index } => inv(base) && inv(index),
+        Expression::Binary { left, right, .. } => inv(left) && inv(right),
+        Expression::Unary { expr, .. } | Expression::As { expr, .. } => inv(expr),
+        Expression::Splat { value, .. } => inv(value),
+        Expression::Swizzle { vector, .. } => inv(vector),
+        Expression::Math {
+            arg,
+            arg1,
+            arg2,
+            arg3,
+            ..
+        } => inv(arg) && [arg1, arg2, arg3].into_iter().flatten().all(inv),
+        _ => false,
+    }
+}
+
+/// Whether `pointer` points into a uniform or read-only storage binding (memory nothing writes
+/// during a dispatch) through indices that are [`invariant`].
+fn read_only_pointer(
+    pointer: Handle<Expression>,
+    ctx: &FnCtx,
+    in_loop: &dyn Fn(Handle<Expression>) -> bool,
+) -> bool {
+    match ctx.expressions[pointer] {
+        Expression::GlobalVariable(g) => match ctx.globals.variables[g].space {
+            naga::AddressSpace::Uniform => true,
+            naga::AddressSpace::Storage { access } => !access.contains(naga::StorageAccess::STORE),
+            _ => false,
+        },
+        Expression::AccessIndex { base, .. } => read_only_pointer(base, ctx, in_loop),
+        Expression::Access { base, index } => {
+            read_only_pointer(base, ctx, in_loop) && invariant(index, ctx, in_loop)
+        }
+        _ => false,
     }
 }
 
@@ -609,9 +707,10 @@ fn int_const(h: Handle<Expression>, exprs: &Arena<Expression>, g: &Globals) -> O
     Some(value)
 }
 
-/// Rewrites the exit test to compare with the clamped bound: new expressions (the limit, the
-/// `min`/`max`, the comparison, and its negation if the test was negated) appended after every
-/// handle they use, emitted right before the test.
+/// Rewrites the exit test to go on while `side OP clamped bound` (and, for a step known only at
+/// run time, while that step is not zero: a zero step never ends a loop it enters). New
+/// expressions are appended after every handle they use: the literals first (never emitted),
+/// then the rest, emitted together right before the test.
 fn apply(
     clamp: Clamp,
     exit: &Exit,
@@ -620,17 +719,82 @@ fn apply(
     break_if: &mut Option<Handle<Expression>>,
     ctx: &mut FnCtx,
 ) {
+    let literal = |v: i64| {
+        if clamp.signed {
+            Literal::I32(v as i32)
+        } else {
+            Literal::U32(v as u32)
+        }
+    };
+    let in_loop = |h: Handle<Expression>| emitted_in(body, h) || emitted_in(continuing, h);
+    // Which of the step's expressions the test's position cannot see, to be evaluated again there.
+    let step_in_loop: Vec<Handle<Expression>> = match clamp.limit {
+        Limit::Step(step) => {
+            let mut order = Vec::new();
+            post_order(step, ctx.expressions, &|h| in_loop(h), &mut order);
+            order
+        }
+        Limit::Constant(_) => Vec::new(),
+    };
     let exprs = &mut *ctx.expressions;
-    let Expression::Binary { op, left, right } = exprs[clamp.compare] else {
-        unreachable!("a clamp is planned only for a comparison");
+    let mut append = |e| exprs.append(e, Span::UNDEFINED);
+    let (zero, one, max) = (
+        append(Expression::Literal(literal(0))),
+        append(Expression::Literal(literal(1))),
+        append(Expression::Literal(literal(match clamp.limit {
+            Limit::Constant(limit) => limit,
+            Limit::Step(_) => i64::from(u32::MAX),
+        }))),
+    );
+    let mut first = None;
+    let mut emit = |exprs: &mut Arena<Expression>, e| {
+        let h = exprs.append(e, Span::UNDEFINED);
+        first.get_or_insert(h);
+        h
     };
-    let limit = if clamp.signed {
-        Literal::I32(clamp.limit as i32)
-    } else {
-        Literal::U32(clamp.limit as u32)
+    // The step again where the test is: each expression the loop computes is copied, with its
+    // operands mapped to their copies; what was computed before the loop is used as it is.
+    let mut copies = std::collections::HashMap::new();
+    for &h in &step_in_loop {
+        let mut e = exprs[h].clone();
+        remap(&mut e, &copies);
+        copies.insert(h, emit(exprs, e));
+    }
+    let (limit, step) = match clamp.limit {
+        Limit::Constant(_) => (max, None),
+        Limit::Step(step) => {
+            let step = copies.get(&step).copied().unwrap_or(step);
+            let at_least_one = emit(
+                exprs,
+                Expression::Math {
+                    fun: MathFunction::Max,
+                    arg: step,
+                    arg1: Some(one),
+                    arg2: None,
+                    arg3: None,
+                },
+            );
+            let room = emit(
+                exprs,
+                Expression::Binary {
+                    op: BinaryOperator::Subtract,
+                    left: max,
+                    right: at_least_one,
+                },
+            );
+            let limit = emit(
+                exprs,
+                Expression::Binary {
+                    op: BinaryOperator::Add,
+                    left: room,
+                    right: one,
+                },
+            );
+            (limit, Some(step))
+        }
     };
-    let limit = exprs.append(Expression::Literal(limit), Span::UNDEFINED);
-    let bound = exprs.append(
+    let bound = emit(
+        exprs,
         Expression::Math {
             fun: clamp.fun,
             arg: clamp.bound,
@@ -638,26 +802,50 @@ fn apply(
             arg2: None,
             arg3: None,
         },
-        Span::UNDEFINED,
     );
-    let (left, right) = if clamp.counter_left {
-        (left, bound)
-    } else {
-        (bound, right)
+    let mut goes_on = emit(
+        exprs,
+        Expression::Binary {
+            op: clamp.op,
+            left: clamp.side,
+            right: bound,
+        },
+    );
+    if let Some(step) = step {
+        let moves = emit(
+            exprs,
+            Expression::Binary {
+                op: BinaryOperator::NotEqual,
+                left: step,
+                right: zero,
+            },
+        );
+        goes_on = emit(
+            exprs,
+            Expression::Binary {
+                op: BinaryOperator::LogicalAnd,
+                left: goes_on,
+                right: moves,
+            },
+        );
+    }
+    let negated = match *exit {
+        Exit::Guard { negated, .. } => negated,
+        Exit::BreakIf => true,
     };
-    let compare = exprs.append(Expression::Binary { op, left, right }, Span::UNDEFINED);
-    let condition = if clamp.wrapped_in_not {
-        exprs.append(
+    let condition = if negated {
+        emit(
+            exprs,
             Expression::Unary {
                 op: UnaryOperator::LogicalNot,
-                expr: compare,
+                expr: goes_on,
             },
-            Span::UNDEFINED,
         )
     } else {
-        compare
+        goes_on
     };
-    let emit = Statement::Emit(naga::Range::new_from_bounds(bound, condition));
+    let first = first.expect("the test emits at least one expression");
+    let emit = Statement::Emit(naga::Range::new_from_bounds(first, condition));
     match *exit {
         Exit::Guard { at, .. } => {
             if let Statement::If { condition: c, .. } = &mut body[at] {
@@ -669,6 +857,80 @@ fn apply(
             continuing.push(emit, Span::UNDEFINED);
             *break_if = Some(condition);
         }
+    }
+}
+
+/// The expressions under `h` (itself included) that `copy` selects, operands before users.
+fn post_order(
+    h: Handle<Expression>,
+    exprs: &Arena<Expression>,
+    copy: &dyn Fn(Handle<Expression>) -> bool,
+    out: &mut Vec<Handle<Expression>>,
+) {
+    if !copy(h) || out.contains(&h) {
+        return;
+    }
+    let mut operands = Vec::new();
+    match exprs[h] {
+        Expression::Load { pointer } => operands.push(pointer),
+        Expression::AccessIndex { base, .. } => operands.push(base),
+        Expression::Access { base, index } => operands.extend([base, index]),
+        Expression::Binary { left, right, .. } => operands.extend([left, right]),
+        Expression::Unary { expr, .. } | Expression::As { expr, .. } => operands.push(expr),
+        Expression::Splat { value, .. } => operands.push(value),
+        Expression::Swizzle { vector, .. } => operands.push(vector),
+        Expression::Math {
+            arg,
+            arg1,
+            arg2,
+            arg3,
+            ..
+        } => operands.extend([Some(arg), arg1, arg2, arg3].into_iter().flatten()),
+        _ => {}
+    }
+    for o in operands {
+        post_order(o, exprs, copy, out);
+    }
+    out.push(h);
+}
+
+/// Points `e`'s operands at their copies.
+fn remap(
+    e: &mut Expression,
+    copies: &std::collections::HashMap<Handle<Expression>, Handle<Expression>>,
+) {
+    let map = |h: &mut Handle<Expression>| {
+        if let Some(&c) = copies.get(h) {
+            *h = c;
+        }
+    };
+    match e {
+        Expression::Load { pointer } => map(pointer),
+        Expression::AccessIndex { base, .. } => map(base),
+        Expression::Access { base, index } => {
+            map(base);
+            map(index);
+        }
+        Expression::Binary { left, right, .. } => {
+            map(left);
+            map(right);
+        }
+        Expression::Unary { expr, .. } | Expression::As { expr, .. } => map(expr),
+        Expression::Splat { value, .. } => map(value),
+        Expression::Swizzle { vector, .. } => map(vector),
+        Expression::Math {
+            arg,
+            arg1,
+            arg2,
+            arg3,
+            ..
+        } => {
+            map(arg);
+            for a in [arg1, arg2, arg3].into_iter().flatten() {
+                map(a);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -796,10 +1058,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
                 "written 2 times",
             ),
             (
-                "for (var i = 0u; i < p.n; i += p.n) { acc += 1.0; }",
-                "non-zero constant",
-            ),
-            (
                 "for (var i = 0u; i < p.n; i = i * 2u) { acc += 1.0; }",
                 "step",
             ),
@@ -851,10 +1109,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
         let wgsl = "override STRIDE: u32;
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @compute @workgroup_size(1) fn main() { var n = 0u; for (var i = 0u; i < out[0]; i += STRIDE) { n++; } out[1] = n; }";
-        assert!(
-            proof_with(wgsl, &[])
-                .unwrap_err()
-                .contains("non-zero constant")
+        // Without a value the step is known only when the pipeline is made: clamped at run time.
+        assert_eq!(
+            proof_with(wgsl, &[]),
+            Ok(Proof {
+                loops: 1,
+                clamped: 1
+            })
         );
         assert!(proof_with(wgsl, &[("STRIDE", 0.0)]).is_err());
         assert_eq!(
@@ -885,6 +1146,59 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
                 loops: 1,
                 clamped: 1
             })
+        );
+    }
+
+    #[test]
+    fn steps_fixed_before_the_loop_are_clamped_at_run_time() {
+        let grid = "@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read> ro: array<u32>;
+struct P { n: u32, stride: u32 }
+@group(0) @binding(2) var<uniform> p: P;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    var acc = 0.0;
+    BODY
+    out[gid.x] = acc;
+}";
+        for body in [
+            "for (var i = gid.x; i < p.n; i += p.stride) { acc += 1.0; }",
+            "for (var i = gid.x; i < p.n; i += nwg.x * 64u) { acc += 1.0; }",
+            "let s = p.n / 4u; for (var i = gid.x; i < p.n; i = i + s) { acc += 1.0; }",
+            "for (var i = gid.x; i < p.n; i += ro[p.stride]) { acc += 1.0; }",
+            "var i = gid.x; while (i < p.n) { acc += 1.0; i += max(p.stride, 2u); }",
+        ] {
+            let wgsl = grid.replace("BODY", body);
+            let proof = proof(&wgsl).unwrap_or_else(|e| panic!("{body}: {e}"));
+            assert_eq!(
+                proof,
+                Proof {
+                    loops: 1,
+                    clamped: 1
+                },
+                "{body}"
+            );
+        }
+        for body in [
+            // read-write memory may change while the loop runs
+            "for (var i = gid.x; i < p.n; i += u32(out[0])) { acc += 1.0; }",
+            // a step the loop itself changes
+            "var s = 1u; for (var i = gid.x; i < p.n; i += s) { acc += 1.0; s = s * 2u; }",
+            // wrapping with <= needs a constant step
+            "for (var i = gid.x; i <= p.n; i += p.stride) { acc += 1.0; }",
+            // an offset with a run-time step
+            "for (var i = gid.x; i + 1u < p.n; i += p.stride) { acc += 1.0; }",
+        ] {
+            let wgsl = grid.replace("BODY", body);
+            assert!(proof(&wgsl).is_err(), "{body}: proven");
+        }
+        let signed = grid.replace(
+            "BODY",
+            "for (var i = i32(gid.x); i < i32(p.n); i += i32(p.stride)) { acc += 1.0; }",
+        );
+        assert!(
+            proof(&signed).is_err(),
+            "a signed run-time step may be negative"
         );
     }
 }

@@ -8,11 +8,12 @@ use kf_runtime::{Dispatch, DispatchMode, LoopBound, Program};
 use std::borrow::Cow;
 use wgpu::util::DeviceExt;
 
-/// Four loops the proof must clamp or take as they are: a stride with an offset (`i + 3u < n`,
+/// Five loops the proof must clamp or take as they are: a stride with an offset (`i + 3u < n`,
 /// step `4 * STRIDE`), halving down to one (`>=`, clamped to 1), counting down by one under a
-/// `loop`/`break`, and a `break if` stepping by 3 (clamped).
+/// `loop`/`break`, a `break if` stepping by 3 (clamped), and a stride read from a uniform
+/// (clamped at run time).
 const WGSL: &str = "
-struct P { n: u32 }
+struct P { n: u32, stride: u32 }
 @group(0) @binding(0) var<storage, read> x: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 @group(0) @binding(2) var<uniform> p: P;
@@ -42,11 +43,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             break if m >= p.n;
         }
     }
-    out[gid.x] = s * 1000003u + h * 31u + d * 7u + t;
+    var r = 0u;
+    for (var i = gid.x; i < p.n; i += p.stride) { r += x[i]; }
+    out[gid.x] = s * 1000003u + h * 31u + d * 7u + t + r * 13u;
 }
 ";
 
-fn cpu(x: &[u32], n: u32, g: u32, stride: u32) -> u32 {
+fn cpu(x: &[u32], n: u32, runtime_stride: u32, g: u32, stride: u32) -> u32 {
     let mut s = 0u32;
     let mut i = g;
     while i + 3 < n {
@@ -76,10 +79,17 @@ fn cpu(x: &[u32], n: u32, g: u32, stride: u32) -> u32 {
             break;
         }
     }
+    let mut r = 0u32;
+    let mut i = g;
+    while i < n {
+        r = r.wrapping_add(x[i as usize]);
+        i += runtime_stride;
+    }
     s.wrapping_mul(1_000_003)
         .wrapping_add(h.wrapping_mul(31))
         .wrapping_add(d.wrapping_mul(7))
         .wrapping_add(t)
+        .wrapping_add(r.wrapping_mul(13))
 }
 
 #[test]
@@ -103,7 +113,7 @@ fn proven_loops_build_without_the_counter_and_compute_the_same() {
         workspace: Cow::Borrowed(&[]),
     };
     let proof = kf_runtime::termination::prove_program(&program).expect("every loop is proven");
-    assert_eq!((proof.loops, proof.clamped), (4, 3), "{proof:?}");
+    assert_eq!((proof.loops, proof.clamped), (5, 4), "{proof:?}");
 
     let instance = wgpu::Instance::default();
     let adapter =
@@ -139,7 +149,11 @@ fn proven_loops_build_without_the_counter_and_compute_the_same() {
         &[0u8; 64 * 4],
         wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
     );
-    let params = storage(&n.to_le_bytes(), wgpu::BufferUsages::UNIFORM);
+    let runtime_stride: u32 = 7;
+    let params = storage(
+        bytemuck::cast_slice(&[n, runtime_stride, 0, 0]),
+        wgpu::BufferUsages::UNIFORM,
+    );
     let read = device.create_buffer(&wgpu::BufferDescriptor {
         label: None,
         size: 64 * 4,
@@ -181,6 +195,10 @@ fn proven_loops_build_without_the_counter_and_compute_the_same() {
     let got: Vec<u32> =
         bytemuck::cast_slice(&read.slice(..).get_mapped_range().expect("mapped")).to_vec();
     for (g, &v) in got.iter().enumerate() {
-        assert_eq!(v, cpu(&x, n, g as u32, STRIDE), "invocation {g}");
+        assert_eq!(
+            v,
+            cpu(&x, n, runtime_stride, g as u32, STRIDE),
+            "invocation {g}"
+        );
     }
 }
