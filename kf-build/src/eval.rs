@@ -190,6 +190,30 @@ pub fn candidate(
     ))
 }
 
+/// `NAME=VALUE`, as `eval --constant` takes a pipeline constant.
+pub fn parse_constant(s: &str) -> Result<(String, f64), String> {
+    let (k, v) = s.split_once('=').ok_or("expected NAME=VALUE")?;
+    let v: f64 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{v}` is not a number"))?;
+    Ok((k.trim().to_owned(), v))
+}
+
+/// Whether `program`'s loops are proven to end, so that it is built without wgpu's hidden loop
+/// counter (`kf_runtime::termination`), or why not: worth knowing when writing a candidate by
+/// hand, since the counter can cost a loop several times its speed on NVIDIA GPUs.
+pub fn loops(program: &Program) -> String {
+    match kf_runtime::termination::prove_program(program) {
+        Ok(p) if p.loops == 0 => "no loops".into(),
+        Ok(p) => format!(
+            "{} proven to end ({} bounds clamped): built without wgpu's loop counter",
+            p.loops, p.clamped
+        ),
+        Err(why) => format!("wgpu's loop counter kept: {why}"),
+    }
+}
+
 /// The `eval --json` report.
 #[derive(Serialize)]
 pub struct Report<'a> {
@@ -213,6 +237,8 @@ pub struct Report<'a> {
     pub log: Option<String>,
     /// The speedup over the baseline.
     pub speedup: Option<f64>,
+    /// How the candidate's loops are built (see [`loops`]).
+    pub loops: String,
     /// The whole evaluation report.
     #[serde(flatten)]
     pub report: &'a EvalReport,
@@ -246,6 +272,7 @@ impl Report<'_> {
                 report.fitness.speedup.unwrap_or(1.0)
             )),
         }
+        out.push_str(&format!("    loops: {}\n", self.loops));
         for t in &report.timings {
             out.push_str(&format!(
                 "    {}: baseline {} candidate {} ({:.2}x ± {:.0} %, {} samples, {}), {:.1} GB/s{}\n",

@@ -21,7 +21,7 @@ pub(crate) struct EvalArgs {
     candidate: PathBuf,
     /// A pipeline constant for the candidate, e.g. `--constant WG=256` (may be repeated).
     /// Overrides the candidate shares with the kernel take the baseline's values unless given.
-    #[arg(long = "constant", value_name = "NAME=VALUE", value_parser = parse_constant)]
+    #[arg(long = "constant", value_name = "NAME=VALUE", value_parser = eval::parse_constant)]
     constants: Vec<(String, f64)>,
     /// Launch the candidate over this many invocations per dimension, e.g. `--grid "(n + 3) / 4"`
     /// for a candidate that handles four elements per invocation. Default: the baseline's rule.
@@ -64,15 +64,6 @@ fn parse_dims(s: &str) -> Result<Dims, String> {
     Ok(Dims(dims))
 }
 
-fn parse_constant(s: &str) -> Result<(String, f64), String> {
-    let (k, v) = s.split_once('=').ok_or("expected NAME=VALUE")?;
-    let v: f64 = v
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{v}` is not a number"))?;
-    Ok((k.trim().to_owned(), v))
-}
-
 pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
     let (ws, found) = args.workspace.discover()?;
     let f = eval::find_kernel(&found, &args.kernel)?;
@@ -92,6 +83,7 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
     };
     let origin = format!("file {}", args.candidate.display());
     let candidate = eval::candidate(kernel, wgsl, constants, launch, origin)?;
+    let loops = eval::loops(&candidate.program);
     let mut backend = match crate::session::open_one(
         &args.fleet.options(),
         args.adapter.selector(),
@@ -136,6 +128,7 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<i32> {
         reason: report.failure.as_ref().map(|f| f.reason.to_string()),
         log: report.failure.as_ref().map(|f| f.log.clone()),
         speedup: report.fitness.speedup,
+        loops,
         report: &report,
     };
     if args.json {

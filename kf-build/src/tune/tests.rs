@@ -170,3 +170,32 @@ fn candidates_the_adapter_could_not_launch_are_told_apart_from_wrong_ones() {
         serde_json::from_str(r#"{"proposed":1,"correct":0,"improved":0}"#).unwrap();
     assert_eq!(old.unlaunchable, 0);
 }
+
+#[test]
+fn a_loop_that_keeps_the_counter_is_named_with_why() {
+    let k = kernel("K");
+    assert_eq!(
+        loop_bound_note(&k.baseline),
+        None,
+        "no loop, nothing to say"
+    );
+    let mut program = k.baseline.clone();
+    program.wgsl = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    var i = g.x;
+    loop { if (x[i] < 0.0) { break; } i = i + 1u; }
+    y[g.x] = f32(i);
+}
+"#
+    .into();
+    let note = loop_bound_note(&program).expect("a data-dependent loop keeps the counter");
+    assert!(note.contains("exit test"), "{note}");
+    program.wgsl = program
+        .wgsl
+        .replace("x[i] < 0.0", "i >= arrayLength(&x)")
+        .into();
+    assert_eq!(loop_bound_note(&program), None, "a counted loop is proven");
+}
