@@ -21,7 +21,8 @@
 //!   `i += num_workgroups.x * 64u`);
 //! * the exit test runs on every iteration (the body's first statement, or `break if`) and
 //!   compares the counter, plus a constant offset, with any bound in the direction the update
-//!   moves it.
+//!   moves it; or it is an `&&` (as an exit, `||`) with such a comparison in one half (naga
+//!   lowers a short-circuit to an `if` writing a temporary, read through that `if`).
 //!
 //! Counting up by one while `i < n`, the counter never wraps, so the loop ends within 2³² steps
 //! whatever `n` does. Where the counter could wrap before passing the bound (`i += 16u` while
@@ -165,6 +166,12 @@ struct Test {
     /// Whether the counter is the comparison's left operand as written.
     counter_left: bool,
     bound: Handle<Expression>,
+    /// The other halves of an `&&` (or, in an exit test, `||`) around the comparison: each
+    /// condition, and whether the loop goes on while it is false.
+    rest: Vec<(Handle<Expression>, bool)>,
+    /// Whether the comparison's operands can be read where the test is (not so for the right
+    /// half of a short-circuit `&&`, evaluated inside its `if`): a clamp needs them.
+    side_in_scope: bool,
 }
 
 struct Plan {
@@ -175,7 +182,7 @@ struct Plan {
 /// How the exit test is rewritten: the loop goes on while `side OP bound'`, where `bound'` is
 /// the bound clamped by `fun` against `limit` (a constant, or for a step known only at run time
 /// `MAX - max(step, 1) + 1`), and, for such a step, while the step is not zero.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Clamp {
     /// The counter's side of the comparison (`i` or `i + k`) and the operator with it on the left,
     /// for the loop to go on.
@@ -186,6 +193,8 @@ struct Clamp {
     fun: MathFunction,
     limit: Limit,
     signed: bool,
+    /// The rest of the condition, kept as it is (see `Test::rest`).
+    rest: Vec<(Handle<Expression>, bool)>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -216,7 +225,12 @@ fn analyse(
         Exit::Guard { negated, .. } => negated,
         Exit::BreakIf => true,
     };
-    let test = comparison(condition, negated, ctx).ok_or("the exit test is not a comparison")?;
+    let prefix = match exit {
+        Exit::Guard { at, .. } => &body[..at],
+        Exit::BreakIf => &[],
+    };
+    let test =
+        test_of(condition, negated, prefix, ctx).ok_or("the exit test is not a comparison")?;
     let ty = ctx.locals[test.counter].ty;
     let signed = match ctx.globals.types[ty].inner {
         TypeInner::Scalar(s) if s.width == 4 && s.kind == ScalarKind::Uint => false,
@@ -266,6 +280,7 @@ fn analyse(
             fun,
             limit,
             signed,
+            rest: test.rest.clone(),
         }))
     };
     let constant = |fun, limit| clamp(fun, Limit::Constant(limit));
@@ -289,6 +304,9 @@ fn analyse(
             ));
         }
     };
+    if clamp.is_some() && !test.side_in_scope {
+        return Err("the counter's test needs a clamp but sits on the right of `&&`".into());
+    }
     Ok(Plan { exit, clamp })
 }
 
@@ -313,6 +331,9 @@ fn exit_test(
                 if reject.is_empty() && only_break(accept) {
                     return Some((Exit::Guard { at, negated: true }, *condition));
                 }
+                if short_circuit(statement).is_some() {
+                    continue;
+                }
                 break;
             }
             _ => break,
@@ -321,16 +342,153 @@ fn exit_test(
     break_if.map(|c| (Exit::BreakIf, c))
 }
 
+/// naga's lowering of a short-circuit `a && b` (`a || b`) outside a constant expression:
+/// `if a { ..; t = b; } else { t = false; }` (`if !a { ..; t = b; } else { t = true; }`).
+/// The temporary's pointer, the `if`'s condition (`a`, or `!a`) and `b`.
+fn short_circuit(statement: &Statement) -> Option<ShortCircuit> {
+    let Statement::If {
+        condition,
+        accept,
+        reject,
+    } = statement
+    else {
+        return None;
+    };
+    let [Statement::Store { pointer, .. }] = &reject[..] else {
+        return None;
+    };
+    let Some(Statement::Store {
+        pointer: p,
+        value: rhs,
+    }) = accept.last()
+    else {
+        return None;
+    };
+    let plain = accept[..accept.len() - 1]
+        .iter()
+        .all(|s| matches!(s, Statement::Emit(_)) || short_circuit(s).is_some());
+    (p == pointer && plain).then_some(ShortCircuit {
+        pointer: *pointer,
+        condition: *condition,
+        rhs: *rhs,
+    })
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ShortCircuit {
+    pointer: Handle<Expression>,
+    condition: Handle<Expression>,
+    rhs: Handle<Expression>,
+}
+
 /// Reads `condition` (negated when the loop goes on while it is false) as a comparison of the
-/// counter (plus a constant) with a bound.
-fn comparison(condition: Handle<Expression>, negated: bool, ctx: &FnCtx) -> Option<Test> {
-    let (compare, not) = match ctx.expressions[condition] {
+/// counter (plus a constant) with a bound. `prefix` holds the statements before the test.
+fn test_of(
+    condition: Handle<Expression>,
+    negated: bool,
+    prefix: &[Statement],
+    ctx: &FnCtx,
+) -> Option<Test> {
+    match ctx.expressions[condition] {
         Expression::Unary {
             op: UnaryOperator::LogicalNot,
             expr,
-        } => (expr, !negated),
-        _ => (condition, negated),
+        } => test_of(expr, !negated, prefix, ctx),
+        // A short-circuit `&&` (`||`): the temporary holds `a && b` (`a || b`). Either half's
+        // comparison proves the loop when it goes on only while the whole holds (for `||`,
+        // exits when it holds); the temporary itself is the rest kept beside a clamped test,
+        // which is exact since the clamped comparison implies the original one.
+        Expression::Load { pointer } => {
+            // The last statement before the test that writes the temporary decides its value.
+            let (
+                writer,
+                ShortCircuit {
+                    condition: a,
+                    rhs: b,
+                    ..
+                },
+            ) = prefix.iter().rev().find_map(|st| {
+                short_circuit(st)
+                    .filter(|sc| same_local(sc.pointer, pointer, ctx.expressions))
+                    .map(|sc| (st, sc))
+            })?;
+            let (kind_or, a) = match (&ctx.expressions[a], &else_literal(writer, ctx)) {
+                (_, Some(false)) => (false, a),
+                (
+                    Expression::Unary {
+                        op: UnaryOperator::LogicalNot,
+                        expr,
+                    },
+                    Some(true),
+                ) => (true, *expr),
+                _ => return None,
+            };
+            if kind_or != negated {
+                return None;
+            }
+            [(a, true), (b, false)]
+                .into_iter()
+                .find_map(|(half, in_scope)| {
+                    let mut test = test_of(half, negated, prefix, ctx)?;
+                    test.side_in_scope &= in_scope;
+                    test.rest.push((condition, negated));
+                    Some(test)
+                })
+        }
+        // `a && b` goes on only while both hold (`a || b` as an exit test, when neither does):
+        // a comparison of the counter in either half proves the loop; the other half is kept
+        // beside the clamped comparison.
+        Expression::Binary {
+            op: BinaryOperator::LogicalAnd,
+            left,
+            right,
+        } if !negated => halves(left, right, negated, prefix, ctx),
+        Expression::Binary {
+            op: BinaryOperator::LogicalOr,
+            left,
+            right,
+        } if negated => halves(left, right, negated, prefix, ctx),
+        _ => comparison(condition, negated, ctx),
+    }
+}
+
+/// A non-short-circuit `&&` (`||`): the counter's comparison in either half, the other kept.
+fn halves(
+    left: Handle<Expression>,
+    right: Handle<Expression>,
+    negated: bool,
+    prefix: &[Statement],
+    ctx: &FnCtx,
+) -> Option<Test> {
+    [(left, right), (right, left)]
+        .into_iter()
+        .find_map(|(this, other)| {
+            let mut test = test_of(this, negated, prefix, ctx)?;
+            test.rest.push((other, negated));
+            Some(test)
+        })
+}
+
+/// Whether two pointer expressions name the same local variable.
+fn same_local(a: Handle<Expression>, b: Handle<Expression>, exprs: &Arena<Expression>) -> bool {
+    local_of(a, exprs).is_some_and(|l| local_of(b, exprs) == Some(l))
+}
+
+/// The boolean literal a short-circuit's `else` branch stores.
+fn else_literal(statement: &Statement, ctx: &FnCtx) -> Option<bool> {
+    let Statement::If { reject, .. } = statement else {
+        return None;
     };
+    let [Statement::Store { value, .. }] = &reject[..] else {
+        return None;
+    };
+    match ctx.expressions[*value] {
+        Expression::Literal(Literal::Bool(b)) => Some(b),
+        _ => None,
+    }
+}
+
+fn comparison(compare: Handle<Expression>, not: bool, ctx: &FnCtx) -> Option<Test> {
     let Expression::Binary { op, left, right } = ctx.expressions[compare] else {
         return None;
     };
@@ -374,6 +532,8 @@ fn comparison(condition: Handle<Expression>, negated: bool, ctx: &FnCtx) -> Opti
         offset,
         counter_left,
         bound,
+        rest: Vec::new(),
+        side_in_scope: true,
     })
 }
 
@@ -382,7 +542,7 @@ fn counter_side(
     h: Handle<Expression>,
     ctx: &FnCtx,
 ) -> Option<(Handle<naga::LocalVariable>, Handle<Expression>, i64)> {
-    if let Some(local) = load_of_local(h, ctx) {
+    if let Some(local) = load_of_counter(h, ctx) {
         return Some((local, h, 0));
     }
     let Expression::Binary {
@@ -393,7 +553,7 @@ fn counter_side(
     else {
         return None;
     };
-    let (local, load, k) = match (load_of_local(left, ctx), load_of_local(right, ctx)) {
+    let (local, load, k) = match (load_of_counter(left, ctx), load_of_counter(right, ctx)) {
         (Some(local), None) => (local, left, right),
         (None, Some(local)) => (local, right, left),
         _ => return None,
@@ -440,6 +600,19 @@ fn load_of_local(h: Handle<Expression>, ctx: &FnCtx) -> Option<Handle<naga::Loca
         return None;
     };
     local_of(pointer, ctx.expressions)
+}
+
+/// A load of a local 32-bit integer: a counter can be nothing else.
+fn load_of_counter(h: Handle<Expression>, ctx: &FnCtx) -> Option<Handle<naga::LocalVariable>> {
+    let local = load_of_local(h, ctx)?;
+    match ctx.globals.types[ctx.locals[local].ty].inner {
+        TypeInner::Scalar(s)
+            if s.width == 4 && matches!(s.kind, ScalarKind::Uint | ScalarKind::Sint) =>
+        {
+            Some(local)
+        }
+        _ => None,
+    }
 }
 
 fn local_of(
@@ -829,6 +1002,27 @@ fn apply(
             },
         );
     }
+    for &(other, goes_on_while_false) in &clamp.rest {
+        let other = if goes_on_while_false {
+            emit(
+                exprs,
+                Expression::Unary {
+                    op: UnaryOperator::LogicalNot,
+                    expr: other,
+                },
+            )
+        } else {
+            other
+        };
+        goes_on = emit(
+            exprs,
+            Expression::Binary {
+                op: BinaryOperator::LogicalAnd,
+                left: goes_on,
+                right: other,
+            },
+        );
+    }
     let negated = match *exit {
         Exit::Guard { negated, .. } => negated,
         Exit::BreakIf => true,
@@ -1199,6 +1393,56 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         assert!(
             proof(&signed).is_err(),
             "a signed run-time step may be negative"
+        );
+    }
+
+    #[test]
+    fn a_counted_half_of_an_and_proves_the_loop() {
+        for (body, clamped) in [
+            (
+                "for (var i = 0u; i < p.n && acc < 100.0; i++) { acc += 1.0; }",
+                0,
+            ),
+            (
+                "for (var i = 0u; i < p.n && acc < 100.0; i += 4u) { acc += 1.0; }",
+                1,
+            ),
+            (
+                "for (var i = 0u; acc < 100.0 && i < p.n; i++) { acc += 1.0; }",
+                0,
+            ),
+            (
+                "var i = 0u; loop { if (i >= p.n || acc > 5.0) { break; } acc += 1.0; i += 2u; }",
+                1,
+            ),
+            (
+                "var i = 0u; while (!(i >= p.n) && acc < 3.0) { acc += 1.0; i++; }",
+                0,
+            ),
+            (
+                "var i = 0u; while ((i < p.n && acc > -1.0) && acc < 3.0) { acc += 1.0; i += 3u; }",
+                1,
+            ),
+        ] {
+            let proof = proof(&kernel(body)).unwrap_or_else(|e| panic!("{body}: {e}"));
+            assert_eq!(proof, Proof { loops: 1, clamped }, "{body}");
+        }
+        // The right half is evaluated inside naga's `if`: a clamp could not read it at the test.
+        // A temporary written again after the `&&`'s `if` holds what the last write says.
+        let rewritten = kernel(
+            "var i = 0u; var t: bool; loop { if i < p.n { t = acc < 3.0; } else { t = false; } \
+             if acc > 1.0 { t = true; } else { t = true; } if !t { break; } acc += 1.0; i++; }",
+        );
+        assert!(
+            proof(&rewritten).is_err(),
+            "t is always true: the loop never ends"
+        );
+        let right = kernel("for (var i = 0u; acc < 100.0 && i < p.n; i += 4u) { acc += 1.0; }");
+        assert!(proof(&right).unwrap_err().contains("right of `&&`"));
+        let either = kernel("for (var i = 0u; i < p.n || acc < 3.0; i++) { acc += 1.0; }");
+        assert!(
+            proof(&either).is_err(),
+            "`||` goes on while either half holds"
         );
     }
 }

@@ -11,7 +11,7 @@ use wgpu::util::DeviceExt;
 /// Five loops the proof must clamp or take as they are: a stride with an offset (`i + 3u < n`,
 /// step `4 * STRIDE`), halving down to one (`>=`, clamped to 1), counting down by one under a
 /// `loop`/`break`, a `break if` stepping by 3 (clamped), and a stride read from a uniform
-/// (clamped at run time).
+/// (clamped at run time), and a counted test `&&` a data test, stepping by 2 (clamped).
 const WGSL: &str = "
 struct P { n: u32, stride: u32 }
 @group(0) @binding(0) var<storage, read> x: array<u32>;
@@ -45,7 +45,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     var r = 0u;
     for (var i = gid.x; i < p.n; i += p.stride) { r += x[i]; }
-    out[gid.x] = s * 1000003u + h * 31u + d * 7u + t + r * 13u;
+    var e = 0u;
+    for (var i = gid.x; i < p.n && x[i] % 5u != 0u; i += 2u) { e += 1u; }
+    out[gid.x] = s * 1000003u + h * 31u + d * 7u + t + r * 13u + e * 101u;
 }
 ";
 
@@ -85,11 +87,18 @@ fn cpu(x: &[u32], n: u32, runtime_stride: u32, g: u32, stride: u32) -> u32 {
         r = r.wrapping_add(x[i as usize]);
         i += runtime_stride;
     }
+    let mut e = 0u32;
+    let mut i = g;
+    while i < n && !x[i as usize].is_multiple_of(5) {
+        e += 1;
+        i += 2;
+    }
     s.wrapping_mul(1_000_003)
         .wrapping_add(h.wrapping_mul(31))
         .wrapping_add(d.wrapping_mul(7))
         .wrapping_add(t)
         .wrapping_add(r.wrapping_mul(13))
+        .wrapping_add(e.wrapping_mul(101))
 }
 
 #[test]
@@ -113,7 +122,7 @@ fn proven_loops_build_without_the_counter_and_compute_the_same() {
         workspace: Cow::Borrowed(&[]),
     };
     let proof = kf_runtime::termination::prove_program(&program).expect("every loop is proven");
-    assert_eq!((proof.loops, proof.clamped), (5, 4), "{proof:?}");
+    assert_eq!((proof.loops, proof.clamped), (6, 5), "{proof:?}");
 
     let instance = wgpu::Instance::default();
     let adapter =
