@@ -711,23 +711,9 @@ fn invariant(
     if !in_loop(h) {
         return true;
     }
-    let inv = |x| invariant(x, ctx, in_loop);
     match *e {
         Expression::Load { pointer } => read_only_pointer(pointer, ctx, in_loop),
-        Expression::AccessIndex { base, .. } => inv(base),
-        Expression::Access { base, index } => inv(base) && inv(index),
-        Expression::Binary { left, right, .. } => inv(left) && inv(right),
-        Expression::Unary { expr, .. } | Expression::As { expr, .. } => inv(expr),
-        Expression::Splat { value, .. } => inv(value),
-        Expression::Swizzle { vector, .. } => inv(vector),
-        Expression::Math {
-            arg,
-            arg1,
-            arg2,
-            arg3,
-            ..
-        } => inv(arg) && [arg1, arg2, arg3].into_iter().flatten().all(inv),
-        _ => false,
+        _ => operands(e).is_some_and(|o| o.into_iter().all(|x| invariant(x, ctx, in_loop))),
     }
 }
 
@@ -1064,25 +1050,7 @@ fn post_order(
     if !copy(h) || out.contains(&h) {
         return;
     }
-    let mut operands = Vec::new();
-    match exprs[h] {
-        Expression::Load { pointer } => operands.push(pointer),
-        Expression::AccessIndex { base, .. } => operands.push(base),
-        Expression::Access { base, index } => operands.extend([base, index]),
-        Expression::Binary { left, right, .. } => operands.extend([left, right]),
-        Expression::Unary { expr, .. } | Expression::As { expr, .. } => operands.push(expr),
-        Expression::Splat { value, .. } => operands.push(value),
-        Expression::Swizzle { vector, .. } => operands.push(vector),
-        Expression::Math {
-            arg,
-            arg1,
-            arg2,
-            arg3,
-            ..
-        } => operands.extend([Some(arg), arg1, arg2, arg3].into_iter().flatten()),
-        _ => {}
-    }
-    for o in operands {
+    for o in operands(&exprs[h]).unwrap_or_default() {
         post_order(o, exprs, copy, out);
     }
     out.push(h);
@@ -1093,25 +1061,21 @@ fn remap(
     e: &mut Expression,
     copies: &std::collections::HashMap<Handle<Expression>, Handle<Expression>>,
 ) {
-    let map = |h: &mut Handle<Expression>| {
-        if let Some(&c) = copies.get(h) {
-            *h = c;
-        }
-    };
+    let mapped = |h: Handle<Expression>| copies.get(&h).copied().unwrap_or(h);
     match e {
-        Expression::Load { pointer } => map(pointer),
-        Expression::AccessIndex { base, .. } => map(base),
-        Expression::Access { base, index } => {
-            map(base);
-            map(index);
+        Expression::Load { pointer: a }
+        | Expression::AccessIndex { base: a, .. }
+        | Expression::Unary { expr: a, .. }
+        | Expression::As { expr: a, .. }
+        | Expression::Splat { value: a, .. }
+        | Expression::Swizzle { vector: a, .. } => *a = mapped(*a),
+        Expression::Access { base: a, index: b }
+        | Expression::Binary {
+            left: a, right: b, ..
+        } => {
+            *a = mapped(*a);
+            *b = mapped(*b);
         }
-        Expression::Binary { left, right, .. } => {
-            map(left);
-            map(right);
-        }
-        Expression::Unary { expr, .. } | Expression::As { expr, .. } => map(expr),
-        Expression::Splat { value, .. } => map(value),
-        Expression::Swizzle { vector, .. } => map(vector),
         Expression::Math {
             arg,
             arg1,
@@ -1119,13 +1083,43 @@ fn remap(
             arg3,
             ..
         } => {
-            map(arg);
+            *arg = mapped(*arg);
             for a in [arg1, arg2, arg3].into_iter().flatten() {
-                map(a);
+                *a = mapped(*a);
             }
         }
         _ => {}
     }
+}
+
+/// The operands of the expressions a loop-invariant value may be built of (loads, accesses,
+/// arithmetic, conversions, math), or `None` for any other expression.
+fn operands(e: &Expression) -> Option<Vec<Handle<Expression>>> {
+    Some(match *e {
+        Expression::Load { pointer: a }
+        | Expression::AccessIndex { base: a, .. }
+        | Expression::Unary { expr: a, .. }
+        | Expression::As { expr: a, .. }
+        | Expression::Splat { value: a, .. }
+        | Expression::Swizzle { vector: a, .. } => vec![a],
+        Expression::Access { base: a, index: b }
+        | Expression::Binary {
+            left: a, right: b, ..
+        } => {
+            vec![a, b]
+        }
+        Expression::Math {
+            arg,
+            arg1,
+            arg2,
+            arg3,
+            ..
+        } => [Some(arg), arg1, arg2, arg3]
+            .into_iter()
+            .flatten()
+            .collect(),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -1148,6 +1142,12 @@ mod tests {
             .unwrap_or_else(|e| panic!("the clamped module does not validate: {e:?}"));
         }
         result
+    }
+
+    /// Asserts that `wgsl` is proven with these counts; `label` names the case.
+    fn assert_proof(wgsl: &str, loops: usize, clamped: usize, label: &str) {
+        let proof = proof(wgsl).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(proof, Proof { loops, clamped }, "{label}");
     }
 
     fn kernel(body: &str) -> String {
@@ -1177,15 +1177,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
             "for (var i: i32 = 0; i < p.m; i++) { acc += 1.0; }",
             "for (var i = p.n; i > 0u; i--) { acc += 1.0; }",
         ] {
-            let proof = proof(&kernel(body)).unwrap_or_else(|e| panic!("{body}: {e}"));
-            assert_eq!(
-                proof,
-                Proof {
-                    loops: 1,
-                    clamped: 0
-                },
-                "{body}"
-            );
+            assert_proof(&kernel(body), 1, 0, body);
         }
     }
 
@@ -1201,15 +1193,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
             "for (var s: i32 = p.m; s > 0; s >>= 1u) { acc += 1.0; }",
             "var k = 0u; loop { acc += 1.0; continuing { k += 8u; break if k >= p.n; } }",
         ] {
-            let proof = proof(&kernel(body)).unwrap_or_else(|e| panic!("{body}: {e}"));
-            assert_eq!(
-                proof,
-                Proof {
-                    loops: 1,
-                    clamped: 1
-                },
-                "{body}"
-            );
+            assert_proof(&kernel(body), 1, 1, body);
         }
         let halving = kernel("for (var s = WG / 2u; s > 0u; s = s / 2u) { acc += 1.0; }");
         assert_eq!(
@@ -1363,15 +1347,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             "var i = gid.x; while (i < p.n) { acc += 1.0; i += max(p.stride, 2u); }",
         ] {
             let wgsl = grid.replace("BODY", body);
-            let proof = proof(&wgsl).unwrap_or_else(|e| panic!("{body}: {e}"));
-            assert_eq!(
-                proof,
-                Proof {
-                    loops: 1,
-                    clamped: 1
-                },
-                "{body}"
-            );
+            assert_proof(&wgsl, 1, 1, body);
         }
         for body in [
             // read-write memory may change while the loop runs
@@ -1424,8 +1400,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 1,
             ),
         ] {
-            let proof = proof(&kernel(body)).unwrap_or_else(|e| panic!("{body}: {e}"));
-            assert_eq!(proof, Proof { loops: 1, clamped }, "{body}");
+            assert_proof(&kernel(body), 1, clamped, body);
         }
         // The right half is evaluated inside naga's `if`: a clamp could not read it at the test.
         // A temporary written again after the `&&`'s `if` holds what the last write says.

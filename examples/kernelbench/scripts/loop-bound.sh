@@ -11,9 +11,7 @@ BIN=$1
 OUT=$2
 KEY=$3
 cd "$(dirname "$0")/../../.."
-mkdir -p "$OUT"
-log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/log.txt"; }
-M=examples/kernelbench/Cargo.toml
+. examples/kernelbench/scripts/common.sh
 NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >>"$OUT/log.txt" 2>&1
 FOR=()
@@ -34,12 +32,7 @@ if [ "${RETUNE:-0}" != 1 ]; then
   bench forced KERNELFOUNDRY_LOOP_BOUND=forced
   case "$NAME" in *H200*) ;; *) log "not an H200: no retune"; exit 0 ;; esac
 fi
-for k in $KERNELS; do
-  log "tune $k"
-  timeout 160 "$BIN" kernelfoundry tune --manifest-path "$M" --kernel "$k" --force --strategy qd \
-    --seed 1 --time 40 --budget 400 --json >"$OUT/tune-$k.json" 2>>"$OUT/log.txt"
-  log "tune $k exit $?"
-done
+for k in $KERNELS; do tune "$k" 40; done
 case "$NAME" in
   *H200*) bench retuned KERNELFOUNDRY_LOOP_BOUND=proven ;;
   *)

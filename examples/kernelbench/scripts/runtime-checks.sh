@@ -15,9 +15,7 @@ KEY=${3:--}
 shift 3 2>/dev/null || shift $#
 CHECKS=${*:-default loops bounds div zero-workgroup all}
 cd "$(dirname "$0")/../../.."
-mkdir -p "$OUT"
-log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/log.txt"; }
-M=examples/kernelbench/Cargo.toml
+. examples/kernelbench/scripts/common.sh
 FOR=()
 [ "$KEY" != - ] && FOR=(--entries-for "$KEY")
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >>"$OUT/log.txt" 2>&1
