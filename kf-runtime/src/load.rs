@@ -826,7 +826,17 @@ impl RuntimeChecksOff {
     pub fn from_env() -> Self {
         static PARSED: std::sync::OnceLock<RuntimeChecksOff> = std::sync::OnceLock::new();
         *PARSED.get_or_init(|| match std::env::var(UNCHECKED_ENV) {
-            Ok(list) => Self::parse(&list),
+            Ok(list) => {
+                let off = Self::parse(&list);
+                if off != Self::default() {
+                    log::warn!(
+                        "{UNCHECKED_ENV}={list}: wgpu's shader checks are off for every pipeline \
+                         of this process; a program that leaves its bounds or never ends is now \
+                         undefined behaviour. Meant for measuring what the checks cost."
+                    );
+                }
+                off
+            }
             Err(_) => Self::default(),
         })
     }
