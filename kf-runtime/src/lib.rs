@@ -105,7 +105,7 @@ pub use load::{
     LOOP_BOUND_ENV, LoadError, LoadedKernel, LoopBound, RuntimeChecksOff, TUNED_FEATURES,
     UNCHECKED_ENV, WorkspaceBinding, bind_group_layouts, bind_workspace, build_pipeline,
     build_pipeline_with, build_pipelines, check_limits, features, layout_entry, pipeline_layout,
-    texture_format, view_dimension, workspace_layout,
+    shader_module, texture_format, view_dimension, workspace_layout,
 };
 #[cfg(feature = "measure")]
 pub use measure::{Measure, Measurement};

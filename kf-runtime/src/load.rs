@@ -707,15 +707,8 @@ pub fn build_pipeline_with(
     let why = if off.loops || loop_bound_forced() {
         "the process asked for it".to_string()
     } else {
-        let mut proof = crate::termination::Proof::default();
-        let proven = naga::front::wgsl::parse_str(&program.wgsl)
-            .map_err(|e| e.to_string())
-            .and_then(|mut module| {
-                proof = crate::termination::prove(&mut module, &constants)?;
-                Ok(module)
-            });
-        match proven {
-            Ok(module) => {
+        match proven_module(&program.wgsl, &constants) {
+            Ok((module, proof)) => {
                 let mut checks = off.shader_checks();
                 checks.force_loop_bounding = false;
                 let source = wgpu::ShaderSource::Naga(std::borrow::Cow::Owned(module));
@@ -740,6 +733,56 @@ pub fn build_pipeline_with(
     let checks = off.any_shader_check().then(|| off.shader_checks());
     build_with(device, layout, program, label, source, checks)
         .map(|pipeline| (pipeline, LoopBound::Forced(why)))
+}
+
+/// A shader module of `wgsl` built the way [`build_pipeline_with`] builds programs: without
+/// naga's forced loop bound when every loop is proven to end (with `constants`, the pipeline's
+/// override values), else with every check. For the tool's own kernels (the ceilings probe), which
+/// must be compiled like the kernels they are compared with; there is no fallback build.
+pub fn shader_module(
+    device: &wgpu::Device,
+    label: &str,
+    wgsl: &str,
+    constants: &[(&str, f64)],
+) -> (wgpu::ShaderModule, LoopBound) {
+    let descriptor = |source| wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source,
+    };
+    let off = RuntimeChecksOff::from_env();
+    let why = if off.loops || loop_bound_forced() {
+        "the process asked for it".to_string()
+    } else {
+        match proven_module(wgsl, constants) {
+            Ok((module, proof)) => {
+                let mut checks = off.shader_checks();
+                checks.force_loop_bounding = false;
+                let source = wgpu::ShaderSource::Naga(std::borrow::Cow::Owned(module));
+                // SAFETY: every loop of the module is proven to end (`termination::prove`); the
+                // other checks stay as the process asked.
+                #[allow(unsafe_code)]
+                let module =
+                    unsafe { device.create_shader_module_trusted(descriptor(source), checks) };
+                return (module, LoopBound::Proven(proof));
+            }
+            Err(why) => why,
+        }
+    };
+    let source = wgpu::ShaderSource::Wgsl(wgsl.to_owned().into());
+    (
+        device.create_shader_module(descriptor(source)),
+        LoopBound::Forced(why),
+    )
+}
+
+/// `wgsl` as naga IR with every loop proven to end, bounds clamped where a counter could wrap.
+fn proven_module(
+    wgsl: &str,
+    constants: &[(&str, f64)],
+) -> Result<(naga::Module, crate::termination::Proof), String> {
+    let mut module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.to_string())?;
+    let proof = crate::termination::prove(&mut module, constants)?;
+    Ok((module, proof))
 }
 
 /// The environment variable that, set to `forced`, keeps naga's loop bound on every program.

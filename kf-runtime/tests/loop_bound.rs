@@ -141,6 +141,9 @@ fn proven_loops_build_without_the_counter_and_compute_the_same() {
     let (pipeline, bound) = kf_runtime::build_pipeline_with(&device, &layout, &program, "loops")
         .expect("the program builds");
     assert_eq!(bound, LoopBound::Proven(proof), "built with the counter");
+    let constants = [("STRIDE", f64::from(STRIDE))];
+    let (_, module_bound) = kf_runtime::shader_module(&device, "loops", WGSL, &constants);
+    assert_eq!(module_bound, LoopBound::Proven(proof), "the module alike");
 
     let n: u32 = 1000;
     let x: Vec<u32> = (0..n)

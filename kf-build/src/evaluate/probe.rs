@@ -223,13 +223,10 @@ impl Bench<'_> {
     }
 }
 
+/// The probe's pipeline, built as the kernels it is compared with are (without wgpu's loop
+/// counter, its loops being proven to end).
 fn pipeline(gpu: &Gpu, wgsl: &str) -> Result<wgpu::ComputePipeline, String> {
-    let module = gpu
-        .device
-        .create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("probe"),
-            source: wgpu::ShaderSource::Wgsl(wgsl.into()),
-        });
+    let (module, _) = kf_runtime::shader_module(&gpu.device, "probe", wgsl, &[]);
     Ok(gpu
         .device
         .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
