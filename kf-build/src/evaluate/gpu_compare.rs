@@ -380,10 +380,8 @@ impl GpuCompare {
     /// blamed on a candidate.
     pub fn new(device: &wgpu::Device) -> Result<GpuCompare, String> {
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("kernelfoundry compare"),
-            source: wgpu::ShaderSource::Wgsl(WGSL.into()),
-        });
+        // Built as the programs are, without wgpu's loop counter (its loops are counted).
+        let (module, _) = kf_runtime::shader_module(device, "kernelfoundry compare", WGSL, &[]);
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("kernelfoundry compare"),
             layout: None,
