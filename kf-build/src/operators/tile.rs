@@ -946,9 +946,22 @@ pub fn recognise<'a>(
         let index = element_index(e, pointer)
             .ok_or_else(|| Skip("an operand is not read by array index".into()))?;
         let a = form(ir, index, facts.counter, split.is_some(), col).ok_or_else(|| {
-            Skip(
-                "an operand's index is not affine in the invocation id and the loop counter".into(),
-            )
+            let mut why =
+                "an operand's index is not affine in the invocation id and the loop counter"
+                    .to_owned();
+            if split.is_none()
+                && ir
+                    .digits(naga::BuiltIn::GlobalInvocationId, 0)
+                    .is_some_and(|d| d.count() > 2)
+            {
+                // A batch folded into the flat id (`b = i / (m * n)`, `r = (i / n) % m`): the
+                // flat form reads a row and a column only.
+                why.push_str(
+                    " (gid.x is taken apart into more than a row and a column, a batch folded \
+                     into the flat id; tile reads a batch from its own id component, gid.z)",
+                );
+            }
+            Skip(why)
         })?;
         let Some(counter_unit) = a.counter else {
             return Err(Skip(

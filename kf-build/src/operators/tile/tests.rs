@@ -137,6 +137,12 @@ fn skip_reasons_name_the_broken_premise() {
     );
     assert!(why("skip_row_sum.wgsl").contains("sum of products"));
     assert!(why("skip_flat_id_two_divisors.wgsl").contains("not affine"));
+    let batch = why("skip_batch_in_flat_id.wgsl");
+    assert!(batch.contains("batch folded into the flat id"), "{batch}");
+    assert!(
+        !why("skip_flat_id_two_divisors.wgsl").contains("batch"),
+        "two divisors that are no chain are not a batch"
+    );
     assert!(why("skip_impure_call.wgsl").contains("function call"));
     assert!(why("skip_unguarded.wgsl").contains("guarded"));
     assert!(why("skip_rows_two_accumulators.wgsl").contains("exactly one accumulator"));
