@@ -702,36 +702,26 @@ pub fn build_pipeline_with(
     program: &Program,
     label: &str,
 ) -> Result<(wgpu::ComputePipeline, LoopBound), String> {
-    let off = RuntimeChecksOff::from_env();
-    let constants = program.constants_pairs();
-    let why = if off.loops || loop_bound_forced() {
-        "the process asked for it".to_string()
-    } else {
-        match proven_module(&program.wgsl, &constants) {
-            Ok((module, proof)) => {
-                let mut checks = off.shader_checks();
-                checks.force_loop_bounding = false;
-                let source = wgpu::ShaderSource::Naga(std::borrow::Cow::Owned(module));
-                match build_with(device, layout, program, label, source, Some(checks)) {
-                    Ok(pipeline) => return Ok((pipeline, LoopBound::Proven(proof))),
-                    Err(e) => {
-                        log::warn!(
-                            "{label}: the build without the forced loop bound failed ({e}); \
-                             building with it"
-                        );
-                        format!("the build without it failed: {e}")
-                    }
+    let why = match loop_plan(&program.wgsl, &program.constants_pairs()) {
+        Ok((source, checks, proof)) => {
+            match build_with(device, layout, program, label, source, Some(checks)) {
+                Ok(pipeline) => return Ok((pipeline, LoopBound::Proven(proof))),
+                Err(e) => {
+                    log::warn!(
+                        "{label}: the build without the forced loop bound failed ({e}); \
+                         building with it"
+                    );
+                    format!("the build without it failed: {e}")
                 }
             }
-            Err(why) => {
-                log::debug!("{label}: loops keep the forced bound: {why}");
-                why
-            }
+        }
+        Err(why) => {
+            log::debug!("{label}: loops keep the forced bound: {why}");
+            why
         }
     };
     let source = wgpu::ShaderSource::Wgsl(program.wgsl.clone());
-    let checks = off.any_shader_check().then(|| off.shader_checks());
-    build_with(device, layout, program, label, source, checks)
+    build_with(device, layout, program, label, source, plain_checks())
         .map(|pipeline| (pipeline, LoopBound::Forced(why)))
 }
 
@@ -745,44 +735,73 @@ pub fn shader_module(
     wgsl: &str,
     constants: &[(&str, f64)],
 ) -> (wgpu::ShaderModule, LoopBound) {
-    let descriptor = |source| wgpu::ShaderModuleDescriptor {
+    match loop_plan(wgsl, constants) {
+        Ok((source, checks, proof)) => (
+            create_module(device, label, source, Some(checks)),
+            LoopBound::Proven(proof),
+        ),
+        Err(why) => {
+            let source = wgpu::ShaderSource::Wgsl(wgsl.to_owned().into());
+            (
+                create_module(device, label, source, plain_checks()),
+                LoopBound::Forced(why),
+            )
+        }
+    }
+}
+
+/// How to build `wgsl` without naga's forced loop bound: its proven IR as the source, the checks
+/// to build it with, and the proof; or why it keeps the bound (not proven, or the process asked).
+fn loop_plan(
+    wgsl: &str,
+    constants: &[(&str, f64)],
+) -> Result<
+    (
+        wgpu::ShaderSource<'static>,
+        wgpu::ShaderRuntimeChecks,
+        crate::termination::Proof,
+    ),
+    String,
+> {
+    let off = RuntimeChecksOff::from_env();
+    if off.loops || loop_bound_forced() {
+        return Err("the process asked for it".into());
+    }
+    let mut module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.to_string())?;
+    let proof = crate::termination::prove(&mut module, constants)?;
+    let mut checks = off.shader_checks();
+    checks.force_loop_bounding = false;
+    let source = wgpu::ShaderSource::Naga(std::borrow::Cow::Owned(module));
+    Ok((source, checks, proof))
+}
+
+/// The checks a program keeps its loop bound with: all, unless `KERNELFOUNDRY_UNCHECKED` drops
+/// some (`None`: wgpu's default build).
+fn plain_checks() -> Option<wgpu::ShaderRuntimeChecks> {
+    let off = RuntimeChecksOff::from_env();
+    off.any_shader_check().then(|| off.shader_checks())
+}
+
+/// The one place a module is built with checks turned off (`trusted`).
+fn create_module(
+    device: &wgpu::Device,
+    label: &str,
+    source: wgpu::ShaderSource,
+    trusted: Option<wgpu::ShaderRuntimeChecks>,
+) -> wgpu::ShaderModule {
+    let descriptor = wgpu::ShaderModuleDescriptor {
         label: Some(label),
         source,
     };
-    let off = RuntimeChecksOff::from_env();
-    let why = if off.loops || loop_bound_forced() {
-        "the process asked for it".to_string()
-    } else {
-        match proven_module(wgsl, constants) {
-            Ok((module, proof)) => {
-                let mut checks = off.shader_checks();
-                checks.force_loop_bounding = false;
-                let source = wgpu::ShaderSource::Naga(std::borrow::Cow::Owned(module));
-                // SAFETY: every loop of the module is proven to end (`termination::prove`); the
-                // other checks stay as the process asked.
-                #[allow(unsafe_code)]
-                let module =
-                    unsafe { device.create_shader_module_trusted(descriptor(source), checks) };
-                return (module, LoopBound::Proven(proof));
-            }
-            Err(why) => why,
-        }
-    };
-    let source = wgpu::ShaderSource::Wgsl(wgsl.to_owned().into());
-    (
-        device.create_shader_module(descriptor(source)),
-        LoopBound::Forced(why),
-    )
-}
-
-/// `wgsl` as naga IR with every loop proven to end, bounds clamped where a counter could wrap.
-fn proven_module(
-    wgsl: &str,
-    constants: &[(&str, f64)],
-) -> Result<(naga::Module, crate::termination::Proof), String> {
-    let mut module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.to_string())?;
-    let proof = crate::termination::prove(&mut module, constants)?;
-    Ok((module, proof))
+    match trusted {
+        // SAFETY: the checks turned off are either the forced loop bound of a module whose every
+        // loop `termination::prove` showed to end (`loop_plan`), or checks the process was told
+        // to drop by `KERNELFOUNDRY_UNCHECKED`, which documents that the caller then vouches for
+        // every program it builds (no out-of-bounds index, no integer division by zero).
+        #[allow(unsafe_code)]
+        Some(checks) => unsafe { device.create_shader_module_trusted(descriptor, checks) },
+        None => device.create_shader_module(descriptor),
+    }
 }
 
 /// The environment variable that, set to `forced`, keeps naga's loop bound on every program.
@@ -805,19 +824,7 @@ fn build_with(
     let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
     let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let descriptor = wgpu::ShaderModuleDescriptor {
-        label: Some(label),
-        source,
-    };
-    let module = match trusted {
-        // SAFETY: the checks turned off are either the forced loop bound of a module whose every
-        // loop `termination::prove` showed to end, or checks the process was told to drop by
-        // `KERNELFOUNDRY_UNCHECKED`, which documents that the caller then vouches for every
-        // program it builds (no out-of-bounds index, no integer division by zero).
-        #[allow(unsafe_code)]
-        Some(checks) => unsafe { device.create_shader_module_trusted(descriptor, checks) },
-        None => device.create_shader_module(descriptor),
-    };
+    let module = create_module(device, label, source, trusted);
     let constants = program.constants_pairs();
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(label),
