@@ -19,7 +19,9 @@
 
 use super::Skip;
 use super::expr::binary_op_wgsl;
-use super::ir::Analysis;
+use super::ir::{Analysis, Mono};
+use kf_runtime::expr::{Op, SizeExpr};
+use kf_runtime::resolve::ResolvedKernel;
 use naga::{Expression, Handle, LocalVariable, Statement};
 use std::collections::HashMap;
 
@@ -838,6 +840,64 @@ impl<'a> Exprs<'a> {
             Expression::ZeroValue(_) => true,
             _ => false,
         }
+    }
+}
+
+/// A uniform monomial of the analysis ([`Mono`]: an integer times uniform atoms, e.g. a digit
+/// boundary `m * n` of a flat id) made usable by a rewrite: the expressions behind its atoms, to
+/// print it in new code, and its value as a size expression, for a launch rule.
+#[derive(Clone, Debug)]
+pub struct Factor {
+    /// One expression per atom, in the monomial's order.
+    pub atoms: Vec<Handle<Expression>>,
+    /// The integer factor.
+    pub k: i64,
+    /// Its value from the spec's sizes.
+    pub size: SizeExpr,
+}
+
+impl Factor {
+    /// `m`, each atom's size read from the spec (a literal, or a uniform the spec fills with a
+    /// size); `None` when one is neither, or the factor is not positive.
+    pub fn of(ir: &Analysis<'_>, kernel: &ResolvedKernel, m: &Mono) -> Option<Factor> {
+        let k = u64::try_from(m.k).ok().filter(|k| *k > 0)?;
+        let mut ops = Vec::new();
+        if k != 1 || m.atoms.is_empty() {
+            ops.push(Op::Lit(k));
+        }
+        let mut atoms = Vec::new();
+        for a in &m.atoms {
+            let (h, size) = ir
+                .atom_exprs(a)
+                .into_iter()
+                .find_map(|h| ir.spec_size(kernel, h).map(|s| (h, s)))?;
+            let first = ops.is_empty();
+            ops.extend_from_slice(size.ops());
+            if !first {
+                ops.push(Op::Mul);
+            }
+            atoms.push(h);
+        }
+        Some(Factor {
+            atoms,
+            k: m.k,
+            size: SizeExpr::from_ops(ops),
+        })
+    }
+
+    /// As `u32` WGSL text.
+    pub fn text(&self, p: &Printer<'_>) -> Result<String, Skip> {
+        let mut parts = Vec::new();
+        if self.k != 1 || self.atoms.is_empty() {
+            parts.push(format!("{}u", self.k));
+        }
+        for a in &self.atoms {
+            parts.push(format!("u32({})", p.expr(*a)?));
+        }
+        Ok(match &parts[..] {
+            [one] => one.clone(),
+            _ => format!("({})", parts.join(" * ")),
+        })
     }
 }
 

@@ -319,11 +319,11 @@ pub enum Var {
     Builtin(BuiltIn, u32),
     /// The variable of a counted loop.
     Loop(Handle<LocalVariable>),
-    /// A builtin component divided by its one divisor in the function (`id.x / n`, see
-    /// [`Analysis::divisor`]); only [`Analysis::split_index_form`] produces it.
-    Quot(BuiltIn, u32),
-    /// A builtin component modulo its one divisor (`id.x % n`).
-    Rem(BuiltIn, u32),
+    /// Digit `i` of a builtin component in the mixed radix its divisions and remainders spell
+    /// ([`Analysis::digits`]): for `col = id.x % n`, `row = (id.x / n) % m`, `b = id.x / (m * n)`
+    /// digit 0 is the column, 1 the row and 2 the batch. Only [`Analysis::split_index_form`]
+    /// produces it.
+    Digit(BuiltIn, u32, u8),
 }
 
 /// A product of an integer and uniform atoms (canonical WGSL text of uniform leaves, sorted).
@@ -446,8 +446,7 @@ fn var_key(v: Var) -> (u8, String, u32) {
     match v {
         Var::Builtin(b, c) => (0, format!("{b:?}"), c),
         Var::Loop(l) => (1, String::new(), l.index() as u32),
-        Var::Quot(b, c) => (2, format!("{b:?}"), c),
-        Var::Rem(b, c) => (3, format!("{b:?}"), c),
+        Var::Digit(b, c, i) => (2, format!("{b:?}"), c * 256 + u32::from(i)),
     }
 }
 
@@ -1838,50 +1837,15 @@ impl<'a> Analysis<'a> {
         self.form_depth(h, 0, false)
     }
 
-    /// Like [`Self::index_form`], and a flat id split by `/` and `%` is read as two ids: where a
-    /// builtin component is divided by one divisor everywhere in the function
-    /// ([`Self::divisor`]), `id.x / n` is [`Var::Quot`] and `id.x % n` is [`Var::Rem`] (the
-    /// 2-D id `(q, r)` with `id.x = q * n + r`, `r < n`). Callers that read these forms must know
-    /// the two new variables; plain [`Self::index_form`] never produces them.
+    /// Like [`Self::index_form`], and a flat id taken apart by `/` and `%` is read as its digits:
+    /// where a builtin component's divisions and remainders form a chain ([`Self::digits`],
+    /// boundaries `1 = B₀ | B₁ | … | Bₙ`), the component is `Σ Digit(i)·Bᵢ`, and a run of its
+    /// digits (`id.x % n`, `(id.x / n) % m`, `id.x / (m * n)`) is `Σ Digit(i)·Bᵢ / B_lo` over
+    /// the digits it reads, so `id - (id / n) * n` reads as digit 0 by algebra alone. Callers
+    /// that read these forms must know [`Var::Digit`]; plain [`Self::index_form`] never produces
+    /// it.
     pub fn split_index_form(&self, h: Handle<Expression>) -> Option<IndexForm> {
         self.form_depth(h, 0, true)
-    }
-
-    /// The one divisor of builtin component `(b, c)`: every `/` and `%` in the function whose
-    /// left side is exactly that component (through `let`s and casts) has a dispatch-uniform right
-    /// side, all spelled the same (by their inlined text), and there is at least one. Returns one
-    /// of those right sides.
-    pub fn divisor(&self, b: BuiltIn, c: u32) -> Option<Handle<Expression>> {
-        let mut found: Option<(Handle<Expression>, String)> = None;
-        for (_, e) in self.function.expressions.iter() {
-            let Expression::Binary {
-                op: BinaryOperator::Divide | BinaryOperator::Modulo,
-                left,
-                right,
-            } = *e
-            else {
-                continue;
-            };
-            let is_component = self.form_depth(left, 0, false).is_some_and(|f| {
-                f.offset.is_zero()
-                    && f.terms.len() == 1
-                    && f.terms[0].0 == Var::Builtin(b, c)
-                    && f.terms[0].1.as_constant() == Some(1)
-            });
-            if !is_component {
-                continue;
-            }
-            if !self.is_dispatch_uniform(right) {
-                return None;
-            }
-            let text = self.expr_wgsl(right, Naming::Inline)?;
-            match &found {
-                Some((_, t)) if *t != text => return None,
-                Some(_) => {}
-                None => found = Some((right, text)),
-            }
-        }
-        found.map(|(h, _)| h)
     }
 
     /// What `h` converts, when it is a conversion between 32-bit integer types (`i32(gid.x)`),
@@ -1903,29 +1867,35 @@ impl<'a> Analysis<'a> {
         }
     }
 
-    /// Builtin component `(b, c)` as an index form: itself, or in the split reading, where it has
-    /// one divisor `d`, `d·quot + rem` (so that `id - (id / d) * d` reads as `rem`).
+    /// Builtin component `(b, c)` as an index form: itself, or in the split reading, where its
+    /// divisions spell digits, `Σ Digit(i)·Bᵢ`.
     fn component_form(&self, b: BuiltIn, c: u32, split: bool) -> IndexForm {
         let whole = IndexForm::var(Var::Builtin(b, c));
         if !split {
             return whole;
         }
-        let Some(d) = self.divisor(b, c) else {
-            return whole;
-        };
-        match self.form_depth(d, 0, false) {
-            Some(f) if f.terms.is_empty() && !f.offset.is_zero() => {
-                let mut terms = vec![
-                    (Var::Quot(b, c), f.offset),
-                    (Var::Rem(b, c), Poly::constant(1)),
-                ];
-                terms.sort_by_key(|(v, _)| var_key(*v));
-                IndexForm {
-                    terms,
-                    offset: Poly::default(),
-                }
-            }
-            _ => whole,
+        match self.digits(b, c) {
+            Some(d) => Self::digits_form(&d, 0, d.count()),
+            None => whole,
+        }
+    }
+
+    /// Digits `lo..hi` of `d` as one value: `Σ Digit(i)·Bᵢ / B_lo`.
+    fn digits_form(d: &Digits, lo: usize, hi: usize) -> IndexForm {
+        let base = d.bound(lo);
+        let mut terms: Vec<(Var, Poly)> = (lo..hi)
+            .filter_map(|i| {
+                let weight = d.bound(i).over(&base)?;
+                Some((
+                    Var::Digit(d.builtin, d.component, u8::try_from(i).ok()?),
+                    Poly(vec![weight]).normal(),
+                ))
+            })
+            .collect();
+        terms.sort_by_key(|(v, _)| var_key(*v));
+        IndexForm {
+            terms,
+            offset: Poly::default(),
         }
     }
 
@@ -1986,26 +1956,12 @@ impl<'a> Analysis<'a> {
                 }
             }
             Expression::Binary {
-                op: op @ (BinaryOperator::Divide | BinaryOperator::Modulo),
-                left,
-                right,
-            } if split => {
-                let l = self.form_depth(left, depth + 1, false)?;
-                let [(Var::Builtin(b, c), k)] = l.terms.as_slice() else {
-                    return atom();
-                };
-                if !l.offset.is_zero() || k.as_constant() != Some(1) {
-                    return atom();
-                }
-                let d = self.divisor(*b, *c)?;
-                if self.expr_wgsl(d, Naming::Inline)? != self.expr_wgsl(right, Naming::Inline)? {
-                    return None;
-                }
-                Some(IndexForm::var(if op == BinaryOperator::Divide {
-                    Var::Quot(*b, *c)
-                } else {
-                    Var::Rem(*b, *c)
-                }))
+                op: BinaryOperator::Divide | BinaryOperator::Modulo,
+                ..
+            } if split && !self.is_dispatch_uniform(h) => {
+                // A run of a component's digits, or nothing affine.
+                let (d, lo, hi) = self.run_digits(h)?;
+                Some(Self::digits_form(&d, lo, hi))
             }
             Expression::Binary {
                 op: BinaryOperator::ShiftLeft,

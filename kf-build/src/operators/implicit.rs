@@ -61,8 +61,8 @@
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
-    Deps, Entry, Exprs, Guard, Locals, LoopPattern, Printer, TopLevel, Value, element_index,
-    flatten, is_break, statement_kind, sum_of_products, unit_loop, walk_entry,
+    Deps, Entry, Exprs, Factor, Guard, Locals, LoopPattern, Printer, TopLevel, Value,
+    element_index, flatten, is_break, statement_kind, sum_of_products, unit_loop, walk_entry,
 };
 use crate::analysis::ir::{self, Analysis, Cmp, Var};
 use crate::evolve::descriptor::Dim;
@@ -377,55 +377,13 @@ enum PixelDigits {
 }
 
 /// A uniform product `k · Π atoms` that the rewrite re-emits and the launch rule sizes.
-#[derive(Clone, Debug)]
-struct Factor {
-    atoms: Vec<Handle<Expression>>,
-    k: i64,
-    size: SizeExpr,
-}
-
-impl Factor {
-    /// As `u32` WGSL text.
-    fn text(&self, p: &Printer<'_>) -> Result<String, Skip> {
-        let mut parts = Vec::new();
-        if self.k != 1 || self.atoms.is_empty() {
-            parts.push(format!("{}u", self.k));
-        }
-        for a in &self.atoms {
-            parts.push(format!("u32({})", p.expr(*a)?));
-        }
-        Ok(match &parts[..] {
-            [one] => one.clone(),
-            _ => format!("({})", parts.join(" * ")),
-        })
-    }
-}
-
-/// The monomial `m` of the analysis as a [`Factor`], each atom's size read from the spec.
+/// The monomial `m` as a [`Factor`], or why not.
 fn factor(ir: &Analysis<'_>, kernel: &ResolvedKernel, m: &ir::Mono) -> Result<Factor, Skip> {
-    let no = || {
+    Factor::of(ir, kernel, m).ok_or_else(|| {
         Skip(
             "a divisor of the channel's component is neither a literal nor a uniform the spec gives a size"
                 .into(),
         )
-    };
-    let k = u64::try_from(m.k).map_err(|_| no())?;
-    let mut ops = vec![Op::Lit(k)];
-    let mut atoms = Vec::new();
-    for a in &m.atoms {
-        let (h, size) = ir
-            .atom_exprs(a)
-            .into_iter()
-            .find_map(|h| ir.spec_size(kernel, h).map(|s| (h, s)))
-            .ok_or_else(no)?;
-        ops.extend_from_slice(size.ops());
-        ops.push(Op::Mul);
-        atoms.push(h);
-    }
-    Ok(Factor {
-        atoms,
-        k: m.k,
-        size: SizeExpr::from_ops(ops),
     })
 }
 

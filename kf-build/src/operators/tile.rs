@@ -27,9 +27,11 @@
 //!   `fma(x, y, acc)`, where `x` and `y` are `f32` loads from storage buffers whose indices are
 //!   affine (`ir::IndexForm`) in the counter and in exactly one of `gid.x`/`gid.y` each —
 //!   different ones — with uniform coefficients (plus `gid.z` for a batch). A flat id counts as
-//!   two: where `gid.x` is divided by one divisor everywhere (`row = gid.x / n`, `col = gid.x %
-//!   n`, `ir::Analysis::split_index_form`) and `gid.y` is unused, the quotient is the y axis and
-//!   the remainder the x axis, and a bare `gid.x` is `row * n + col`;
+//!   two or three: where `gid.x`'s divisions and remainders spell mixed-radix digits
+//!   (`ir::Analysis::digits`, read by `ir::Analysis::split_index_form`: `col = gid.x % n`, `row =
+//!   (gid.x / n) % m`, `batch = gid.x / (m * n)`, however spelled) and `gid.y` is unused, digit 0
+//!   is the x axis, digit 1 the y axis and a third digit the batch (z, with `gid.z` unused), and
+//!   a bare `gid.x` is `batch * m * n + row * n + col`;
 //! - the store after the loop writes a buffer other than the two operands, at an index affine in
 //!   both `gid.x` and `gid.y`, a value that depends on the accumulator and not on the counter (any
 //!   epilogue: bias, activation, scaling — it is re-emitted as written);
@@ -77,13 +79,16 @@
 //! unknown trip count, no prefetch) the 64×64 kernel ran at half the speed on an H200. The
 //! rewrites therefore introduce no `override` and leave [`Rewrite::params`] empty.
 //!
-//! **A flat id** launches `d` columns by `cdiv(X, d)` rows (`X` the parent's grid, `d` the
-//! divisor's size from the spec: a literal or a uniform scalar the spec fills with a size), the
-//! virtual id of output `(row, col)` is `row * d + col`, and its store is also guarded by
-//! `col < d`, without which a column past the divisor would name an output of the next row.
+//! **A flat id** launches `n` columns by `cdiv(X, n)` rows (`X` the parent's grid, `n` the
+//! digit boundary's size from the spec: literals and uniform scalars the spec fills with sizes),
+//! the virtual id of output `(row, col)` is `row * n + col`, and its store is also guarded by
+//! `col < n`, without which a column past the divisor would name an output of the next row. With
+//! a batch digit it launches `n` columns by `m` rows by `cdiv(X, m * n)` batches, and a store is
+//! also guarded by `row < m`.
 //!
 //! **Limits.** Only `f32` scalar operands and accumulator; output coordinates must be components
-//! of `global_invocation_id` or the two halves of a flat id split by one divisor; a store without a bounds guard on both axes is skipped (the rewrite
+//! of `global_invocation_id` or two or three digits of a flat id (four, two batch digits, are
+//! skipped); a store without a bounds guard on both axes is skipped (the rewrite
 //! computes whole blocks and could not tell which outputs the baseline leaves alone); an
 //! accumulator or counter declared without a value (`var acc: f32;`) is skipped; vector operands
 //! (`array<vec4<f32>>`) and `f16` are skipped; the accumulation order changes (within the
@@ -92,8 +97,9 @@
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
-    Deps, Entry, Exprs, Guard, Locals, LoopPattern, Printer, TopLevel, Value, element_index,
-    flatten, is_break, one_unit_loop, statement_kind, sum_of_products, unit_loop, walk_entry,
+    Deps, Entry, Exprs, Factor, Guard, Locals, LoopPattern, Printer, TopLevel, Value,
+    element_index, flatten, is_break, one_unit_loop, statement_kind, sum_of_products, unit_loop,
+    walk_entry,
 };
 use crate::analysis::ir::{self, AccOp, Analysis, IndexForm, Var};
 use crate::evolve::descriptor::Dim;
@@ -490,8 +496,9 @@ pub struct Matmul {
     /// The stored element's index, and the output's `@group`/`@binding`.
     store_index: Handle<Expression>,
     out_binding: (u32, u32),
-    /// A flat id: `gid.x` is split by `/` and `%` with this divisor into the row (`gid.x / d`,
-    /// slot y) and the column (`gid.x % d`, slot x); the kernel reads no other component but z.
+    /// A flat id: `gid.x` taken apart by `/` and `%` into the column (slot x), the row (slot y)
+    /// and perhaps the batch (slot z); the kernel reads no `gid.y`, and `gid.z` only as the batch
+    /// of a flat id of two digits.
     split: Option<Split>,
     /// The rows form: the output is one value per row, a sum over a column loop around the
     /// product (u is `gid.x`, v the column counter).
@@ -511,11 +518,15 @@ struct Rows {
     update: Handle<Expression>,
 }
 
-/// The divisor of a flat id, and its value as a size expression (for the launch rule).
+/// A flat id taken apart into digits (`ir::Analysis::digits`): digit 0 is the column (slot x),
+/// digit 1 the row (slot y) and, with three digits, digit 2 the batch (slot z). The flat id is
+/// `col + row·B₁ (+ batch·B₂)`.
 #[derive(Clone, Debug)]
 struct Split {
-    divisor: Handle<Expression>,
-    size: SizeExpr,
+    /// The digit boundaries `B₁` (and `B₂`).
+    bounds: Vec<Factor>,
+    /// With a batch digit, the row's radix `B₂ / B₁`: a row past it is a row of the next batch.
+    rows: Option<Factor>,
 }
 
 /// Walks the entry point's statements, proving the pattern.
@@ -946,22 +957,9 @@ pub fn recognise<'a>(
         let index = element_index(e, pointer)
             .ok_or_else(|| Skip("an operand is not read by array index".into()))?;
         let a = form(ir, index, facts.counter, split.is_some(), col).ok_or_else(|| {
-            let mut why =
-                "an operand's index is not affine in the invocation id and the loop counter"
-                    .to_owned();
-            if split.is_none()
-                && ir
-                    .digits(naga::BuiltIn::GlobalInvocationId, 0)
-                    .is_some_and(|d| d.count() > 2)
-            {
-                // A batch folded into the flat id (`b = i / (m * n)`, `r = (i / n) % m`): the
-                // flat form reads a row and a column only.
-                why.push_str(
-                    " (gid.x is taken apart into more than a row and a column, a batch folded \
-                     into the flat id; tile reads a batch from its own id component, gid.z)",
-                );
-            }
-            Skip(why)
+            Skip(
+                "an operand's index is not affine in the invocation id and the loop counter".into(),
+            )
         })?;
         let Some(counter_unit) = a.counter else {
             return Err(Skip(
@@ -1019,9 +1017,10 @@ pub fn recognise<'a>(
         }
         let mut used = d.gid;
         if split.is_some() {
-            // A bound on the flat id bounds the row; the column is bounded by the divisor, a
-            // guard the rewrite adds.
+            // A bound on the flat id bounds the row (or the batch); the column (and the row
+            // under a batch) is bounded by its radix, a guard the rewrite adds.
             used[1] |= used[0];
+            used[2] |= used[0];
         }
         for (seen, used) in guarded.iter_mut().zip(used) {
             *seen |= used;
@@ -1133,28 +1132,59 @@ pub fn recognise<'a>(
     ))
 }
 
-/// Whether the kernel takes its output's row and column from a flat id, `gid.x / d` and
-/// `gid.x % d` with one dispatch-uniform divisor `d` whose value the spec gives (a literal, or a
-/// uniform the spec fills with a size). Such a kernel reads no `gid.y`: its two output axes become
-/// slots y (the row) and x (the column) of a virtual 2-D id.
+/// Whether the kernel takes its output's coordinates from a flat id: `gid.x` taken apart by `/`
+/// and `%` into mixed-radix digits (`ir::Analysis::digits`, however the split is spelled:
+/// `(idx / n) % m`, `idx - (idx / n) * n`, `idx / (m * n)`), two (row, column) or three (batch,
+/// row, column), every boundary a literal or uniforms the spec gives sizes. Such a kernel reads
+/// no `gid.y` (and with a batch digit no `gid.z`): its digits become slots x, y (and z) of a
+/// virtual id.
 fn flat_id(ir: &Analysis<'_>, kernel: &ResolvedKernel) -> Result<Option<Split>, Skip> {
     let gid = naga::BuiltIn::GlobalInvocationId;
-    let Some(divisor) = ir.divisor(gid, 0) else {
+    let Some(digits) = ir.digits(gid, 0) else {
         return Ok(None);
     };
-    if ir
-        .builtins
-        .iter()
-        .any(|b| b.builtin == gid && b.components[1])
-    {
+    let reads = |c: usize| {
+        ir.builtins
+            .iter()
+            .any(|b| b.builtin == gid && b.components[c])
+    };
+    if reads(1) {
         return Ok(None);
     }
-    let size = ir.spec_size(kernel, divisor).ok_or_else(|| {
-        Skip(
-            "the flat id's divisor is neither a literal nor a uniform the spec gives a size".into(),
-        )
-    })?;
-    Ok(Some(Split { divisor, size }))
+    match digits.count() {
+        2 => {}
+        3 if !reads(2) => {}
+        3 => {
+            return Err(Skip(
+                "gid.x is taken apart into a batch, a row and a column, and gid.z is read too"
+                    .into(),
+            ));
+        }
+        n => {
+            return Err(Skip(format!(
+                "gid.x is taken apart into {n} digits; tile reads at most a batch, a row and a \
+                 column from a flat id"
+            )));
+        }
+    }
+    let factor = |m: &ir::Mono| {
+        Factor::of(ir, kernel, m).ok_or_else(|| {
+            Skip(format!(
+                "the flat id's divisor `{}` is neither a literal nor a uniform the spec gives a size",
+                ir::Poly(vec![m.clone()])
+            ))
+        })
+    };
+    let bounds = digits
+        .bounds
+        .iter()
+        .map(factor)
+        .collect::<Result<Vec<_>, _>>()?;
+    let rows = match digits.radix(1) {
+        Some(r) if digits.count() == 3 => Some(factor(&r)?),
+        _ => None,
+    };
+    Ok(Some(Split { bounds, rows }))
 }
 
 /// An index's affine form (proven by `ir`) over the invocation-id components and the loop counter:
@@ -1167,8 +1197,8 @@ struct Form {
 }
 
 ///
-/// With a flat id (`split`), `gid.x / d` is slot y, `gid.x % d` slot x, and a bare `gid.x`
-/// (`= (gid.x / d) * d + gid.x % d`) both: unit in x where its coefficient is 1, never in y.
+/// With a flat id (`split`), digit `i` of `gid.x` is slot `i` (column, row, batch), a bare
+/// `gid.x` being `Σ digitᵢ·Bᵢ`: unit in x where its coefficient is 1, never in y or z.
 fn form(
     ir: &Analysis<'_>,
     h: Handle<Expression>,
@@ -1187,26 +1217,13 @@ fn form(
         col: None,
     };
     let gid = naga::BuiltIn::GlobalInvocationId;
-    if split {
-        // Coefficients of the column and the row: a bare `gid.x` adds to both.
-        let (bare, quot, rem) = (
-            f.coeff(Var::Builtin(gid, 0)),
-            f.coeff(Var::Quot(gid, 0)),
-            f.coeff(Var::Rem(gid, 0)),
-        );
-        let column = bare.add(&rem);
-        if !column.is_zero() {
-            out.gid[0] = Some(column.as_constant() == Some(1));
-        }
-        if !bare.is_zero() || !quot.is_zero() {
-            out.gid[1] = Some(bare.is_zero() && quot.as_constant() == Some(1));
-        }
-    }
     for (v, c) in &f.terms {
         let unit = c.as_constant() == Some(1);
         match *v {
-            Var::Builtin(b, 0) | Var::Quot(b, 0) | Var::Rem(b, 0) if split && b == gid => {}
-            Var::Builtin(b, 1) if split && b == gid => return None,
+            Var::Digit(b, 0, i) if split && b == gid && i < 3 => {
+                out.gid[usize::from(i)] = Some(unit)
+            }
+            Var::Builtin(b, 0 | 1) if split && b == gid => return None,
             Var::Builtin(naga::BuiltIn::GlobalInvocationId, k) if k < 3 => {
                 out.gid[k as usize] = Some(unit)
             }
@@ -1222,14 +1239,19 @@ const AXES: [&str; 3] = ["x", "y", "z"];
 const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
 
 /// `vec3<u32>(..)` with `u` and `v` on their axes and the batch in z.
-/// With a flat id (`divisor` is its text), the row and column fold back into `gid.x`.
-fn gid3(m: &Matmul, divisor: Option<&str>, u: &str, v: &str) -> String {
+/// With a flat id (`bounds` are its digit boundaries as text), the row, the column and a batch
+/// digit fold back into `gid.x`.
+fn gid3(m: &Matmul, bounds: Option<&[String]>, u: &str, v: &str) -> String {
     let mut c = ["0u".to_owned(), "0u".to_owned(), "kft_z".to_owned()];
     c[m.u_axis] = u.to_owned();
     c[m.v_axis] = v.to_owned();
-    match divisor {
-        Some(d) => format!("vec3<u32>(({}) * {d} + ({}), 0u, {})", c[1], c[0], c[2]),
-        None => format!("vec3<u32>({}, {}, {})", c[0], c[1], c[2]),
+    match bounds {
+        Some([b1]) => format!("vec3<u32>(({}) * {b1} + ({}), 0u, {})", c[1], c[0], c[2]),
+        Some([b1, b2]) => format!(
+            "vec3<u32>(({}) * {b2} + ({}) * {b1} + ({}), 0u, 0u)",
+            c[2], c[1], c[0]
+        ),
+        _ => format!("vec3<u32>({}, {}, {})", c[0], c[1], c[2]),
     }
 }
 
@@ -1259,18 +1281,27 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
         }
         syms
     };
-    let divisor_text = match &m.split {
+    let bare = Printer {
+        x,
+        gid: "kft_gid",
+        symbols: &[],
+    };
+    let bounds_text = match &m.split {
         Some(split) => Some(
-            Printer {
-                x,
-                gid: "kft_gid",
-                symbols: &[],
-            }
-            .expr(split.divisor)?,
+            split
+                .bounds
+                .iter()
+                .map(|b| b.text(&bare))
+                .collect::<Result<Vec<_>, _>>()?,
         ),
         None => None,
     };
-    let divisor = divisor_text.as_deref();
+    let divisor = bounds_text.as_deref();
+    // With a batch digit, the row's radix (a row past it is one of the next batch).
+    let row_radix = match m.split.as_ref().and_then(|s| s.rows.as_ref()) {
+        Some(r) => Some(r.text(&bare)?),
+        None => None,
+    };
     let cond_text = |p: &Printer<'_>| -> Result<String, Skip> {
         let c = p.expr(m.cond)?;
         Ok(if m.continue_when { c } else { format!("!{c}") })
@@ -1709,10 +1740,15 @@ fn generate(m: &Matmul, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<Stri
             let _ = writeln!(w, "    {{");
             let _ = writeln!(w, "        let kft_gid = {};", gid3(m, divisor, &u, &v));
             match divisor {
-                // The column must stay below the divisor, or the flat id names another output.
+                // The column must stay below its radix, or the flat id names another output (and
+                // the row below its own under a batch digit).
                 Some(d) => {
-                    let column = if m.v_axis == 0 { &v } else { &u };
-                    let _ = writeln!(w, "        if ({column}) < {d} && {active} {{");
+                    let (column, row) = if m.v_axis == 0 { (&v, &u) } else { (&u, &v) };
+                    let rows = match &row_radix {
+                        Some(r) => format!("({row}) < {r} && "),
+                        None => String::new(),
+                    };
+                    let _ = writeln!(w, "        if ({column}) < {} && {rows}{active} {{", d[0]);
                 }
                 None => {
                     let _ = writeln!(w, "        if {active} {{");
@@ -2050,18 +2086,25 @@ fn active_guards(m: &Matmul, p: &Printer<'_>) -> Result<String, Skip> {
     })
 }
 
+/// Workgroups above the flat grid `X` with digit boundary `b`: `cdiv(X, b)`.
+fn flat_ceil(parent: &Program, b: &Factor) -> Vec<Op> {
+    let mut ops = super::grid_extent(parent, 0);
+    ops.extend_from_slice(b.size.ops());
+    ops.push(Op::CeilDiv);
+    ops
+}
+
 /// Workgroup counts: the parent's grid divided into blocks, the batch in z. A flat id's grid `X`
-/// becomes `d` columns by `cdiv(X, d)` rows.
+/// becomes `B₁` columns by `cdiv(X, B₁)` rows, or with a batch digit `B₁` columns by `B₂ / B₁`
+/// rows by `cdiv(X, B₂)` batches.
 fn launch_rule(m: &Matmul, parent: &Program, cfg: &Config) -> Dispatch {
     let grid = |dim: usize| match &m.split {
         None => super::grid_extent(parent, dim),
-        Some(split) if dim == 0 => split.size.ops().to_vec(),
-        Some(split) => {
-            let mut ops = super::grid_extent(parent, 0);
-            ops.extend_from_slice(split.size.ops());
-            ops.push(Op::CeilDiv);
-            ops
-        }
+        Some(split) if dim == 0 => split.bounds[0].size.ops().to_vec(),
+        Some(split) => match &split.rows {
+            Some(rows) => rows.size.ops().to_vec(),
+            None => flat_ceil(parent, &split.bounds[0]),
+        },
     };
     if m.rows.is_some() {
         // One workgroup per block of rows; each walks every column.
@@ -2097,7 +2140,9 @@ fn launch_rule(m: &Matmul, parent: &Program, cfg: &Config) -> Dispatch {
         size: [
             blocks(0),
             blocks(1),
-            if m.batch {
+            if let Some(b2) = m.split.as_ref().and_then(|s| s.bounds.get(1)) {
+                SizeExpr::from_ops(flat_ceil(parent, b2))
+            } else if m.batch {
                 SizeExpr::from_ops(super::grid_extent(parent, 2))
             } else {
                 SizeExpr::lit(u64::from(cfg.sk))

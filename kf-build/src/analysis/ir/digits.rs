@@ -163,6 +163,15 @@ impl Analysis<'_> {
         (lo < hi).then_some((lo, hi))
     }
 
+    /// The digits of the component `h` reads and which of them, when `h` is a run of them
+    /// ([`Self::digit_run`] over the component's [`Self::digits`]).
+    pub fn run_digits(&self, h: Handle<Expression>) -> Option<(Digits, usize, usize)> {
+        let run = self.run_of(h, 0)?;
+        let d = self.digits(run.builtin, run.component)?;
+        let (lo, hi) = self.digit_run(h, &d)?;
+        Some((d, lo, hi))
+    }
+
     /// The expressions whose inlined text is `atom` (an atom of a [`Mono`]), for callers that
     /// need the value behind the text (a size the spec gives it).
     pub fn atom_exprs(&self, atom: &str) -> Vec<Handle<Expression>> {

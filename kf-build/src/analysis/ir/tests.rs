@@ -34,13 +34,8 @@ fn form_text(a: &Analysis<'_>, f: &IndexForm) -> String {
                     ["x", "y", "z", "w"][*c as usize]
                 ),
                 Var::Loop(l) => a.function.local_variables[*l].name.clone().unwrap(),
-                Var::Quot(b, c) => format!(
-                    "{}.{}/",
-                    b.try_to_wgsl().unwrap(),
-                    ["x", "y", "z", "w"][*c as usize]
-                ),
-                Var::Rem(b, c) => format!(
-                    "{}.{}%",
+                Var::Digit(b, c, i) => format!(
+                    "{}.{}#{i}",
                     b.try_to_wgsl().unwrap(),
                     ["x", "y", "z", "w"][*c as usize]
                 ),
@@ -570,4 +565,51 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {{
             }
         });
     }
+}
+
+#[test]
+fn a_flat_id_reads_as_its_digits_however_the_split_is_spelled() {
+    const SRC: &str = r#"
+struct P { m: u32, n: u32 }
+@group(0) @binding(0) var<storage, read_write> o: array<u32>;
+@group(0) @binding(1) var<uniform> p: P;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    let q = i / p.n;
+    o[i % p.n] = 0u;
+    o[i - q * p.n] = 1u;
+    o[(i / p.n) % p.m] = 2u;
+    o[i / (p.m * p.n)] = 3u;
+    o[q / p.m] = 4u;
+    o[i] = 5u;
+}
+"#;
+    analyse(SRC, |a| {
+        let d = a.digits(BuiltIn::GlobalInvocationId, 0).expect("a chain");
+        assert_eq!(d.count(), 3);
+        let forms: Vec<String> = a
+            .accesses
+            .iter()
+            .filter(|x| x.write)
+            .map(|x| form_text(a, &a.split_index_form(x.index.unwrap()).unwrap()))
+            .collect();
+        assert_eq!(
+            forms,
+            [
+                "(1)*global_invocation_id.x#0",
+                "(1)*global_invocation_id.x#0",
+                "(1)*global_invocation_id.x#1",
+                "(1)*global_invocation_id.x#2",
+                "(1)*global_invocation_id.x#2",
+                "(1)*global_invocation_id.x#0 + (p.n)*global_invocation_id.x#1 + (p.m*p.n)*global_invocation_id.x#2",
+            ]
+        );
+        // The plain reading knows nothing of digits.
+        let plain = a.accesses.iter().rfind(|x| x.write).unwrap();
+        assert_eq!(
+            form_text(a, plain.form.as_ref().unwrap()),
+            "(1)*global_invocation_id.x"
+        );
+    });
 }

@@ -137,11 +137,11 @@ fn skip_reasons_name_the_broken_premise() {
     );
     assert!(why("skip_row_sum.wgsl").contains("sum of products"));
     assert!(why("skip_flat_id_two_divisors.wgsl").contains("not affine"));
-    let batch = why("skip_batch_in_flat_id.wgsl");
-    assert!(batch.contains("batch folded into the flat id"), "{batch}");
+    let four = why("skip_flat_id_four_digits.wgsl");
+    assert!(four.contains("4 digits"), "{four}");
     assert!(
-        !why("skip_flat_id_two_divisors.wgsl").contains("batch"),
-        "two divisors that are no chain are not a batch"
+        !why("skip_flat_id_two_divisors.wgsl").contains("digits"),
+        "two divisors that are no chain are no digits"
     );
     assert!(why("skip_impure_call.wgsl").contains("function call"));
     assert!(why("skip_unguarded.wgsl").contains("guarded"));
@@ -285,11 +285,11 @@ fn a_flat_id_launches_its_columns_by_the_divisor_and_its_rows_by_the_rest() {
     // Every stored output keeps its column below the divisor: a column of n or more would name
     // the next row's output through the flat id.
     let text = rw[0].program.wgsl.as_ref();
-    assert!(text.contains(") < dims.n && "), "{text}");
+    assert!(text.contains(") < u32(dims.n) && "), "{text}");
     assert!(
         text.contains(
-            "vec3<u32>((kft_u0 + 0u + kft_tu) * dims.n + (kft_v0 + 0u + kft_tv), 0u, kft_z)"
-        ) || text.contains("* dims.n + (kft_v0"),
+            "vec3<u32>((kft_u0 + 0u + kft_tu) * u32(dims.n) + (kft_v0 + 0u + kft_tv), 0u, kft_z)"
+        ) || text.contains("* u32(dims.n) + (kft_v0"),
         "{text}"
     );
     // A uniform vector spelling reaches the same form, its divisor a vector component.
@@ -519,4 +519,38 @@ fn split_k_offers_no_workspace_larger_than_a_storage_binding() {
         .insert("max_storage_buffer_binding_size".into(), 40_000);
     let why = apply(&Tile::split_k(), &kernel, &target).unwrap_err().0;
     assert!(why.contains("storage binding size"), "{why}");
+}
+
+#[test]
+fn a_batch_folded_into_the_flat_id_launches_in_z() {
+    // b = i / (m * n), r = (i / n) % m, c = i % n: columns in x, rows in y, batches in z.
+    let (kernel, _) = load("batched_flat_id.wgsl");
+    let rw = apply(&Tile::blocked(), &kernel, &Target::default()).unwrap();
+    assert_eq!(
+        rw[0].program.dispatch.to_string(),
+        "workgroups((n + 63) / 64, (m + 63) / 64, cdiv(bt * m * n, m * n))"
+    );
+    let text = rw[0].program.wgsl.as_ref();
+    // The virtual flat id folds the batch, the row and the column back, and every store keeps
+    // its row below m and its column below n: either past its radix names another output.
+    assert!(
+        text.contains("vec3<u32>((kft_z) * (u32(d.m) * u32(d.n)) + (kft_u0 + (0u + kft_tu) * 4u + 0u) * u32(d.n) + (kft_v0 + (0u + kft_tv) * 4u + 1u), 0u, 0u)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(") < u32(d.n) && (kft_u0 + (0u + kft_tu) * 4u + 0u) < u32(d.m) && "),
+        "{text}"
+    );
+    assert!(text.contains("let kft_z = kft_wid.z;"), "{text}");
+    // Respelled: the row by subtraction, the batch as a quotient of a quotient, the sizes in a
+    // vec4 uniform, the whole body under one `if`.
+    let (kernel, _) = load("batched_flat_id_respelled.wgsl");
+    let rw = apply(&Tile::blocked(), &kernel, &Target::default()).unwrap();
+    assert_eq!(
+        rw[0].program.dispatch.to_string(),
+        "workgroups((n + 63) / 64, (m + 63) / 64, cdiv(bt * m * n, m * n))"
+    );
+    // Split-K takes z for its split, so a batch in the flat id keeps it out.
+    let why = apply(&Tile::split_k(), &kernel, &roomy()).unwrap_err().0;
+    assert!(why.contains("batched"), "{why}");
 }

@@ -1,8 +1,10 @@
 // A batched matmul with the batch folded into the flat id: `b = i / (m * n)`, `r = (i / n) % m`,
-// `c = i % n`. tile reads a row and a column from a flat id, and the batch from gid.z; the skip
-// reason says so.
+// `c = i % n`. The analysis reads three digits of the flat id: column, row and batch (slots x, y,
+// z). m = 33 and n = 20 are no multiples of a block, so the row and column guards the rewrite adds
+// are exercised.
 // spec: sizes(bt = 3, m = 33, n = 20, k = 17), bind(a = input(bt * m * k), b = input(bt * k * n), c = output(bt * m * n), d = uniform(bt, m, n, k)), grid = (bt * m * n)
-// expect: skip
+// expect: tile
+// split-k: skip
 struct D { bt: u32, m: u32, n: u32, k: u32 }
 @group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
