@@ -63,6 +63,65 @@ pub fn uniform_size<'t>(
     }
 }
 
+/// WGSL text that reads a uniform scalar the spec fills with exactly size `name` (`dims.m`,
+/// `shape.y`, `n`), whether or not the function reads it: the uniform's name and the path of
+/// struct members and vector components to the scalar's byte offset. `None` when no uniform
+/// holds that size, or the path crosses an array.
+pub fn size_in_uniform(
+    module: &naga::Module,
+    kernel: &ResolvedKernel,
+    name: &str,
+) -> Option<String> {
+    let want = [kf_runtime::expr::Op::Size(name.to_owned().into())];
+    for (_, var) in module.global_variables.iter() {
+        if var.space != naga::AddressSpace::Uniform {
+            continue;
+        }
+        let Some(rb) = var.binding.as_ref() else {
+            continue;
+        };
+        let Some(plan) = kernel
+            .buffers
+            .iter()
+            .find(|b| b.binding.group == rb.group && b.binding.binding == rb.binding)
+        else {
+            continue;
+        };
+        let Some(offset) = plan
+            .binding
+            .layout
+            .scalars(0)
+            .zip(&plan.values)
+            .find(|(_, v)| matches!(v, kf_runtime::spec::Value::Size(s) if s.ops() == want))
+            .map(|((o, _), _)| o)
+        else {
+            continue;
+        };
+        let mut text = var.name.clone()?;
+        let (mut ty, mut at) = (var.ty, offset);
+        loop {
+            match &module.types[ty].inner {
+                TypeInner::Scalar(_) if at == 0 => return Some(text),
+                TypeInner::Vector { scalar, .. } => {
+                    let i = at / u64::from(scalar.width);
+                    text.push('.');
+                    text.push_str(["x", "y", "z", "w"].get(usize::try_from(i).ok()?)?);
+                    return Some(text);
+                }
+                TypeInner::Struct { members, .. } => {
+                    let m = members.iter().rev().find(|m| u64::from(m.offset) <= at)?;
+                    text.push('.');
+                    text.push_str(m.name.as_deref()?);
+                    at -= u64::from(m.offset);
+                    ty = m.ty;
+                }
+                _ => return None,
+            }
+        }
+    }
+    None
+}
+
 /// The size the spec gives the dispatch-uniform integer value `h`: a literal (`literal`, the
 /// caller's constant evaluation of `h`), or a loaded uniform scalar (a member, or a component of
 /// a loaded vector: `u.v.y`) whose `uniform(..)` value is a size.

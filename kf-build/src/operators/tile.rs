@@ -37,7 +37,11 @@
 //!   epilogue: bias, activation, scaling — it is re-emitted as written);
 //! - the guards depend only on invocation-id components and invariants, and together on both
 //!   output axes, so every output the rewrite may compute is either one the baseline computes or
-//!   one the guard rejects.
+//!   one the guard rejects. An axis no guard bounds is accepted where the baseline's launch is
+//!   exact along it (counted in workgroups, or a grid extent that the spec's constraints make a
+//!   multiple of the workgroup size): its outputs are then those below the grid, and the rewrite
+//!   adds that bound itself, printed from the uniform the spec fills with the extent's sizes
+//!   ([`exact_extents`]). Otherwise the skip names the constraint that would make it exact.
 //!
 //! **The rewrite** replaces the entry point's function (by its text range; the rest of the module
 //! is kept byte for byte) with a 2-D workgroup of `TV×TU` invocations that computes a `BU×BV`
@@ -88,8 +92,9 @@
 //!
 //! **Limits.** Only `f32` scalar operands and accumulator; output coordinates must be components
 //! of `global_invocation_id` or two or three digits of a flat id (four, two batch digits, are
-//! skipped); a store without a bounds guard on both axes is skipped (the rewrite
-//! computes whole blocks and could not tell which outputs the baseline leaves alone); an
+//! skipped); a store without a bounds guard on an axis whose launch is not exact is
+//! skipped (the rewrite computes whole blocks and could not tell which outputs the baseline
+//! leaves alone); an
 //! accumulator or counter declared without a value (`var acc: f32;`) is skipped; vector operands
 //! (`array<vec4<f32>>`) and `f16` are skipped; the accumulation order changes (within the
 //! verifier's tolerance, like any reassociation). The kernel's own parameters are kept: a parent
@@ -380,11 +385,12 @@ impl Operator for Tile {
             .analyse(&program.entry)
             .map_err(|e| Skip(e.to_string()))?;
         let entry = Entry::new(&analysis)?;
-        let (matmul, locals) = recognise(&entry, &analysis, subject.kernel)?;
+        let (mut matmul, locals) = recognise(&entry, &analysis, subject.kernel)?;
         let x = Exprs {
             e: &entry,
             locals: &locals,
         };
+        matmul.extents = exact_extents(&matmul, &analysis, &x, subject)?;
         let range = analysis.entry_range()?;
 
         let target = subject.target;
@@ -503,6 +509,11 @@ pub struct Matmul {
     /// The rows form: the output is one value per row, a sum over a column loop around the
     /// product (u is `gid.x`, v the column counter).
     rows: Option<Rows>,
+    /// Output axes (0 for x, 1 for y, 2 for a batch) that no guard of the baseline bounds.
+    unguarded: Vec<usize>,
+    /// The bounds the rewrite adds on those axes (`kft_gid.x < u32(dims.n)`): the baseline's
+    /// launch is exact there, so its outputs are those below its grid ([`exact_extents`]).
+    extents: Vec<String>,
 }
 
 /// The column loop of the rows form, proven.
@@ -1033,11 +1044,17 @@ pub fn recognise<'a>(
                 "the row's store is not guarded by a bound on gid.x alone".into(),
             ));
         }
-    } else if !(guarded[0] && guarded[1]) {
+    } else if split.is_some() && !(guarded[0] && guarded[1]) {
         return Err(Skip(
             "the store is not guarded by bounds on both gid.x and gid.y".into(),
         ));
     }
+    // Axes without a bound: the rewrite adds one where the launch is exact (`apply`).
+    let mut unguarded: Vec<usize> = if outer.is_some() {
+        Vec::new()
+    } else {
+        (0..2).filter(|&d| !guarded[d]).collect()
+    };
     let init_deps = match facts.acc_init {
         Value::Expr(h) => x.deps(h),
         _ => Deps {
@@ -1053,6 +1070,10 @@ pub fn recognise<'a>(
         ));
     }
     batch |= init_deps.gid[2] || value_deps.gid[2];
+    if batch && !guarded[2] {
+        // The rewrite launches the batches exactly; the baseline's launch must too.
+        unguarded.push(2);
+    }
     let rows = match outer {
         None => None,
         Some(o) => {
@@ -1127,6 +1148,8 @@ pub fn recognise<'a>(
             out_binding,
             split,
             rows,
+            unguarded,
+            extents: Vec::new(),
         },
         locals,
     ))
@@ -2069,9 +2092,9 @@ fn combine(m: &Matmul, x: &Exprs<'_>, parent: &Program, sk: u32) -> Result<Strin
 }
 
 /// The conjunction of the baseline's guards, each as the condition under which the invocation
-/// goes on (`true` when there is none).
+/// goes on, and the bounds the rewrite adds on unguarded axes (`true` when there is none).
 fn active_guards(m: &Matmul, p: &Printer<'_>) -> Result<String, Skip> {
-    let active: Vec<String> = m
+    let mut active: Vec<String> = m
         .guards
         .iter()
         .map(|g| {
@@ -2079,11 +2102,123 @@ fn active_guards(m: &Matmul, p: &Printer<'_>) -> Result<String, Skip> {
                 .map(|c| if g.active_when { c } else { format!("!{c}") })
         })
         .collect::<Result<_, _>>()?;
+    active.extend(m.extents.iter().cloned());
     Ok(if active.is_empty() {
         "true".to_owned()
     } else {
         active.join(" && ")
     })
+}
+
+/// The bounds to add on the axes the baseline does not guard (`kft_gid.x < u32(dims.n)`).
+///
+/// A kernel without a bounds guard on an axis writes one output per invocation its launch makes,
+/// so its outputs are exactly those below its grid when the launch is exact: counted in
+/// workgroups, or a grid whose extent is a multiple of the workgroup size on every shape the
+/// spec's constraints allow (`grid = (n, m)`, `@workgroup_size(8, 8)`, `constraints(n % 8 == 0,
+/// m % 8 == 0)`). Otherwise the baseline's invocations past the grid write other outputs, its
+/// result depends on its workgroup size, and no tiling can reproduce it. The extent is printed
+/// from the uniform values the kernel reads that the spec fills with its sizes.
+fn exact_extents(
+    m: &Matmul,
+    ir: &Analysis<'_>,
+    x: &Exprs<'_>,
+    subject: &Subject<'_>,
+) -> Result<Vec<String>, Skip> {
+    let (parent, kernel) = (subject.program, subject.kernel);
+    let divisors = kf_runtime::views::size_divisors(&kernel.size_constraints());
+    let p = Printer {
+        x,
+        gid: "kft_gid",
+        symbols: &[],
+    };
+    let mut out = Vec::new();
+    for &d in &m.unguarded {
+        let axis = AXES[d];
+        let extent = SizeExpr::from_ops(super::grid_extent(parent, d));
+        let w = parent.workgroup_size[d];
+        if parent.dispatch.mode == DispatchMode::Grid
+            && !kf_runtime::views::multiple_of(&extent, &divisors, u64::from(w))
+        {
+            let hint = kf_runtime::views::suggested_constraint(&extent, w)
+                .map(|c| format!(" (with `constraints({c})` it is)"))
+                .unwrap_or_default();
+            return Err(Skip(format!(
+                "the store is not guarded on gid.{axis}, and the launch along {axis} ({extent} \
+                 invocations in workgroups of {w}) is not exact on every shape{hint}: the \
+                 baseline's invocations past the grid write other outputs"
+            )));
+        }
+        let text = size_text(&extent, ir, kernel, &p).map_err(|name| {
+            Skip(format!(
+                "the store is not guarded on gid.{axis}, and the grid's size `{name}` is in no \
+                 uniform the kernel binds, so the bound the tiling needs cannot be written"
+            ))
+        })?;
+        if d == 2 {
+            // The rewrite launches one workgroup per batch: no bound to add.
+            continue;
+        }
+        out.push(format!("kft_gid.{axis} < {text}"));
+    }
+    Ok(out)
+}
+
+/// `size` as `u32` WGSL text, each named size printed as a uniform value the kernel reads that
+/// the spec fills with it; `Err(name)` for a size that is none.
+fn size_text(
+    size: &SizeExpr,
+    ir: &Analysis<'_>,
+    kernel: &ResolvedKernel,
+    p: &Printer<'_>,
+) -> Result<String, String> {
+    let mut stack: Vec<String> = Vec::new();
+    for op in size.ops() {
+        let text = match op {
+            Op::Lit(v) => format!("{v}u"),
+            Op::Size(name) => {
+                // A value the function reads, printed as it reads it; else the uniform's scalar
+                // by its path.
+                let want = [Op::Size(name.clone())];
+                let read = ir
+                    .function
+                    .expressions
+                    .iter()
+                    .map(|(h, _)| h)
+                    .filter(|&h| {
+                        ir.is_dispatch_uniform(h)
+                            && !matches!(ir.type_of(h), naga::TypeInner::Pointer { .. })
+                    })
+                    .find(|&h| ir.spec_size(kernel, h).is_some_and(|s| s.ops() == want));
+                let text = match read {
+                    Some(h) => p.expr(h).ok(),
+                    None => crate::analysis::uniforms::size_in_uniform(ir.module, kernel, name),
+                };
+                format!("u32({})", text.ok_or_else(|| name.to_string())?)
+            }
+            _ => {
+                let (Some(b), Some(a)) = (stack.pop(), stack.pop()) else {
+                    return Err(size.to_string());
+                };
+                match op {
+                    Op::Add => format!("({a} + {b})"),
+                    Op::Sub => format!("({a} - {b})"),
+                    Op::Mul => format!("({a} * {b})"),
+                    Op::Div => format!("({a} / {b})"),
+                    Op::Rem => format!("({a} % {b})"),
+                    Op::Min => format!("min({a}, {b})"),
+                    Op::Max => format!("max({a}, {b})"),
+                    Op::CeilDiv => format!("(({a} + {b} - 1u) / {b})"),
+                    Op::Lit(_) | Op::Size(_) => unreachable!("handled above"),
+                }
+            }
+        };
+        stack.push(text);
+    }
+    match <[String; 1]>::try_from(stack) {
+        Ok([t]) => Ok(t),
+        Err(_) => Err(size.to_string()),
+    }
 }
 
 /// Workgroups above the flat grid `X` with digit boundary `b`: `cdiv(X, b)`.

@@ -554,3 +554,33 @@ fn a_batch_folded_into_the_flat_id_launches_in_z() {
     let why = apply(&Tile::split_k(), &kernel, &roomy()).unwrap_err().0;
     assert!(why.contains("batched"), "{why}");
 }
+
+#[test]
+fn an_unguarded_store_is_tiled_where_the_launch_is_exact() {
+    // Exact by the spec's constraints: the bounds the baseline never needed are added.
+    let (kernel, _) = load("unguarded_exact_launch.wgsl");
+    let rw = apply(&Tile::blocked(), &kernel, &Target::default()).unwrap();
+    let text = rw[0].program.wgsl.as_ref();
+    assert!(
+        text.contains("kft_gid.x < u32(dims.n) && kft_gid.y < u32(dims.m)"),
+        "{text}"
+    );
+    // One axis guarded by the kernel, the other bounded by the rewrite (an i32 member printed
+    // as u32).
+    let (kernel, _) = load("unguarded_exact_one_axis.wgsl");
+    let rw = apply(&Tile::shared(), &kernel, &Target::default()).unwrap();
+    let text = rw[0].program.wgsl.as_ref();
+    assert!(text.contains("kft_gid.y < u32(p.cols)"), "{text}");
+    assert!(!text.contains("kft_gid.x < u32("), "{text}");
+    // Without the constraints the launch is not exact on every shape: skipped, and the reason
+    // names the constraint that would make it so.
+    let why = apply(
+        &Tile::shared(),
+        &load("skip_unguarded.wgsl").0,
+        &Target::default(),
+    )
+    .unwrap_err()
+    .0;
+    assert!(why.contains("not exact"), "{why}");
+    assert!(why.contains("constraints(n % 8 == 0)"), "{why}");
+}
