@@ -321,14 +321,21 @@ fn column_groups_verify_at_several_parameter_points() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// Matmuls as people write them (a flat id split by `/` and `%`; an epilogue in a function of its
-/// own) under every spelling that changes them: `tile` and `tile-blocked` fire on each and their
-/// rewrites verify. Three rewrites per operator and spelling (one staged tile, the blocked 64x64
-/// shapes), which covers the column guard a flat id needs and the re-emitted call.
+/// Matmuls as people write them (a flat id split by `/` and `%`, with a batch folded in too; no
+/// guard where the launch is exact; an epilogue in a function of its own) under every spelling
+/// that changes them: `tile` and `tile-blocked` fire on each and their rewrites verify. Three
+/// rewrites per operator and spelling (one staged tile, the blocked 64x64 shapes), which covers
+/// the row and column guards a flat id needs, the bounds an exact launch needs and the
+/// re-emitted call.
 #[test]
 fn respelled_matmuls_are_tiled_correctly() {
     let (mut worker, target) = worker();
-    let subset = ["matmul_flat_id.wgsl", "matmul_gelu_fn.wgsl"];
+    let subset = [
+        "bmm_flat_id.wgsl",
+        "matmul_exact_launch.wgsl",
+        "matmul_flat_id.wgsl",
+        "matmul_gelu_fn.wgsl",
+    ];
     let spellings = [
         Some(Spelling::Comments),
         Some(Spelling::Parens),
@@ -348,7 +355,7 @@ fn respelled_matmuls_are_tiled_correctly() {
     });
     eprintln!("tile on the adapter, kernel × spelling:\n{table}");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    assert!(evaluated >= 30, "only {evaluated} rewrites evaluated");
+    assert!(evaluated >= 60, "only {evaluated} rewrites evaluated");
 }
 
 /// Loops written as `while` and as `loop { if (..) { break; } .. continuing { .. } }` reach the
