@@ -539,6 +539,8 @@ pub fn tune_kernel(
     ));
     out.notes
         .extend(crate::operators::widen::constraint_hint(kernel));
+    out.notes
+        .extend(crate::operators::tile::constraint_hint(kernel));
     out.notes.extend(loop_bound_note(&kernel.baseline));
     out.status = match entry.outcome {
         CacheOutcome::Tuned => Status::Tuned,

@@ -474,6 +474,33 @@ impl Operator for Tile {
     }
 }
 
+/// How a skip for an unguarded store whose launch is not exact begins (see [`constraint_hint`]).
+const INEXACT_LAUNCH: &str = "the store is not guarded on gid.";
+
+/// When a matmul is kept from tiling only because its store has no bounds guard and its launch is
+/// not provably exact, a note for the user saying which constraint would make it exact (`tune`
+/// prints it with the kernel's result).
+pub fn constraint_hint(kernel: &ResolvedKernel) -> Option<String> {
+    let target = super::Target::default();
+    let subject = Subject {
+        kernel,
+        program: &kernel.baseline,
+        target: &target,
+    };
+    let canon = super::canon::canonicalise(&subject);
+    let Err(Skip(why)) = super::apply_canonical(&Tile::shared(), &subject, canon.as_ref()) else {
+        return None;
+    };
+    if !why.starts_with(INEXACT_LAUNCH) || !why.contains("constraints(") {
+        return None;
+    }
+    Some(format!(
+        "tile (workgroup-memory tiling of the matmul) is kept out: {why}. Declaring the \
+         constraint lets tile add the bounds itself (the runtime then refuses dispatches that \
+         break it)"
+    ))
+}
+
 /// One operand of the product: its load, and how to read it coalesced.
 #[derive(Clone, Copy, Debug)]
 struct Operand {
@@ -2144,7 +2171,7 @@ fn exact_extents(
                 .map(|c| format!(" (with `constraints({c})` it is)"))
                 .unwrap_or_default();
             return Err(Skip(format!(
-                "the store is not guarded on gid.{axis}, and the launch along {axis} ({extent} \
+                "{INEXACT_LAUNCH}{axis}, and the launch along {axis} ({extent} \
                  invocations in workgroups of {w}) is not exact on every shape{hint}: the \
                  baseline's invocations past the grid write other outputs"
             )));

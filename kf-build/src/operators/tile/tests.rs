@@ -583,4 +583,9 @@ fn an_unguarded_store_is_tiled_where_the_launch_is_exact() {
     .0;
     assert!(why.contains("not exact"), "{why}");
     assert!(why.contains("constraints(n % 8 == 0)"), "{why}");
+    // tune passes that on as a note; a kernel tile takes, or skips for another reason, has none.
+    let hint = super::constraint_hint(&load("skip_unguarded.wgsl").0).expect("a hint");
+    assert!(hint.contains("constraints(n % 8 == 0)"), "{hint}");
+    assert!(super::constraint_hint(&load("unguarded_exact_launch.wgsl").0).is_none());
+    assert!(super::constraint_hint(&load("skip_row_sum.wgsl").0).is_none());
 }
