@@ -350,6 +350,21 @@ pub fn apply_canonical(
         .collect())
 }
 
+/// Why `op` skips the kernel as written (through its canonical form, with the default target's
+/// limits), or `None` when it fires: what the hints `tune` prints are read from.
+pub fn skip_reason(op: &dyn Operator, kernel: &ResolvedKernel) -> Option<String> {
+    let target = Target::default();
+    let subject = Subject {
+        kernel,
+        program: &kernel.baseline,
+        target: &target,
+    };
+    let canon = canon::canonicalise(&subject);
+    apply_canonical(op, &subject, canon.as_ref())
+        .err()
+        .map(|Skip(why)| why)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

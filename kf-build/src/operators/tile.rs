@@ -41,7 +41,8 @@
 //!   exact along it (counted in workgroups, or a grid extent that the spec's constraints make a
 //!   multiple of the workgroup size): its outputs are then those below the grid, and the rewrite
 //!   adds that bound itself, printed from the uniform the spec fills with the extent's sizes
-//!   ([`exact_extents`]). Otherwise the skip names the constraint that would make it exact.
+//!   ([`exact_extents`]; on a flat id, the virtual flat id below the flat grid). Otherwise the
+//!   skip names the constraint that would make it exact.
 //!
 //! **The rewrite** replaces the entry point's function (by its text range; the rest of the module
 //! is kept byte for byte) with a 2-D workgroup of `TV×TU` invocations that computes a `BU×BV`
@@ -481,16 +482,7 @@ const INEXACT_LAUNCH: &str = "the store is not guarded on gid.";
 /// not provably exact, a note for the user saying which constraint would make it exact (`tune`
 /// prints it with the kernel's result).
 pub fn constraint_hint(kernel: &ResolvedKernel) -> Option<String> {
-    let target = super::Target::default();
-    let subject = Subject {
-        kernel,
-        program: &kernel.baseline,
-        target: &target,
-    };
-    let canon = super::canon::canonicalise(&subject);
-    let Err(Skip(why)) = super::apply_canonical(&Tile::shared(), &subject, canon.as_ref()) else {
-        return None;
-    };
+    let why = super::skip_reason(&Tile::shared(), kernel)?;
     if !why.starts_with(INEXACT_LAUNCH) || !why.contains("constraints(") {
         return None;
     }
@@ -1071,14 +1063,13 @@ pub fn recognise<'a>(
                 "the row's store is not guarded by a bound on gid.x alone".into(),
             ));
         }
-    } else if split.is_some() && !(guarded[0] && guarded[1]) {
-        return Err(Skip(
-            "the store is not guarded by bounds on both gid.x and gid.y".into(),
-        ));
     }
-    // Axes without a bound: the rewrite adds one where the launch is exact (`apply`).
+    // Axes without a bound: the rewrite adds one where the launch is exact (`apply`). A flat id's
+    // one bound is on gid.x itself (its row and column radices are guarded by the rewrite).
     let mut unguarded: Vec<usize> = if outer.is_some() {
         Vec::new()
+    } else if split.is_some() {
+        (0..1).filter(|&d| !guarded[d]).collect()
     } else {
         (0..2).filter(|&d| !guarded[d]).collect()
     };
@@ -2186,6 +2177,7 @@ fn exact_extents(
             // The rewrite launches one workgroup per batch: no bound to add.
             continue;
         }
+        // With a flat id, `kft_gid.x` is the virtual flat id: bounded by the flat grid.
         out.push(format!("kft_gid.{axis} < {text}"));
     }
     Ok(out)

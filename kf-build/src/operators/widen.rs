@@ -53,23 +53,12 @@ const NEEDS_CONSTRAINT: &str =
 /// When nothing but a size constraint keeps 16-byte accesses out of `kernel`, a note for the user
 /// saying which constraint to declare (`tune` prints it with the kernel's result).
 pub fn constraint_hint(kernel: &kf_runtime::resolve::ResolvedKernel) -> Option<String> {
-    let target = super::Target::default();
-    let subject = Subject {
-        kernel,
-        program: &kernel.baseline,
-        target: &target,
-    };
-    let canon = super::canon::canonicalise(&subject);
-    match super::apply_canonical(&Widen, &subject, canon.as_ref()) {
-        Err(Skip(why)) => {
-            let at = why.find(NEEDS_CONSTRAINT)?;
-            Some(format!(
-                "{} (the runtime then refuses dispatches that break it)",
-                &why[at..]
-            ))
-        }
-        Ok(_) => None,
-    }
+    let why = super::skip_reason(&Widen, kernel)?;
+    let at = why.find(NEEDS_CONSTRAINT)?;
+    Some(format!(
+        "{} (the runtime then refuses dispatches that break it)",
+        &why[at..]
+    ))
 }
 
 /// The 16-byte-access operator (see the module documentation).

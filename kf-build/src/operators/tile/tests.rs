@@ -583,6 +583,25 @@ fn an_unguarded_store_is_tiled_where_the_launch_is_exact() {
     .0;
     assert!(why.contains("not exact"), "{why}");
     assert!(why.contains("constraints(n % 8 == 0)"), "{why}");
+    // A flat id without a guard: the virtual flat id is bounded by the flat grid (m * n, a
+    // multiple of the 64-wide workgroup by m % 16 == 0 and n % 4 == 0), the column by n.
+    let (kernel, _) = load("flat_id_exact_launch.wgsl");
+    let rw = apply(&Tile::shared(), &kernel, &Target::default()).unwrap();
+    let text = rw[0].program.wgsl.as_ref();
+    assert!(
+        text.contains(") < u32(dims.n) && kft_gid.x < (u32(dims.m) * u32(dims.n))"),
+        "{text}"
+    );
+    // Without the constraint on n the flat grid is a multiple of 16 only.
+    let mut loose = kernel.clone();
+    loose
+        .constraints
+        .retain(|c| !c.to_string().contains("n % 4"));
+    assert_eq!(loose.constraints.len(), 1);
+    let why = apply(&Tile::shared(), &loose, &Target::default())
+        .unwrap_err()
+        .0;
+    assert!(why.contains("not exact"), "{why}");
     // tune passes that on as a note; a kernel tile takes, or skips for another reason, has none.
     let hint = super::constraint_hint(&load("skip_unguarded.wgsl").0).expect("a hint");
     assert!(hint.contains("constraints(n % 8 == 0)"), "{hint}");
