@@ -1057,12 +1057,10 @@ pub fn recognise<'a>(
         }
         batch |= d.gid[2];
     }
-    if outer.is_some() {
-        if !guarded[0] || guarded[1] || guarded[2] {
-            return Err(Skip(
-                "the row's store is not guarded by a bound on gid.x alone".into(),
-            ));
-        }
+    if outer.is_some() && (!guarded[0] || guarded[1] || guarded[2]) {
+        return Err(Skip(
+            "the row's store is not guarded by a bound on gid.x alone".into(),
+        ));
     }
     // Axes without a bound: the rewrite adds one where the launch is exact (`apply`). A flat id's
     // one bound is on gid.x itself (its row and column radices are guarded by the rewrite).
