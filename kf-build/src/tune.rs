@@ -537,11 +537,7 @@ pub fn tune_kernel(
         &kernel.verify_shapes,
         &entry.verification.checks,
     ));
-    out.notes
-        .extend(crate::operators::widen::constraint_hint(kernel));
-    out.notes
-        .extend(crate::operators::tile::constraint_hint(kernel));
-    out.notes.extend(loop_bound_note(&kernel.baseline));
+    out.notes.extend(kernel_notes(kernel));
     out.status = match entry.outcome {
         CacheOutcome::Tuned => Status::Tuned,
         CacheOutcome::BaselineBest => Status::BaselineBest,
@@ -558,6 +554,20 @@ pub fn tune_kernel(
         }
     }
     out
+}
+
+/// What `tune` says of the kernel as written whatever the search found: a size constraint that
+/// would let an operator in (16-byte accesses; tiling a matmul without bounds guards), and a loop
+/// that keeps wgpu's hidden counter.
+fn kernel_notes(kernel: &ResolvedKernel) -> Vec<String> {
+    [
+        crate::operators::widen::constraint_hint(kernel),
+        crate::operators::tile::constraint_hint(kernel),
+        loop_bound_note(&kernel.baseline),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// When a loop of the kernel as written keeps wgpu's forced loop counter (see

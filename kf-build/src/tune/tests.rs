@@ -199,3 +199,36 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         .into();
     assert_eq!(loop_bound_note(&program), None, "a counted loop is proven");
 }
+
+#[test]
+fn the_notes_name_the_constraint_that_would_let_tile_take_an_unguarded_matmul() {
+    let wgsl = r#"
+struct Dims { m: u32, n: u32, k: u32 }
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> b: array<f32>;
+@group(0) @binding(2) var<storage, read_write> c: array<f32>;
+@group(0) @binding(3) var<uniform> dims: Dims;
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    var acc = 0.0;
+    for (var i = 0u; i < dims.k; i++) { acc += a[gid.y * dims.k + i] * b[i * dims.n + gid.x]; }
+    c[gid.y * dims.n + gid.x] = acc;
+}
+"#;
+    let notes = |constraints: &str| {
+        let attr = format!(
+            r#"source = "", sizes(m = 32, n = 32, k = 16), bind(a = input(m * k), b = input(k * n), c = output(m * n), dims = uniform(m, n, k)), grid = (n, m){constraints}"#
+        );
+        let (spec, _) = kf_runtime::syntax::parse_spec(attr.parse().unwrap()).unwrap();
+        let k = kf_runtime::resolve::resolve("MM", &spec, wgsl, "mm.wgsl").unwrap();
+        kernel_notes(&k).join("\n")
+    };
+    let loose = notes("");
+    assert!(
+        loose.contains("tile") && loose.contains("constraints(n % 8 == 0)"),
+        "{loose}"
+    );
+    // With the launch exact there is nothing to say of tile.
+    let exact = notes(", constraints(m % 8 == 0, n % 8 == 0)");
+    assert!(!exact.contains("tile"), "{exact}");
+}
