@@ -369,6 +369,43 @@ impl fmt::Display for SizeExpr {
     }
 }
 
+impl SizeExpr {
+    /// The expression as WGSL `u32` arithmetic, for a rewrite that must compute a size inside a
+    /// kernel (a bound it adds): literals as `7u`, each size as the text `size` gives it (a
+    /// uniform the kernel binds), `cdiv(a, b)` as `(a + b - 1u) / b`. `Err` names the first size
+    /// `size` has no text for.
+    pub fn to_wgsl(&self, size: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+        let mut stack: Vec<String> = Vec::new();
+        for op in self.ops.iter() {
+            let text = match op {
+                Op::Lit(v) => format!("{v}u"),
+                Op::Size(name) => size(name).ok_or_else(|| name.to_string())?,
+                _ => {
+                    let (Some(b), Some(a)) = (stack.pop(), stack.pop()) else {
+                        return Err(self.to_string());
+                    };
+                    match op {
+                        Op::Add => format!("({a} + {b})"),
+                        Op::Sub => format!("({a} - {b})"),
+                        Op::Mul => format!("({a} * {b})"),
+                        Op::Div => format!("({a} / {b})"),
+                        Op::Rem => format!("({a} % {b})"),
+                        Op::Min => format!("min({a}, {b})"),
+                        Op::Max => format!("max({a}, {b})"),
+                        Op::CeilDiv => format!("(({a} + {b} - 1u) / {b})"),
+                        Op::Lit(_) | Op::Size(_) => unreachable!("handled above"),
+                    }
+                }
+            };
+            stack.push(text);
+        }
+        match <[String; 1]>::try_from(stack) {
+            Ok([t]) => Ok(t),
+            Err(_) => Err(self.to_string()),
+        }
+    }
+}
+
 impl serde::Serialize for SizeExpr {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
@@ -385,6 +422,20 @@ impl<'de> serde::Deserialize<'de> for SizeExpr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_size_expression_is_written_as_wgsl_over_the_texts_of_its_sizes() {
+        let text = |n: &str| (n != "k").then(|| format!("u32(d.{n})"));
+        let e = SizeExpr::parse("cdiv(m * n, 64) + max(n, 2)").unwrap();
+        assert_eq!(
+            e.to_wgsl(&text).unwrap(),
+            "((((u32(d.m) * u32(d.n)) + 64u - 1u) / 64u) + max(u32(d.n), 2u))"
+        );
+        assert_eq!(
+            SizeExpr::parse("m - k").unwrap().to_wgsl(&text),
+            Err("k".to_owned())
+        );
+    }
 
     #[track_caller]
     fn check(text: &str, sizes: &[(&str, u64)], expected: Result<u64, &str>, display: &str) {

@@ -391,7 +391,7 @@ impl Operator for Tile {
             e: &entry,
             locals: &locals,
         };
-        matmul.extents = exact_extents(&matmul, &analysis, &x, subject)?;
+        matmul.extents = exact_extents(&matmul, &analysis, subject)?;
         let range = analysis.entry_range()?;
 
         let target = subject.target;
@@ -2134,20 +2134,16 @@ fn active_guards(m: &Matmul, p: &Printer<'_>) -> Result<String, Skip> {
 /// spec's constraints allow (`grid = (n, m)`, `@workgroup_size(8, 8)`, `constraints(n % 8 == 0,
 /// m % 8 == 0)`). Otherwise the baseline's invocations past the grid write other outputs, its
 /// result depends on its workgroup size, and no tiling can reproduce it. The extent is printed
-/// from the uniform values the kernel reads that the spec fills with its sizes.
+/// from the uniforms the spec fills with its sizes (`uniforms::size_in_uniform`), whether the
+/// kernel reads them or not. A batch axis needs no bound: the rewrite launches one workgroup per
+/// batch.
 fn exact_extents(
     m: &Matmul,
     ir: &Analysis<'_>,
-    x: &Exprs<'_>,
     subject: &Subject<'_>,
 ) -> Result<Vec<String>, Skip> {
     let (parent, kernel) = (subject.program, subject.kernel);
     let divisors = kf_runtime::views::size_divisors(&kernel.size_constraints());
-    let p = Printer {
-        x,
-        gid: "kft_gid",
-        symbols: &[],
-    };
     let mut out = Vec::new();
     for &d in &m.unguarded {
         let axis = AXES[d];
@@ -2165,77 +2161,25 @@ fn exact_extents(
                  baseline's invocations past the grid write other outputs"
             )));
         }
-        let text = size_text(&extent, ir, kernel, &p).map_err(|name| {
-            Skip(format!(
-                "the store is not guarded on gid.{axis}, and the grid's size `{name}` is in no \
-                 uniform the kernel binds, so the bound the tiling needs cannot be written"
-            ))
-        })?;
         if d == 2 {
             // The rewrite launches one workgroup per batch: no bound to add.
             continue;
         }
+        let text = extent
+            .to_wgsl(&|name| {
+                crate::analysis::uniforms::size_in_uniform(ir.module, kernel, name)
+                    .map(|t| format!("u32({t})"))
+            })
+            .map_err(|name| {
+                Skip(format!(
+                    "{INEXACT_LAUNCH}{axis}, and the grid's size `{name}` is in no uniform the \
+                     kernel binds, so the bound the tiling needs cannot be written"
+                ))
+            })?;
         // With a flat id, `kft_gid.x` is the virtual flat id: bounded by the flat grid.
         out.push(format!("kft_gid.{axis} < {text}"));
     }
     Ok(out)
-}
-
-/// `size` as `u32` WGSL text, each named size printed as a uniform value the kernel reads that
-/// the spec fills with it; `Err(name)` for a size that is none.
-fn size_text(
-    size: &SizeExpr,
-    ir: &Analysis<'_>,
-    kernel: &ResolvedKernel,
-    p: &Printer<'_>,
-) -> Result<String, String> {
-    let mut stack: Vec<String> = Vec::new();
-    for op in size.ops() {
-        let text = match op {
-            Op::Lit(v) => format!("{v}u"),
-            Op::Size(name) => {
-                // A value the function reads, printed as it reads it; else the uniform's scalar
-                // by its path.
-                let want = [Op::Size(name.clone())];
-                let read = ir
-                    .function
-                    .expressions
-                    .iter()
-                    .map(|(h, _)| h)
-                    .filter(|&h| {
-                        ir.is_dispatch_uniform(h)
-                            && !matches!(ir.type_of(h), naga::TypeInner::Pointer { .. })
-                    })
-                    .find(|&h| ir.spec_size(kernel, h).is_some_and(|s| s.ops() == want));
-                let text = match read {
-                    Some(h) => p.expr(h).ok(),
-                    None => crate::analysis::uniforms::size_in_uniform(ir.module, kernel, name),
-                };
-                format!("u32({})", text.ok_or_else(|| name.to_string())?)
-            }
-            _ => {
-                let (Some(b), Some(a)) = (stack.pop(), stack.pop()) else {
-                    return Err(size.to_string());
-                };
-                match op {
-                    Op::Add => format!("({a} + {b})"),
-                    Op::Sub => format!("({a} - {b})"),
-                    Op::Mul => format!("({a} * {b})"),
-                    Op::Div => format!("({a} / {b})"),
-                    Op::Rem => format!("({a} % {b})"),
-                    Op::Min => format!("min({a}, {b})"),
-                    Op::Max => format!("max({a}, {b})"),
-                    Op::CeilDiv => format!("(({a} + {b} - 1u) / {b})"),
-                    Op::Lit(_) | Op::Size(_) => unreachable!("handled above"),
-                }
-            }
-        };
-        stack.push(text);
-    }
-    match <[String; 1]>::try_from(stack) {
-        Ok([t]) => Ok(t),
-        Err(_) => Err(size.to_string()),
-    }
 }
 
 /// Workgroups above the flat grid `X` with digit boundary `b`: `cdiv(X, b)`.

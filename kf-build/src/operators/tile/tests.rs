@@ -602,6 +602,12 @@ fn an_unguarded_store_is_tiled_where_the_launch_is_exact() {
         .unwrap_err()
         .0;
     assert!(why.contains("not exact"), "{why}");
+    // A batch without a guard whose launch is exact (one invocation deep) needs no bound, so
+    // no uniform need hold its count.
+    let (kernel, _) = load("batched_z_unguarded.wgsl");
+    let rw = apply(&Tile::blocked(), &kernel, &Target::default()).unwrap();
+    assert!(rw[0].program.dispatch.to_string().ends_with(", batch)"));
+    assert!(!rw[0].program.wgsl.contains("kft_gid.z <"));
     // tune passes that on as a note; a kernel tile takes, or skips for another reason, has none.
     let hint = super::constraint_hint(&load("skip_unguarded.wgsl").0).expect("a hint");
     assert!(hint.contains("constraints(n % 8 == 0)"), "{hint}");
