@@ -2144,23 +2144,50 @@ fn exact_extents(
 ) -> Result<Vec<String>, Skip> {
     let (parent, kernel) = (subject.program, subject.kernel);
     let divisors = kf_runtime::views::size_divisors(&kernel.size_constraints());
+    // Every axis whose launch is not exact, so that the hint names every constraint at once.
+    let inexact: Vec<(usize, SizeExpr, u32)> = m
+        .unguarded
+        .iter()
+        .map(|&d| {
+            (
+                d,
+                SizeExpr::from_ops(super::grid_extent(parent, d)),
+                parent.workgroup_size[d],
+            )
+        })
+        .filter(|(_, extent, w)| {
+            parent.dispatch.mode == DispatchMode::Grid
+                && !kf_runtime::views::multiple_of(extent, &divisors, u64::from(*w))
+        })
+        .collect();
+    if !inexact.is_empty() {
+        let names: Vec<&str> = inexact.iter().map(|(d, ..)| AXES[*d]).collect();
+        let axes: Vec<String> = inexact
+            .iter()
+            .map(|(d, extent, w)| {
+                format!("{} ({extent} invocations in workgroups of {w})", AXES[*d])
+            })
+            .collect();
+        let constraints: Vec<String> = inexact
+            .iter()
+            .filter_map(|(_, extent, w)| kf_runtime::views::suggested_constraint(extent, *w))
+            .collect();
+        let hint = if constraints.is_empty() {
+            String::new()
+        } else {
+            format!(" (with `constraints({})` it is)", constraints.join(", "))
+        };
+        return Err(Skip(format!(
+            "{INEXACT_LAUNCH}{}, and the launch along {} is not exact on every shape{hint}: the \
+             baseline's invocations past the grid write other outputs",
+            names.join(" and gid."),
+            axes.join(" and ")
+        )));
+    }
     let mut out = Vec::new();
     for &d in &m.unguarded {
         let axis = AXES[d];
         let extent = SizeExpr::from_ops(super::grid_extent(parent, d));
-        let w = parent.workgroup_size[d];
-        if parent.dispatch.mode == DispatchMode::Grid
-            && !kf_runtime::views::multiple_of(&extent, &divisors, u64::from(w))
-        {
-            let hint = kf_runtime::views::suggested_constraint(&extent, w)
-                .map(|c| format!(" (with `constraints({c})` it is)"))
-                .unwrap_or_default();
-            return Err(Skip(format!(
-                "{INEXACT_LAUNCH}{axis}, and the launch along {axis} ({extent} \
-                 invocations in workgroups of {w}) is not exact on every shape{hint}: the \
-                 baseline's invocations past the grid write other outputs"
-            )));
-        }
         if d == 2 {
             // The rewrite launches one workgroup per batch: no bound to add.
             continue;

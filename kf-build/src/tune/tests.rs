@@ -225,7 +225,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     };
     let loose = notes("");
     assert!(
-        loose.contains("tile") && loose.contains("constraints(n % 8 == 0)"),
+        loose.contains("tile") && loose.contains("constraints(n % 8 == 0, m % 8 == 0)"),
         "{loose}"
     );
     // With the launch exact there is nothing to say of tile.

@@ -582,7 +582,8 @@ fn an_unguarded_store_is_tiled_where_the_launch_is_exact() {
     .unwrap_err()
     .0;
     assert!(why.contains("not exact"), "{why}");
-    assert!(why.contains("constraints(n % 8 == 0)"), "{why}");
+    // Both axes are unguarded and neither launch is exact: the hint names both constraints.
+    assert!(why.contains("constraints(n % 8 == 0, m % 8 == 0)"), "{why}");
     // A flat id without a guard: the virtual flat id is bounded by the flat grid (m * n, a
     // multiple of the 64-wide workgroup by m % 16 == 0 and n % 4 == 0), the column by n.
     let (kernel, _) = load("flat_id_exact_launch.wgsl");
@@ -610,7 +611,10 @@ fn an_unguarded_store_is_tiled_where_the_launch_is_exact() {
     assert!(!rw[0].program.wgsl.contains("kft_gid.z <"));
     // tune passes that on as a note; a kernel tile takes, or skips for another reason, has none.
     let hint = super::constraint_hint(&load("skip_unguarded.wgsl").0).expect("a hint");
-    assert!(hint.contains("constraints(n % 8 == 0)"), "{hint}");
+    assert!(
+        hint.contains("constraints(n % 8 == 0, m % 8 == 0)"),
+        "{hint}"
+    );
     assert!(super::constraint_hint(&load("unguarded_exact_launch.wgsl").0).is_none());
     assert!(super::constraint_hint(&load("skip_row_sum.wgsl").0).is_none());
 }
