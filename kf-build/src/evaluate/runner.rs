@@ -210,7 +210,8 @@ const SUSTAIN_BATCH: Duration = Duration::from_millis(8);
 /// the search's next step) is well under this, so the ramp is paid once per batch.
 const RAMP_IDLE: Duration = Duration::from_millis(250);
 /// The load before a timing that skips the ramp: keeps the GPU busy across the host's gap
-/// between two timings, so no timing starts on a GPU that has just idled.
+/// between two timings, so no timing starts on a GPU that has just idled;
+/// `KERNELFOUNDRY_TOP_UP_MS` overrides it (see [`top_up`]).
 const TOP_UP: Duration = Duration::from_millis(16);
 /// An idle gap this short since the end of the last timing means the GPU ran without pause: the
 /// rest of a screened timing follows its cheap samples after only the screening's arithmetic on
@@ -221,9 +222,9 @@ const CONTINUOUS: Duration = Duration::from_millis(2);
 /// `gap` since the last timing ended (measured right before the load): a top-up is dropped when
 /// the gap is under [`CONTINUOUS`]; a full ramp is always kept. The check against a fallen clock
 /// ([`CLOCK_FELL`]) still applies to a timing that skipped the top-up.
-pub(crate) fn after_gap(planned: Duration, gap: Option<Duration>) -> Duration {
+pub(crate) fn after_gap(planned: Duration, gap: Option<Duration>, top_up: Duration) -> Duration {
     match gap {
-        Some(g) if planned <= TOP_UP && g < CONTINUOUS => Duration::ZERO,
+        Some(g) if planned <= top_up && g < CONTINUOUS => Duration::ZERO,
         _ => planned,
     }
 }
@@ -236,16 +237,26 @@ const CLOCK_FELL: f64 = 1.25;
 
 /// How long to sustain the load before a timing: `full` (see [`sustain_duration`]) when the GPU
 /// has not run a sustained load in this worker yet (`since_load` is `None`) or has idled longer
-/// than `ramp_idle` since, else only the short [`TOP_UP`] (never more than `full`).
+/// than `ramp_idle` since, else only the short `top_up` (never more than `full`).
 pub(crate) fn sustain_before(
     full: Duration,
     since_load: Option<Duration>,
     ramp_idle: Duration,
+    top_up: Duration,
 ) -> Duration {
     match since_load {
-        Some(idle) if idle <= ramp_idle => TOP_UP.min(full),
+        Some(idle) if idle <= ramp_idle => top_up.min(full),
         _ => full,
     }
+}
+
+/// [`TOP_UP`], or `KERNELFOUNDRY_TOP_UP_MS` (0 drops the top-up; the check against a fallen
+/// clock, [`CLOCK_FELL`], still guards every timing that skipped the full ramp).
+fn top_up() -> Duration {
+    std::env::var("KERNELFOUNDRY_TOP_UP_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(TOP_UP, Duration::from_millis)
 }
 
 /// [`RAMP_IDLE`], or `KERNELFOUNDRY_RAMP_IDLE_MS`.
@@ -316,10 +327,18 @@ pub(crate) fn sustain_load(
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| e.to_string())?;
         let took = t.elapsed().max(Duration::from_micros(1)).as_secs_f64();
-        let scale = SUSTAIN_BATCH.as_secs_f64() / took;
-        reps = ((f64::from(reps) * scale).round() as u32).clamp(1, 4096);
+        // The next command buffer holds a batch, or what is left of the duration if that is
+        // less: a short top-up is not stretched by a whole batch past its end.
+        let left = duration.saturating_sub(start.elapsed());
+        reps = next_reps(reps, took, SUSTAIN_BATCH.min(left).as_secs_f64());
     }
     Ok(())
+}
+
+/// How many repetitions the next command buffer of a sustained load records for `target`
+/// seconds of GPU work, when `reps` took `took` seconds (at least one, at most 4096).
+fn next_reps(reps: u32, took: f64, target: f64) -> u32 {
+    ((f64::from(reps) * target / took).round() as u32).clamp(1, 4096)
 }
 
 /// Bytes of baseline outputs kept for reuse across evaluations.
@@ -1338,7 +1357,7 @@ impl Runner {
     ) -> Step<(ShapeTime, [Vec<f64>; 2])> {
         let full = sustain_duration(self.gpu.is_cpu());
         let since = self.last_load.map(|t| t.elapsed());
-        let sustain = sustain_before(full, since, ramp_idle());
+        let sustain = sustain_before(full, since, ramp_idle(), top_up());
         let mut time = self.time_shape_after(kernel, candidate, shape, plan, sustain, prior)?;
         let key = (kernel.content_hash.clone(), shape_text(shape));
         let best = self.baseline_best.get(&key).copied();
@@ -1422,7 +1441,7 @@ impl Runner {
         let started = Instant::now();
         // Both programs keep the GPU busy before their timing (see `sustain_load`), unless it
         // has just run without pause (the rest of a screened timing, see `after_gap`).
-        let sustain = after_gap(sustain, self.last_load.map(|t| t.elapsed()));
+        let sustain = after_gap(sustain, self.last_load.map(|t| t.elapsed()), top_up());
         let t = Instant::now();
         sustain_load(&self.gpu, sustain, |encoder, reps| {
             for which in [0, 1] {
@@ -1970,26 +1989,35 @@ mod tests {
         let full = Duration::from_millis(400);
         let idle = Duration::from_millis(250);
         // Never loaded in this worker, or idle longer than the threshold: the full ramp.
-        assert_eq!(sustain_before(full, None, idle), full);
+        assert_eq!(sustain_before(full, None, idle, TOP_UP), full);
         assert_eq!(
-            sustain_before(full, Some(idle + Duration::from_millis(1)), idle),
+            sustain_before(full, Some(idle + Duration::from_millis(1)), idle, TOP_UP),
             full
         );
         assert_eq!(
-            sustain_before(full, Some(Duration::from_secs(60)), idle),
+            sustain_before(full, Some(Duration::from_secs(60)), idle, TOP_UP),
             full
         );
         // Right after a timing or a ramp, up to the threshold: only the top-up.
-        assert_eq!(sustain_before(full, Some(Duration::ZERO), idle), TOP_UP);
-        assert_eq!(sustain_before(full, Some(idle), idle), TOP_UP);
+        assert_eq!(
+            sustain_before(full, Some(Duration::ZERO), idle, TOP_UP),
+            TOP_UP
+        );
+        assert_eq!(sustain_before(full, Some(idle), idle, TOP_UP), TOP_UP);
         // The top-up never exceeds the full ramp; a CPU adapter (no ramp) gets neither.
         let short = Duration::from_millis(5);
-        assert_eq!(sustain_before(short, Some(Duration::ZERO), idle), short);
         assert_eq!(
-            sustain_before(Duration::ZERO, Some(Duration::ZERO), idle),
+            sustain_before(short, Some(Duration::ZERO), idle, TOP_UP),
+            short
+        );
+        assert_eq!(
+            sustain_before(Duration::ZERO, Some(Duration::ZERO), idle, TOP_UP),
             Duration::ZERO
         );
-        assert_eq!(sustain_before(Duration::ZERO, None, idle), Duration::ZERO);
+        assert_eq!(
+            sustain_before(Duration::ZERO, None, idle, TOP_UP),
+            Duration::ZERO
+        );
     }
 
     /// A kernel, a faster-or-not variant of it, and a variant that does not parse, each as
@@ -2105,18 +2133,32 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     }
 
     #[test]
+    fn a_sustained_load_ends_near_its_duration() {
+        // 4 repetitions took 2 ms: a whole 8 ms batch is 16 of them, but with 3 ms left only 6.
+        assert_eq!(next_reps(4, 0.002, 0.008), 16);
+        assert_eq!(next_reps(4, 0.002, 0.003), 6);
+        // Nothing left, or one repetition longer than what is left: still one; never past 4096.
+        assert_eq!(next_reps(4, 0.002, 0.0), 1);
+        assert_eq!(next_reps(1, 0.010, 0.003), 1);
+        assert_eq!(next_reps(4096, 0.001, 0.008), 4096);
+    }
+
+    #[test]
     fn a_gpu_that_ran_without_pause_gets_no_top_up() {
         let full = Duration::from_millis(400);
         let just = Some(Duration::from_micros(300));
         // The rest of a screened timing, right after its cheap samples: no load.
-        assert_eq!(after_gap(TOP_UP, just), Duration::ZERO);
+        assert_eq!(after_gap(TOP_UP, just, TOP_UP), Duration::ZERO);
         // A gap at the threshold or longer, or no timing yet: the top-up stays.
-        assert_eq!(after_gap(TOP_UP, Some(CONTINUOUS)), TOP_UP);
-        assert_eq!(after_gap(TOP_UP, Some(Duration::from_millis(30))), TOP_UP);
-        assert_eq!(after_gap(TOP_UP, None), TOP_UP);
+        assert_eq!(after_gap(TOP_UP, Some(CONTINUOUS), TOP_UP), TOP_UP);
+        assert_eq!(
+            after_gap(TOP_UP, Some(Duration::from_millis(30)), TOP_UP),
+            TOP_UP
+        );
+        assert_eq!(after_gap(TOP_UP, None, TOP_UP), TOP_UP);
         // A full ramp is never dropped.
-        assert_eq!(after_gap(full, just), full);
-        assert_eq!(after_gap(Duration::ZERO, just), Duration::ZERO);
+        assert_eq!(after_gap(full, just, TOP_UP), full);
+        assert_eq!(after_gap(Duration::ZERO, just, TOP_UP), Duration::ZERO);
     }
 
     #[test]
