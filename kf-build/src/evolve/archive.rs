@@ -510,6 +510,14 @@ impl<P: Clone> Archive<P> {
         best_of(self.all_elites())
     }
 
+    /// Every elite over all islands, best first (highest score; the lower id on ties), as
+    /// [`Self::best`] orders them.
+    pub fn ranked(&self) -> Vec<&Individual<P>> {
+        let mut elites = self.all_elites();
+        elites.sort_by(|a, b| b.score().total_cmp(&a.score()).then(a.id.cmp(&b.id)));
+        elites
+    }
+
     /// Each filled cell's best elite score over all islands (the gradients' view of the map).
     pub fn cell_scores(&self) -> BTreeMap<Descriptor, f64> {
         let mut cells: BTreeMap<Descriptor, f64> = BTreeMap::new();

@@ -8,8 +8,10 @@
 //! raises one behaviour dimension of the parent's cell, otherwise weighted by how well the
 //! operator's declared move agrees with the gradient), and one of the operator's rewrites that was
 //! never evaluated. Children are described from naga's IR and compete for their cell; their
-//! transitions feed the gradient. Greedy always builds on the best candidate, random on a uniformly
-//! chosen correct one, both with uniformly chosen operators and no archive steering.
+//! transitions feed the gradient. Greedy builds on the best candidate that still has a rewrite never
+//! evaluated (best first: once every rewrite of the best has been tried it goes on from the
+//! runner-up, so a search limited by time does not end early), random on a uniformly chosen
+//! correct one, both with uniformly chosen operators and no archive steering.
 //!
 //! Operators are drawn in an order weighted by the gradient, the targeted mutation and the known-good
 //! chains ([`chain_next`]: a structural rewrite, then unrolling, then parameters).
@@ -302,7 +304,6 @@ impl Evolution {
     fn pick_parent(&self, island: usize, rng: &mut impl Rng) -> Option<Individual<Payload>> {
         let tracker = self.gradients.then_some(&self.tracker);
         match self.kind {
-            StrategyKind::Greedy => self.archive.best().cloned(),
             StrategyKind::Random => {
                 let correct: Vec<&Individual<Payload>> = (0..self.archive.island_count())
                     .flat_map(|i| self.archive.members(i))
@@ -441,10 +442,33 @@ impl Evolution {
             }
             self.root = None;
         }
+        if self.kind == StrategyKind::Greedy {
+            return self.best_first(island, &mut rng);
+        }
         for _ in 0..ATTEMPTS {
             let parent = self.pick_parent(island, &mut rng)?;
             for op in self.operator_order(&parent, &mut rng) {
                 if let Some(p) = self.child(&parent, op, island, &mut rng) {
+                    return Some(p);
+                }
+            }
+        }
+        None
+    }
+
+    /// Greedy's child: a fresh rewrite of the best correct elite that still has one, trying
+    /// the elites in rank order (see [`Archive::ranked`]).
+    fn best_first(&mut self, island: usize, rng: &mut impl Rng) -> Option<Proposal> {
+        let ranked: Vec<Individual<Payload>> = self
+            .archive
+            .ranked()
+            .into_iter()
+            .filter(|m| m.fitness.level == 5)
+            .cloned()
+            .collect();
+        for parent in &ranked {
+            for op in self.operator_order(parent, rng) {
+                if let Some(p) = self.child(parent, op, island, rng) {
                     return Some(p);
                 }
             }

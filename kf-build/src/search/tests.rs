@@ -992,3 +992,63 @@ fn known_good_chains_name_their_next_link() {
         "the user's kernel has no chain yet"
     );
 }
+
+#[test]
+fn greedy_goes_on_from_the_runner_up_once_the_best_is_spent() {
+    let k = row_sum();
+    // The reductions of the user's kernel are far ahead, and everything built on them is
+    // slower, so the best stays one reduction: once its rewrites are all evaluated, greedy
+    // must build on another candidate rather than end with budget left.
+    let mut ev = fake(|c: &Candidate| {
+        Some(if c.origin.contains('→') {
+            1.0
+        } else if c.origin.starts_with("reduce(") {
+            8.0
+        } else {
+            1.1
+        })
+    });
+    let config = Config {
+        budget: 400,
+        seed: 2,
+        strategy: StrategyKind::Greedy,
+        ..Config::default()
+    };
+    let out = search(&k, &mut ev, None, &config, |_| {}).unwrap();
+    let best = out
+        .history
+        .iter()
+        .filter(|(c, _)| c.origin.starts_with("reduce(") && !c.origin.contains('→'))
+        .map(|(c, _)| c.origin.clone())
+        .min_by(|a, b| {
+            let id = |o: &str| {
+                out.history
+                    .iter()
+                    .find(|(c, _)| c.origin == o)
+                    .map(|(c, _)| c.id.clone())
+                    .unwrap()
+            };
+            id(a).cmp(&id(b))
+        })
+        .expect("a reduction of the user's kernel was evaluated");
+    // A child's origin is its parent's, then " → " and its own steps (canonicalisations
+    // included).
+    let on = format!("{best} → ");
+    let on_best = out
+        .history
+        .iter()
+        .filter(|(c, _)| c.origin.starts_with(&on))
+        .count();
+    let elsewhere: Vec<&str> = out
+        .history
+        .iter()
+        .map(|(c, _)| c.origin.as_str())
+        .filter(|o| o.contains('→') && !o.starts_with(&on))
+        .collect();
+    assert!(on_best > 0, "the best, {best}, was built on");
+    assert!(
+        !elsewhere.is_empty(),
+        "greedy stopped after the best's {on_best} children ({} evaluations)",
+        out.history.len()
+    );
+}
