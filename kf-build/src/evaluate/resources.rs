@@ -255,6 +255,25 @@ impl Resource {
         }
     }
 
+    /// Replaces the contents with `data`, as [`Resource::write`] does: a buffer by a copy from
+    /// its master on the GPU, recorded in `encoder` (no upload from the host once the master
+    /// exists), a texture written from the host.
+    pub(crate) fn copy_in(
+        &self,
+        gpu: &Gpu,
+        data: &Arc<Vec<u8>>,
+        masters: &Masters,
+        encoder: &mut wgpu::CommandEncoder,
+    ) {
+        match self {
+            Resource::Buffer(buffer) => {
+                let size = data.len() as u64;
+                encoder.copy_buffer_to_buffer(&masters.source(gpu, data), 0, buffer, 0, size);
+            }
+            _ => self.write(&gpu.queue, data),
+        }
+    }
+
     /// What the bind group entry binds.
     pub(crate) fn binding(&self) -> wgpu::BindingResource<'_> {
         match self {
