@@ -213,8 +213,8 @@ const RAMP_IDLE: Duration = Duration::from_millis(250);
 /// The load before a timing that skips the ramp, to keep the GPU busy across the host's gap
 /// between two timings; `KERNELFOUNDRY_TOP_UP_MS` sets it (see [`top_up`]).
 ///
-/// Why none: measured on an H100 (BENCHMARKS.md, "The top-up before each timing"), over 128
-/// timings per kernel of four tunes, dropping the 16 ms top-up raised the evaluations per second
+/// Why none: measured on an H100 (BENCHMARKS.md, "The top-up before each timing"), over the
+/// 406 timings of eight tunes (four kernels, two rounds), dropping the 16 ms top-up raised the evaluations per second
 /// by 1.2–2.8× and changed nothing else: no timing found its baseline slower than before (the
 /// [`CLOCK_FELL`] check), the first sample of a timing was as close to the best as with the
 /// top-up (within 3 %), and the tunes ended on the same variants within 1 %. A gap of tens of
