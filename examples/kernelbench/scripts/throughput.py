@@ -23,6 +23,9 @@ for path in sys.argv[1:]:
         if "prepare_ms" in d:
             prepare += d["prepare_ms"]
     search = walls[1:-1]
+    if not search:
+        print(f"{path}: no search evaluations")
+        continue
     mean, median = statistics.mean(search), statistics.median(search)
     per_eval_prepare = prepare / len(search)
     shares = {p: sum(v[1:-1]) for p, v in phases.items()}
