@@ -12,18 +12,20 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 pub(crate) struct SearchArgs {
     /// Candidate evaluations per kernel (the final verification of the best is extra). Given
     /// alone, it is the search's only limit; otherwise it caps a search limited by time
-    /// (default cap: 200).
+    /// (default cap: 50 per second of --time, 1000 for the default 20 s).
     #[arg(long, value_name = "N")]
     pub(crate) budget: Option<u64>,
     /// How to search. `qd`: evolve the kernel's code (rewrite operators and parameters, steered by
-    /// a quality-diversity archive with gradients). `greedy`: always build on the best so far.
+    /// a quality-diversity archive with gradients). `greedy`: build on the best so far
+    /// that has a rewrite left to try.
     /// `random`: build on a random correct candidate. `exhaustive`: only the template parameters,
     /// every point within the budget. `auto`: the template parameters, exhaustively when they fit
     /// the budget, by successive halving otherwise.
     #[arg(long, default_value = "qd", value_parser = strategy_parser())]
     pub(crate) strategy: StrategyKind,
     /// Seconds of search per kernel (the final verification is extra). Default: 20, unless
-    /// --budget is given alone; the evaluations are then capped by --budget (default 200).
+    /// --budget is given alone; the evaluations are then capped by --budget (default: 50 per
+    /// second).
     #[arg(long = "time", value_name = "SECS", value_parser = super::ablate::positive_secs)]
     pub(crate) time: Option<f64>,
     /// Turn off gradient-informed steering of the `qd` search.
@@ -61,17 +63,29 @@ impl SearchArgs {
 
 /// Seconds of search per kernel when neither `--time` nor `--budget` is given.
 pub(crate) const DEFAULT_TIME_S: f64 = 20.0;
-/// The evaluations a search limited by time may spend at most, unless `--budget` says.
-pub(crate) const DEFAULT_CAP: u64 = 200;
+/// The evaluations per second of search that a search limited by time may spend at most,
+/// unless `--budget` says.
+///
+/// Why a rate: the cap must not be what ends a search that the user limited by time. An
+/// evaluation takes 10–110 ms on an H100 (BENCHMARKS.md, "The top-up before each timing"), so a
+/// fixed cap of 200 ended a 20 s search of a GEMV after 2 s; 50 a second binds only on kernels
+/// whose evaluations take under 20 ms, and still bounds the run's journal.
+pub(crate) const DEFAULT_CAP_PER_S: f64 = 50.0;
+
+/// The default cap of a search limited to `secs` seconds: [`DEFAULT_CAP_PER_S`] per second, at
+/// least one evaluation.
+fn default_cap(secs: f64) -> u64 {
+    ((secs * DEFAULT_CAP_PER_S).ceil() as u64).max(1)
+}
 
 /// The search's limits, (evaluations, seconds), from `--budget` and `--time`: time by default,
 /// with evaluations as a cap; a budget given alone is the only limit (as a search that must
 /// spend exactly so many evaluations, e.g. to compare runs, wants).
 fn limits(budget: Option<u64>, time: Option<f64>) -> (u64, Option<f64>) {
     match (budget, time) {
-        (None, None) => (DEFAULT_CAP, Some(DEFAULT_TIME_S)),
+        (None, None) => (default_cap(DEFAULT_TIME_S), Some(DEFAULT_TIME_S)),
         (Some(b), t) => (b, t),
-        (None, Some(t)) => (DEFAULT_CAP, Some(t)),
+        (None, Some(t)) => (default_cap(t), Some(t)),
     }
 }
 
@@ -129,8 +143,11 @@ mod tests {
 
     #[test]
     fn the_search_is_limited_by_time_unless_a_budget_is_given_alone() {
-        assert_eq!(limits(None, None), (DEFAULT_CAP, Some(DEFAULT_TIME_S)));
-        assert_eq!(limits(None, Some(5.0)), (DEFAULT_CAP, Some(5.0)));
+        assert_eq!(limits(None, None), (1000, Some(DEFAULT_TIME_S)));
+        // The cap grows with the time, so it never ends a longer search early.
+        assert_eq!(limits(None, Some(5.0)), (250, Some(5.0)));
+        assert_eq!(limits(None, Some(60.0)), (3000, Some(60.0)));
+        assert_eq!(limits(None, Some(0.001)), (1, Some(0.001)));
         assert_eq!(limits(Some(12), None), (12, None));
         assert_eq!(limits(Some(12), Some(5.0)), (12, Some(5.0)));
     }
