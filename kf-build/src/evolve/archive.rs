@@ -510,12 +510,13 @@ impl<P: Clone> Archive<P> {
         best_of(self.all_elites())
     }
 
-    /// Every elite over all islands, best first (highest score; the lower id on ties), as
-    /// [`Self::best`] orders them.
+    /// Every member over all islands (elites included), once each, best first (highest score;
+    /// the lower id on ties), as [`Self::best`] orders the elites.
     pub fn ranked(&self) -> Vec<&Individual<P>> {
-        let mut elites = self.all_elites();
-        elites.sort_by(|a, b| b.score().total_cmp(&a.score()).then(a.id.cmp(&b.id)));
-        elites
+        let mut members = self.all_members();
+        members.sort_by(|a, b| b.score().total_cmp(&a.score()).then(a.id.cmp(&b.id)));
+        members.dedup_by(|a, b| a.id == b.id);
+        members
     }
 
     /// Each filled cell's best elite score over all islands (the gradients' view of the map).

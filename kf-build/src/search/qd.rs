@@ -456,8 +456,8 @@ impl Evolution {
         None
     }
 
-    /// Greedy's child: a fresh rewrite of the best correct elite that still has one, trying
-    /// the elites in rank order (see [`Archive::ranked`]).
+    /// Greedy's child: a fresh rewrite of the best correct member that still has one, trying
+    /// the members in rank order (see [`Archive::ranked`]).
     fn best_first(&mut self, island: usize, rng: &mut impl Rng) -> Option<Proposal> {
         let ranked: Vec<Individual<Payload>> = self
             .archive

@@ -431,3 +431,15 @@ fn origins_read_as_chains() {
     i.origin.clear();
     assert_eq!(i.origin_text(), "baseline");
 }
+
+#[test]
+fn members_are_ranked_best_first_once_each() {
+    let mut a = Archive::new(ArchiveConfig::default());
+    a.insert(ind(1, 0, Some("m0c1p0w0"), 6.0));
+    a.insert(ind(2, 0, Some("m0c1p0w0"), 5.5)); // a member, not an elite
+    a.insert(ind(3, 1, Some("m1c1p0w0"), 7.0));
+    a.insert(ind(4, 1, Some("m1c0p0w0"), 6.0)); // ties with 1: the lower id first
+    let ranked: Vec<CandidateId> = a.ranked().iter().map(|m| m.id).collect();
+    assert_eq!(ranked, vec![3, 1, 4, 2]);
+    assert_eq!(a.best().map(|b| b.id), Some(3));
+}
