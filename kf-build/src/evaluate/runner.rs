@@ -214,12 +214,13 @@ const RAMP_IDLE: Duration = Duration::from_millis(250);
 /// between two timings; `KERNELFOUNDRY_TOP_UP_MS` sets it (see [`top_up`]).
 ///
 /// Why none: measured on an H100 (BENCHMARKS.md, "The top-up before each timing"), over the
-/// 406 timings of eight tunes (four kernels, two rounds), dropping the 16 ms top-up raised the evaluations per second
-/// by 1.2–2.8× and changed nothing else: no timing found its baseline slower than before (the
-/// [`CLOCK_FELL`] check), the first sample of a timing was as close to the best as with the
-/// top-up (within 3 %), and the tunes ended on the same variants within 1 %. A gap of tens of
-/// milliseconds between two timings does not let the clock fall; a longer idle gets the full
-/// ramp ([`RAMP_IDLE`]), and a fallen clock is still caught by [`CLOCK_FELL`].
+/// 406 timings of eight tunes (four kernels, two rounds), dropping the 16 ms top-up raised the
+/// evaluations per second by 1.2–2.8× and changed nothing else: no timing found its baseline
+/// slower than before (the [`CLOCK_FELL`] check), the first sample of a timing was as close to
+/// the best as with the top-up (within 3 %), and the tunes ended on the same variants within
+/// 1 %. A gap of tens of milliseconds between two timings did not let that GPU's clock fall; a
+/// longer idle gets the full ramp ([`RAMP_IDLE`]), and a fallen clock is still caught by
+/// [`CLOCK_FELL`].
 const TOP_UP: Duration = Duration::ZERO;
 /// An idle gap this short since the end of the last timing means the GPU ran without pause: the
 /// rest of a screened timing follows its cheap samples after only the screening's arithmetic on
