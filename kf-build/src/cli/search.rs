@@ -67,7 +67,7 @@ pub(crate) const DEFAULT_TIME_S: f64 = 20.0;
 /// unless `--budget` says.
 ///
 /// Why a rate: the cap must not be what ends a search that the user limited by time. An
-/// evaluation takes 10–110 ms on an H100 (BENCHMARKS.md, "The top-up before each timing"), so
+/// evaluation took 10–100 ms on an H100 (BENCHMARKS.md, "The top-up before each timing"), so
 /// a fixed cap of 200 would end a 20 s search of a GEMV (94.7 evaluations a second) after about
 /// 2 s; 50 a second binds only on kernels whose evaluations take under 20 ms, and still bounds
 /// the run's journal.

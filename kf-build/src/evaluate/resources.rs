@@ -243,15 +243,11 @@ impl Resource {
         masters: &Masters,
         encoder: &mut wgpu::CommandEncoder,
     ) {
-        match (self, plan.binding.kind) {
-            (Resource::Buffer(buffer), BindingKind::StorageReadWrite) => {
-                let size = data.len() as u64;
-                encoder.copy_buffer_to_buffer(&masters.source(gpu, data), 0, buffer, 0, size);
-            }
-            (Resource::Texture { .. }, BindingKind::StorageTexture { .. }) => {
-                self.write(&gpu.queue, data);
-            }
-            _ => {}
+        if matches!(
+            plan.binding.kind,
+            BindingKind::StorageReadWrite | BindingKind::StorageTexture { .. }
+        ) {
+            self.copy_in(gpu, data, masters, encoder);
         }
     }
 

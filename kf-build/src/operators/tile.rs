@@ -2144,8 +2144,7 @@ fn exact_extents(
 ) -> Result<Vec<String>, Skip> {
     let (parent, kernel) = (subject.program, subject.kernel);
     let divisors = kf_runtime::views::size_divisors(&kernel.size_constraints());
-    // Every axis whose launch is not exact, so that the hint names every constraint at once.
-    let inexact: Vec<(usize, SizeExpr, u32)> = m
+    let axes: Vec<(usize, SizeExpr, u32)> = m
         .unguarded
         .iter()
         .map(|&d| {
@@ -2155,6 +2154,10 @@ fn exact_extents(
                 parent.workgroup_size[d],
             )
         })
+        .collect();
+    // Every axis whose launch is not exact, so that the hint names every constraint at once.
+    let inexact: Vec<&(usize, SizeExpr, u32)> = axes
+        .iter()
         .filter(|(_, extent, w)| {
             parent.dispatch.mode == DispatchMode::Grid
                 && !kf_runtime::views::multiple_of(extent, &divisors, u64::from(*w))
@@ -2185,9 +2188,8 @@ fn exact_extents(
         )));
     }
     let mut out = Vec::new();
-    for &d in &m.unguarded {
+    for (d, extent, _) in axes {
         let axis = AXES[d];
-        let extent = SizeExpr::from_ops(super::grid_extent(parent, d));
         if d == 2 {
             // The rewrite launches one workgroup per batch: no bound to add.
             continue;
