@@ -499,7 +499,9 @@ impl Interface {
     /// [`Interface::mismatches`], where a variant may declare a buffer as the baseline's array
     /// regrouped `w` elements at a time ([`crate::views::regrouping`]) when `view` accepts it for
     /// that binding (the spec's length must be a multiple of `w`; see [`crate::views`]); `view`'s
-    /// error says why not.
+    /// error says why not. A finer view, the baseline's elements taken apart into the scalars
+    /// they hold (`array<vec4<f32>>` read as `array<f32>`), is always the same buffer: every
+    /// length is a whole number of the smaller elements.
     pub fn mismatches_with(
         &self,
         variant: &Interface,
@@ -523,7 +525,10 @@ impl Interface {
                     kind_text(&v.kind),
                     kind_text(&b.kind)
                 )),
-                Some(v) if v.ty != b.ty || v.layout != b.layout => {
+                Some(v)
+                    if (v.ty != b.ty || v.layout != b.layout)
+                        && crate::views::regrouping(&v.layout, &b.layout).is_none() =>
+                {
                     let why = match crate::views::regrouping(&b.layout, &v.layout) {
                         Some(w) => match view(b, w) {
                             Ok(()) => continue,

@@ -15,6 +15,10 @@
 //! through `constraints(..)` over sizes (`constraints(n % 4 == 0)`); [`known_divisor`] proves the
 //! length's divisibility from those, and the runtime refuses a dispatch whose sizes break a size
 //! constraint ([`check_sizes`]), so the promise holds wherever a variant runs.
+//!
+//! The other way round needs no promise: a variant may read an `array<vec4<f32>>` binding as
+//! `array<f32>` (the baseline's array is the variant's regrouped), since every length in vectors
+//! is a whole number of scalars. `tile` reads vector operands that way.
 
 use crate::expr::{Op, SizeExpr};
 use crate::interface::BufferLayout;

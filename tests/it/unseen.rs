@@ -92,3 +92,72 @@ fn unseen_kernels_canonical_forms_and_structural_rewrites_are_correct() {
     assert!(evaluated >= 25, "only {evaluated} candidates evaluated");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// GEMMs over vector operands respelled (`tests/data/lanes/`, read by `kf-build`'s
+/// `operators::lanes` tests): `tile` reaches them through one vector lane per invocation, and
+/// the first rewrite of a tiling operator must be correct on the adapter, where the vector
+/// buffers are read through `array<f32>` views.
+#[test]
+fn vector_gemm_respellings_tile_correctly() {
+    let (mut worker, target) = worker_and_target();
+    let dir = root().join("tests/data/lanes");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
+        .collect();
+    files.sort();
+    let mut failures = Vec::new();
+    let mut evaluated = 0;
+    for file in files {
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let spec = text
+            .lines()
+            .find_map(|l| l.strip_prefix("// spec:"))
+            .unwrap_or_else(|| panic!("{name}: no spec"))
+            .trim();
+        let kernel = resolve(&name, &format!("path = \"{name}\", {spec}"), &text);
+        let subject = Subject {
+            kernel: &kernel,
+            program: &kernel.baseline,
+            target: &target,
+        };
+        let canonical = canon::canonicalise(&subject);
+        // One tiling operator per file, in turn (the unseen corpus's vec4 GEMM runs all three).
+        let wanted = ["tile", "tile-blocked", "tile-split-k"][evaluated % 3];
+        for op in kf_build::operators::all() {
+            if op.name() != wanted {
+                continue;
+            }
+            let rewrites = apply_canonical(op.as_ref(), &subject, canonical.as_ref())
+                .unwrap_or_else(|e| panic!("{name}: {} skipped: {e}", op.name()));
+            let r = &rewrites[0];
+            assert!(r.step.contains("lanes("), "{name}: {}", r.step);
+            let report = worker.evaluate(&EvalRequest {
+                kernel: kernel.clone(),
+                candidate: Candidate {
+                    id: format!("lanes-{evaluated}"),
+                    origin: r.step.clone(),
+                    program: r.program.clone(),
+                },
+                plan: verify_plan(&kernel),
+                ceilings: None,
+                deadline_s: None,
+            });
+            evaluated += 1;
+            println!("{name}: {} level {}", r.step, report.fitness.level);
+            if report.fitness.level != 5 {
+                failures.push(format!(
+                    "{name} {}: level {} {:?}\n{}",
+                    r.step,
+                    report.fitness.level,
+                    report.failure.map(|f| f.log),
+                    r.program.wgsl
+                ));
+            }
+        }
+    }
+    assert!(evaluated >= 4, "only {evaluated} candidates evaluated");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

@@ -78,6 +78,18 @@ pub fn range(span: naga::Span) -> Option<Range<usize>> {
     span.to_range()
 }
 
+/// Where the declaration of a global whose span starts at `decl` writes its type (naga's span of
+/// a global ends at its name or its type; this reads on to the `;`), and the type as written with
+/// blanks removed (`array<vec4<f32>>`).
+pub fn declared_type(code: &str, decl: Range<usize>) -> Option<(Range<usize>, String)> {
+    let end = decl.start + code[decl.start..].find(';')?;
+    let colon = decl.start + code[decl.start..end].rfind(':')?;
+    let ty = &code[colon + 1..end];
+    let start = colon + 1 + (ty.len() - ty.trim_start().len());
+    let written: String = ty.chars().filter(|c| !c.is_whitespace()).collect();
+    Some((start..start + ty.trim().len(), written))
+}
+
 /// Position of the first byte at or after `pos` that is neither whitespace nor inside a comment.
 pub fn skip_trivia(src: &str, mut pos: usize) -> usize {
     let b = src.as_bytes();

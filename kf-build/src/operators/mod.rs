@@ -19,6 +19,7 @@ pub mod canon;
 pub mod coarsen;
 pub mod hoist;
 pub mod implicit;
+pub mod lanes;
 pub mod lift;
 pub mod params;
 pub mod reduce;

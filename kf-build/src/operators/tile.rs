@@ -91,13 +91,18 @@
 //! a batch digit it launches `n` columns by `m` rows by `cdiv(X, m * n)` batches, and a store is
 //! also guarded by `row < m`.
 //!
-//! **Limits.** Only `f32` scalar operands and accumulator; output coordinates must be components
+//! **Vector operands** (`array<vec4<f32>>`, a `vec4<f32>` of outputs per invocation): when the
+//! scalar pattern does not hold, [`super::lanes::split`] reads the kernel with one vector lane per
+//! invocation over `f32` views of its buffers, re-rolling the per-component updates of an
+//! iteration into one sum, and the tiling applies to that program (`lanes(4, x) → tile(..)`).
+//!
+//! **Limits.** Only `f32` operands and accumulator (vectors through the lane split); output coordinates must be components
 //! of `global_invocation_id` or two or three digits of a flat id (four, two batch digits, are
 //! skipped); a store without a bounds guard on an axis whose launch is not exact is
 //! skipped (the rewrite computes whole blocks and could not tell which outputs the baseline
 //! leaves alone); an
-//! accumulator or counter declared without a value (`var acc: f32;`) is skipped; vector operands
-//! (`array<vec4<f32>>`) and `f16` are skipped; the accumulation order changes (within the
+//! accumulator or counter declared without a value (`var acc: f32;`) is skipped; `f16` is
+//! skipped; the accumulation order changes (within the
 //! verifier's tolerance, like any reassociation). The kernel's own parameters are kept: a parent
 //! whose overrides set the workgroup size keeps those constants, now unused by the entry point.
 
@@ -375,11 +380,43 @@ impl Operator for Tile {
     }
 
     fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip> {
-        let program = subject.program;
-        let wgsl = program.wgsl.as_ref();
-        if wgsl.contains(PREFIX) {
+        if subject.program.wgsl.contains(PREFIX) {
             return Err(Skip("already tiled".into()));
         }
+        let skip = match self.tile(subject) {
+            Ok(rewrites) => return Ok(rewrites),
+            Err(skip) => skip,
+        };
+        // Vector operands: tile the program with one lane per invocation (`lanes`), when the
+        // vector pattern holds; otherwise the reason is the scalar pattern's.
+        let Ok(lanes) = super::lanes::split(subject) else {
+            return Err(skip);
+        };
+        let split = Subject {
+            program: &lanes.program,
+            ..*subject
+        };
+        let rewrites = self.tile(&split).map_err(|Skip(why)| {
+            Skip(format!(
+                "{skip}; with one vector lane per invocation ({}): {why}",
+                lanes.step
+            ))
+        })?;
+        Ok(rewrites
+            .into_iter()
+            .map(|mut r| {
+                r.step = format!("{} → {}", lanes.step, r.step);
+                r
+            })
+            .collect())
+    }
+}
+
+impl Tile {
+    /// The rewrites of `subject`'s program, whose pattern is the scalar one.
+    fn tile(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip> {
+        let program = subject.program;
+        let wgsl = program.wgsl.as_ref();
         super::invocations_expressible(subject)?;
         let parsed = ir::parse(wgsl).map_err(|e| Skip(e.to_string()))?;
         let analysis = parsed
@@ -1944,10 +1981,22 @@ impl SplitK {
             .iter()
             .find(|p| (p.binding.group, p.binding.binding) == m.out_binding)
             .ok_or_else(|| Skip("the output has no buffer in the spec".into()))?;
-        let out_len = out
+        let mut out_len = out
             .len
             .clone()
             .ok_or_else(|| Skip("the output's length is fixed by its type".into()))?;
+        // The partial sums are `f32`s, one per output scalar: a vector output read through an
+        // `f32` view (`lanes`) has its spec length in vectors.
+        let scalars = kernel
+            .interface
+            .binding(m.out_binding.0, m.out_binding.1)
+            .and_then(|b| b.layout.array.as_ref())
+            .map_or(1, |a| a.fields.len() as u64);
+        if scalars > 1 {
+            let mut ops = out_len.ops().to_vec();
+            ops.extend([Op::Lit(scalars), Op::Mul]);
+            out_len = SizeExpr::from_ops(ops);
+        }
         let program = subject.program;
         let launch: Vec<&str> = program
             .dispatch

@@ -578,13 +578,7 @@ fn declared_type(
     scalar: &str,
     fixed: Option<u32>,
 ) -> Option<(ir::TextRange, String)> {
-    let code = a.code();
-    // naga's span of a global ends at its name or its type; read on to the `;`.
-    let end = decl.start + code[decl.start..].find(';')?;
-    let colon = decl.start + code[decl.start..end].rfind(':')?;
-    let ty = &code[colon + 1..end];
-    let start = colon + 1 + (ty.len() - ty.trim_start().len());
-    let written: String = ty.chars().filter(|c| !c.is_whitespace()).collect();
+    let (range, written) = crate::analysis::text::declared_type(a.code(), decl)?;
     let wanted = match fixed {
         None => format!("array<{scalar}>"),
         Some(n) => format!("array<{scalar},{n}>"),
@@ -597,7 +591,7 @@ fn declared_type(
         None => format!("array<vec{WIDTH}<{scalar}>>"),
         Some(n) => format!("array<vec{WIDTH}<{scalar}>, {}>", n / WIDTH),
     };
-    Some((start..start + ty.trim().len(), replacement))
+    Some((range, replacement))
 }
 
 fn render(

@@ -1117,4 +1117,17 @@ fn derived_verification_shapes_keep_the_size_constraints_and_views_need_them() {
         .replace("p.a * x[g.x]", "p.a * x[g.x / 3u][g.x % 3u]");
     let r = reflect(&vec3, Some("main"), "v.wgsl").unwrap();
     assert_eq!(k.mismatches(&r.interface).len(), 1);
+    // The other way round: a vec4 baseline read as scalars is the same buffer, with or without
+    // a constraint; a vec4 of u32 is not.
+    let vectors = reflect(&viewed, Some("main"), "v.wgsl").unwrap().interface;
+    let scalars = reflect(SAXPY, Some("main"), "s.wgsl").unwrap().interface;
+    assert!(vectors.mismatches(&scalars).is_empty());
+    let words = SAXPY
+        .replace(
+            "var<storage, read> x: array<f32>;",
+            "var<storage, read> x: array<u32>;",
+        )
+        .replace("p.a * x[g.x]", "p.a * bitcast<f32>(x[g.x])");
+    let words = reflect(&words, Some("main"), "u.wgsl").unwrap().interface;
+    assert_eq!(vectors.mismatches(&words).len(), 1);
 }

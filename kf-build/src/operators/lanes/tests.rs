@@ -1,0 +1,192 @@
+use super::super::testkit::{apply, check_valid, h200, header, lavapipe, resolve, wgsl_files};
+use super::super::tile::Tile;
+use super::super::{Operator, Rewrite, Skip, Subject};
+use super::split;
+
+/// The unseen corpus's vec4 GEMM (`tests/data/unseen/b2_gemm_vec4.wgsl`), with the body replaced.
+fn gemm(body: &str) -> String {
+    format!(
+        r#"
+struct Dims {{
+  M : u32,
+  N : u32,
+  K : u32,
+}}
+
+@group(0) @binding(0) var<storage, read> a : array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> b : array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> c : array<vec4<f32>>;
+@group(0) @binding(3) var<uniform> dims : Dims;
+
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) global_id : vec3<u32>) {{
+  let col4 = global_id.x;
+  let row = global_id.y;
+  let N4 = dims.N / 4u;
+  let K4 = dims.K / 4u;
+  if (col4 >= N4 || row >= dims.M) {{
+    return;
+  }}
+{body}
+}}
+"#
+    )
+}
+
+const SPEC: &str = "sizes(m = 64, n = 64, k = 64), bind(a = input(m * k / 4), b = input(k * n / 4), c = output(m * n / 4), dims = uniform(m, n, k)), grid = (n / 4, m), constraints(n % 4 == 0, k % 4 == 0), flops = 2 * m * n * k";
+
+/// Four rows of `b` per vector of `a`, one line per component (tfjs's spelling).
+const ROWS: &str = r#"
+  var acc = vec4<f32>(0.0);
+  for (var k4 = 0u; k4 < K4; k4 = k4 + 1u) {
+    let a_vec = a[row * K4 + k4];
+    let k = k4 * 4u;
+    acc = acc + a_vec.x * b[(k + 0u) * N4 + col4];
+    acc = acc + a_vec.y * b[(k + 1u) * N4 + col4];
+    acc = acc + a_vec.z * b[(k + 2u) * N4 + col4];
+    acc = acc + a_vec.w * b[(k + 3u) * N4 + col4];
+  }
+  c[row * N4 + col4] = acc;
+"#;
+
+fn lanes_of(body: &str) -> Result<Rewrite, Skip> {
+    lanes_with(SPEC, &gemm(body))
+}
+
+fn lanes_with(spec: &str, wgsl: &str) -> Result<Rewrite, Skip> {
+    let k = resolve("k.wgsl", spec, wgsl);
+    let target = lavapipe();
+    split(&Subject {
+        kernel: &k,
+        program: &k.baseline,
+        target: &target,
+    })
+}
+
+#[test]
+fn a_vec4_gemm_becomes_one_f32_sum_per_lane_over_scalar_views() {
+    let k = resolve("k.wgsl", SPEC, &gemm(ROWS));
+    let r = lanes_of(ROWS).expect("split");
+    check_valid(&k, &r);
+    assert_eq!(r.step, "lanes(4, x)");
+    let text = r.program.wgsl.to_string();
+    // The vector buffers are read as scalars, and the four updates are one rolled sum.
+    for decl in ["a : array<f32>", "b : array<f32>", "c : array<f32>"] {
+        assert!(text.contains(decl), "{decl}:\n{text}");
+    }
+    assert_eq!(text.matches("kfl_acc = kfl_acc +").count(), 1, "{text}");
+    assert!(text.contains("kfl_k < 4u * u32("), "{text}");
+    // Four times the invocations along x, as many along y.
+    let sizes = |n: &str| {
+        [("m", 64u64), ("n", 64), ("k", 64)]
+            .iter()
+            .find(|s| s.0 == n)
+            .map(|s| s.1)
+    };
+    let parent = k
+        .baseline
+        .dispatch
+        .size
+        .clone()
+        .map(|s| s.eval(sizes).unwrap());
+    let split = r
+        .program
+        .dispatch
+        .size
+        .clone()
+        .map(|s| s.eval(sizes).unwrap());
+    assert_eq!(k.baseline.dispatch.mode, kf_runtime::DispatchMode::Grid);
+    assert_eq!(r.program.dispatch.mode, kf_runtime::DispatchMode::Grid);
+    assert_eq!(split, [4 * parent[0], parent[1], parent[2]]);
+    println!("{text}");
+}
+
+/// The respellings in `tests/data/lanes/` (verified on the adapter by `tests/it/unseen.rs`).
+fn respellings() -> Vec<(String, String, String)> {
+    wgsl_files("lanes")
+        .into_iter()
+        .map(|file| {
+            let name = file.file_name().unwrap().to_string_lossy().to_string();
+            let text = std::fs::read_to_string(&file).unwrap();
+            let spec = header(&text, "spec:").unwrap_or_else(|| panic!("{name}: no spec"));
+            (name, spec, text)
+        })
+        .collect()
+}
+
+#[test]
+fn respellings_of_the_vec4_gemm_split_and_tile() {
+    let target = h200();
+    let all = respellings();
+    assert!(all.len() >= 4, "{all:?}");
+    for (name, spec, wgsl) in &all {
+        let k = resolve(name, spec, wgsl);
+        for op in [Tile::shared(), Tile::blocked(), Tile::split_k()] {
+            let rewrites = apply(&op, &k, &target)
+                .unwrap_or_else(|e| panic!("{name}: {} skipped: {e}", op.name()));
+            assert!(!rewrites.is_empty(), "{name}");
+            for r in &rewrites {
+                assert!(r.step.contains("lanes("), "{name}: {}", r.step);
+                assert!(
+                    r.step.contains(&format!("→ {}(", op.name())),
+                    "{name}: {}",
+                    r.step
+                );
+                // Split-K's workspace is a binding the runtime adds (checked on the adapter).
+                if r.program.workspace.is_empty() {
+                    check_valid(&k, r);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn what_is_not_one_sum_per_lane_is_named() {
+    let cases = [
+        (
+            ROWS.replace(
+                "c[row * N4 + col4] = acc;",
+                "c[row * N4 + col4] = acc * 2.0;",
+            ),
+            "not the accumulator itself",
+        ),
+        (
+            ROWS.replace("a_vec.y * b[(k + 1u)", "a_vec.z * b[(k + 1u)"),
+            "not consecutive steps of one sum",
+        ),
+        (
+            ROWS.replace("b[(k + 3u) * N4 + col4]", "b[(k + 3u) * N4 + col4 + 1u]"),
+            "not consecutive steps of one sum",
+        ),
+        (
+            ROWS.replace("c[row * N4 + col4]", "c[col4 * dims.M + row]"),
+            "no id component steps the output",
+        ),
+        (
+            ROWS.replace("var acc = vec4<f32>(0.0);", "var acc = vec4<f32>(1.0);"),
+            "does not start at zero",
+        ),
+    ];
+    for (body, why) in cases {
+        let skip = lanes_of(&body).expect_err(why);
+        assert!(skip.0.contains(why), "{why}: {skip}");
+    }
+}
+
+#[test]
+fn a_scalar_gemm_is_not_split() {
+    // Tile takes it as written; the lane split finds no vector accumulator.
+    let (_, spec, text) = respellings()
+        .into_iter()
+        .find(|(name, ..)| name == "scalar_a.wgsl")
+        .expect("scalar_a.wgsl");
+    let scalar = text
+        .replace("array<vec4<f32>>", "array<f32>")
+        .replace("vec4<f32>(0.0, 0.0, 0.0, 0.0)", "0.0");
+    let spec = spec
+        .replace("k * n / 4", "k * n")
+        .replace("m * n / 4", "m * n");
+    let skip = lanes_with(&spec, &scalar).expect_err("no vector");
+    assert!(skip.0.contains("vec2 or vec4"), "{skip}");
+}

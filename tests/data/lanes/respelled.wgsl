@@ -1,0 +1,36 @@
+// GEMM with vector operands, respelled: the rows spelling with `+=`, the factors the other way round, an accumulator declared without a value, a `while` loop and the vector read in place.
+// spec: sizes(m = 64, n = 64, k = 64), bind(a = input(m * k / 4), b = input(k * n / 4), c = output(m * n / 4), dims = uniform(m, n, k)), grid = (n / 4, m), constraints(n % 4 == 0, k % 4 == 0), flops = 2 * m * n * k
+struct Dims {
+  M : u32,
+  N : u32,
+  K : u32,
+}
+
+@group(0) @binding(0) var<storage, read> a : array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> b : array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> c : array<vec4<f32>>;
+@group(0) @binding(3) var<uniform> dims : Dims;
+
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) global_id : vec3<u32>) {
+  let col4 = global_id.x;
+  let row = global_id.y;
+  let N4 = dims.N / 4u;
+  let K4 = dims.K / 4u;
+  if (col4 >= N4 || row >= dims.M) {
+    return;
+  }
+
+  var acc: vec4<f32>;
+  var k4 = 0u;
+  while (k4 < K4) {
+    let base = (k4 * 4u) * N4 + col4;
+    acc += b[base] * a[row * K4 + k4].x;
+    acc += b[base + N4] * a[row * K4 + k4].y;
+    acc += b[base + 2u * N4] * a[row * K4 + k4].z;
+    acc += b[base + 3u * N4] * a[row * K4 + k4].w;
+    k4++;
+  }
+  c[col4 + N4 * row] = acc;
+
+}
