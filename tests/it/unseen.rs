@@ -95,7 +95,7 @@ fn unseen_kernels_canonical_forms_and_structural_rewrites_are_correct() {
 
 /// GEMMs over vector operands respelled (`tests/data/lanes/`, read by `kf-build`'s
 /// `operators::lanes` tests): `tile` reaches them through one vector lane per invocation, and
-/// the first rewrite of a tiling operator must be correct on the adapter, where the vector
+/// its first rewrite must be correct on the adapter, where the vector
 /// buffers are read through `array<f32>` views.
 #[test]
 fn vector_gemm_respellings_tile_correctly() {
@@ -124,8 +124,9 @@ fn vector_gemm_respellings_tile_correctly() {
             target: &target,
         };
         let canonical = canon::canonicalise(&subject);
-        // One tiling operator per file, in turn (the unseen corpus's vec4 GEMM runs all three).
-        let wanted = ["tile", "tile-blocked", "tile-split-k"][evaluated % 3];
+        // `tile`, whose shaders lavapipe compiles fastest: the lane split is what differs between
+        // the files (the unseen corpus's vec4 GEMM runs the blocked and split-K tilings too).
+        let wanted = "tile";
         for op in kf_build::operators::all() {
             if op.name() != wanted {
                 continue;

@@ -14,7 +14,8 @@
 //!   guards, one counted loop stepping by one and one store after it (`flow::walk_entry`, as for
 //!   `tile`);
 //! - the loop's body is its exit test, `let`s, and `n ≥ 1` updates `acc = acc + x * y` (either
-//!   order, or `fma(x, y, acc)`) of one local `acc: vecW<f32>` (`W` 2 or 4) that starts at zero,
+//!   order, or `fma(x, y, acc)`) of one local `acc: vecW<f32>` (`W` 2 or 4; or `f32`, below) that
+//!   starts at zero,
 //!   then the step: every `x` and `y` is a load from a storage buffer of either a whole `vecW<f32>`
 //!   (a *lane* factor: lane `j` of the update reads its component `j`), one fixed component of one
 //!   (`a4.y`) or an `f32`;
@@ -37,8 +38,15 @@
 //! `array<f32>`: the same buffers, read through a finer view the runtime accepts
 //! (`kf_runtime::views`). The launch has `W` times the parent's invocations along `d`.
 //!
-//! **Limits.** The stored value must be the accumulator itself (no epilogue); `mat4x4` operands,
-//! a vector read through a `var`, and a `dot(a4, b4)` into an `f32` sum are not read.
+//! **An `f32` sum of vector components** (`sum += dot(x[row * K4 + i], w[col * K4 + i])`, a
+//! linear layer with both operands packed along `k`, or `acc += a4.x * b4.x` line by line) needs
+//! no lanes: `dot(x, y)` is read as its `W` products in component order, the updates are
+//! re-rolled over the `f32` views as above, and the launch is the parent's (`lanes(rolled ×4)`).
+//! The order of a `dot`'s additions is the implementation's; the rolled sum adds in component
+//! order, a reassociation `tile` makes anyway.
+//!
+//! **Limits.** The stored value must be the accumulator itself (no epilogue); `mat4x4` operands
+//! and a vector read through a `var` are not read.
 
 use super::{Rewrite, Skip, Subject};
 use crate::analysis::flow::{
@@ -71,6 +79,8 @@ struct Factor {
     global: Handle<naga::GlobalVariable>,
     index: Handle<Expression>,
     at: At,
+    /// Scalars per element of the buffer (1 for `array<f32>`).
+    vw: u32,
 }
 
 /// An affine `u32` index: coefficients of the three id components and of the counter, and the
@@ -210,9 +220,15 @@ impl LoopPattern for Walk<'_> {
                 _ => None,
             })
             .and_then(|l| {
-                vector_width(&e.module.types[e.func.local_variables[l].ty].inner).map(|w| (l, w))
+                match &e.module.types[e.func.local_variables[l].ty].inner {
+                    TypeInner::Scalar(naga::Scalar::F32) => Some(1),
+                    t => vector_width(t),
+                }
+                .map(|w| (l, w))
             })
-            .ok_or_else(|| Skip("the loop does not update a vec2 or vec4 of f32".into()))?;
+            .ok_or_else(|| {
+                Skip("the loop does not update an f32 or a vec2 or vec4 of f32".into())
+            })?;
         if !self
             .top
             .locals
@@ -247,10 +263,19 @@ impl LoopPattern for Walk<'_> {
                 {
                     let locals = &self.top.locals;
                     let is_acc = |h| locals.loads.get(&h) == Some(&Value::Symbol(ACC));
-                    let (x, y) = sum_of_products(e, *value, is_acc).ok_or_else(|| {
-                        Skip("an update of the accumulator is not `acc + x * y`".into())
-                    })?;
-                    terms.push([factor(e, a, x, width)?, factor(e, a, y, width)?]);
+                    match sum_of_products(e, *value, is_acc) {
+                        Some((x, y)) => {
+                            terms.push([factor(e, a, x, width)?, factor(e, a, y, width)?])
+                        }
+                        None => terms.extend(
+                            dot_terms(e, *value, is_acc, width).ok_or_else(|| {
+                                Skip(
+                                    "an update of the accumulator is not `acc + x * y` or `acc + dot(x, y)`"
+                                        .into(),
+                                )
+                            })?,
+                        ),
+                    }
                     // The next update reads the running sum.
                     self.top.locals.current.insert(acc, Value::Symbol(ACC));
                 }
@@ -277,6 +302,66 @@ impl LoopPattern for Walk<'_> {
         });
         Ok(())
     }
+}
+
+/// The terms of `acc + dot(x, y)` (either order) with `x` and `y` whole vectors loaded from
+/// storage buffers, one product of components per term in component order, into an `f32` sum.
+fn dot_terms(
+    e: &Entry<'_>,
+    update: Handle<Expression>,
+    is_acc: impl Fn(Handle<Expression>) -> bool,
+    width: u32,
+) -> Option<Vec<[Factor; 2]>> {
+    if width != 1 {
+        return None;
+    }
+    let Expression::Binary {
+        op: naga::BinaryOperator::Add,
+        left,
+        right,
+    } = e.func.expressions[update]
+    else {
+        return None;
+    };
+    let other = if is_acc(left) {
+        right
+    } else if is_acc(right) {
+        left
+    } else {
+        return None;
+    };
+    let Expression::Math {
+        fun: naga::MathFunction::Dot,
+        arg,
+        arg1: Some(arg1),
+        ..
+    } = e.func.expressions[other]
+    else {
+        return None;
+    };
+    let whole = |h: Handle<Expression>| {
+        let Expression::Load { pointer } = e.func.expressions[h] else {
+            return None;
+        };
+        let global = e.root_global(pointer)?;
+        let vw = element_width(e, global)?;
+        (vector_width(e.ty(h)) == Some(vw)).then_some((global, element_index(e, pointer)?, vw))
+    };
+    let (gx, ix, vw) = whole(arg)?;
+    let (gy, iy, vy) = whole(arg1)?;
+    (vw == vy).then(|| {
+        (0..vw)
+            .map(|c| {
+                let f = |global, index| Factor {
+                    global,
+                    index,
+                    at: At::Comp(c),
+                    vw,
+                };
+                [f(gx, ix), f(gy, iy)]
+            })
+            .collect()
+    })
 }
 
 /// The lane count of a `vec2<f32>` or `vec4<f32>`.
@@ -354,32 +439,44 @@ fn factor(
         if let Some((base, Some(c))) = component
             && let Some(global) = e.root_global(base)
             && let Some(index) = element_index(e, base)
-            && element_width(e, global) == Some(width)
-            && (0..i64::from(width)).contains(&c)
+            && let Some(vw) = element_width(e, global)
+            && (0..i64::from(vw)).contains(&c)
         {
             return Ok(Factor {
                 global,
                 index,
                 at: At::Comp(c as u32),
+                vw,
             });
         }
     }
     if let Some((global, index)) = load(h) {
-        let at = match e.ty(h) {
-            TypeInner::Scalar(naga::Scalar::F32) => At::Scalar,
-            t if vector_width(t) == Some(width) => At::Lane,
-            _ => return Err(no()),
+        return match e.ty(h) {
+            TypeInner::Scalar(naga::Scalar::F32) => Ok(Factor {
+                global,
+                index,
+                at: At::Scalar,
+                vw: 1,
+            }),
+            t if width > 1 && vector_width(t) == Some(width) => Ok(Factor {
+                global,
+                index,
+                at: At::Lane,
+                vw: width,
+            }),
+            _ => Err(no()),
         };
-        return Ok(Factor { global, index, at });
     }
     if let Expression::AccessIndex { base, index: c } = e.func.expressions[h]
         && let Some((global, index)) = load(base)
-        && vector_width(e.ty(base)) == Some(width)
+        && let Some(vw) = vector_width(e.ty(base))
+        && c < vw
     {
         return Ok(Factor {
             global,
             index,
             at: At::Comp(c),
+            vw,
         });
     }
     Err(no())
@@ -442,9 +539,14 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
         return Err(Skip("the output index steps with the loop counter".into()));
     }
 
-    // The lane axis: unit in the output and in every lane factor, absent from the others.
+    // The lane axis: unit in the output and in every lane factor, absent from the others. An
+    // `f32` sum of vector components has none: its updates are only re-rolled.
     let one = Poly::constant(1);
+    if w == 1 && facts.terms.iter().flatten().all(|f| f.at == At::Scalar) {
+        return Err(Skip("no vector operand".into()));
+    }
     let d = (0..3)
+        .filter(|_| w > 1)
         .find(|&d| {
             out_form.gid[d] == one
                 && facts.terms.iter().flatten().all(|f| {
@@ -457,6 +559,8 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
                     }
                 })
         })
+        .map(Some)
+        .or_else(|| (w == 1).then_some(None))
         .ok_or_else(|| {
             Skip("no id component steps the output and the vector operands by one element".into())
         })?;
@@ -467,19 +571,21 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
         Ok(match f.at {
             At::Scalar => form,
             At::Comp(c) => {
-                let mut v = form.scale(i64::from(w));
+                let mut v = form.scale(i64::from(f.vw));
                 v.offset = v.offset.add(&Poly::constant(i64::from(c)));
                 v
             }
             At::Lane => {
-                let mut v = form.scale(i64::from(w));
-                v.gid[d] = one.clone();
+                let mut v = form.scale(i64::from(f.vw));
+                v.gid[d.expect("lane factors have a lane axis")] = one.clone();
                 v
             }
         })
     };
     let mut out_view = out_form.scale(i64::from(w));
-    out_view.gid[d] = one.clone();
+    if let Some(d) = d {
+        out_view.gid[d] = one.clone();
+    }
 
     // Re-roll: position by position, the n updates read F₀ + c·s, and F₀ steps by n·s.
     let n = facts.terms.len() as i64;
@@ -525,7 +631,7 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
     }
 
     // The buffers read as scalars: declared `array<vecW<f32>>`, named by the entry point alone.
-    let mut viewed: Vec<Handle<naga::GlobalVariable>> = vec![out];
+    let mut viewed: Vec<Handle<naga::GlobalVariable>> = if w > 1 { vec![out] } else { Vec::new() };
     for t in facts.terms.iter().flatten() {
         if t.at != At::Scalar && !viewed.contains(&t.global) {
             viewed.push(t.global);
@@ -547,7 +653,11 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
             .ok_or_else(|| Skip(format!("`{name}`'s declaration has no span")))?;
         let (range, written) = crate::analysis::text::declared_type(code, decl)
             .ok_or_else(|| Skip(format!("`{name}`'s declared type is not found")))?;
-        let vec = if w == 4 { "vec4" } else { "vec2" };
+        let vec = if element_width(&e, g) == Some(4) {
+            "vec4"
+        } else {
+            "vec2"
+        };
         if written != format!("array<{vec}<f32>>") && written != format!("array<{vec}f>") {
             return Err(Skip(format!(
                 "`{name}`'s declared type is not written `array<{vec}<f32>>`"
@@ -584,7 +694,9 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
             "0u".to_owned()
         }
     });
-    old[d] = format!("(kfl_gid.{} / {w}u)", AXES[d]);
+    if let Some(d) = d {
+        old[d] = format!("(kfl_gid.{} / {w}u)", AXES[d]);
+    }
     let gid = format!("vec3<u32>({})", old.join(", "));
     let symbols = [None, None];
     let printer = Printer {
@@ -654,6 +766,11 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
     edits.push(Edit::replace(a.entry_range()?, f));
     let text = ir::apply_edits(&program.wgsl, &edits)
         .ok_or_else(|| Skip("the lanes' edits overlap".into()))?;
+    let Some(d) = d else {
+        // The same invocations: only the updates were re-rolled.
+        let step = format!("lanes(rolled ×{n})");
+        return super::finish(subject, text, &[], step, Vec::new());
+    };
     let step = format!("lanes({w}, {})", AXES[d]);
     let mut r = super::finish(subject, text, &[], step, Vec::new())?;
     r.program.dispatch = Dispatch {
@@ -684,11 +801,14 @@ fn named_elsewhere(module: &naga::Module, entry: &str, g: Handle<naga::GlobalVar
             .any(|ep| ep.name != entry && names(&ep.function))
 }
 
-/// Whether `text` has the identifier `name` as a whole token.
+/// Whether `text` names the identifier `name` (a whole token, not a member after `.`).
 fn names_identifier(text: &str, name: &str) -> bool {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     text.match_indices(name).any(|(i, _)| {
-        !text[..i].chars().next_back().is_some_and(ident)
+        !text[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| ident(c) || c == '.')
             && !text[i + name.len()..].chars().next().is_some_and(ident)
     })
 }
