@@ -36,7 +36,8 @@
 //! stores element `W·I + j` of the output's `f32` view (`I` the parent's index), which is affine
 //! in `gid'` since `I`'s coefficient on `gid.d` is 1. The vector bindings are declared
 //! `array<f32>`: the same buffers, read through a finer view the runtime accepts
-//! (`kf_runtime::views`). The launch has `W` times the parent's invocations along `d`.
+//! (`kf_runtime::views`). The launch has `W` times the invocations the parent launches along `d`
+//! (its whole workgroups, so an invocation past its grid that no guard stops has its lanes too).
 //!
 //! **An `f32` sum of vector components** (`sum += dot(x[row * K4 + i], w[col * K4 + i])`, a
 //! linear layer with both operands packed along `k`, or `acc += a4.x * b4.x` line by line) needs
@@ -773,13 +774,18 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
     };
     let step = format!("lanes({w}, {})", AXES[d]);
     let mut r = super::finish(subject, text, &[], step, Vec::new())?;
+    // `W` invocations for each one the parent launches along `d` (whole workgroups of it: an
+    // invocation past its grid that no guard stops computes outputs too), the parent's elsewhere.
     r.program.dispatch = Dispatch {
         mode: DispatchMode::Grid,
         size: [0, 1, 2].map(|i| {
             let mut ops = super::grid_extent(program, i);
             if i == d {
-                ops.push(Op::Lit(u64::from(w)));
-                ops.push(Op::Mul);
+                if program.dispatch.mode == DispatchMode::Grid {
+                    let size = u64::from(program.workgroup_size[d]);
+                    ops.extend([Op::Lit(size), Op::CeilDiv, Op::Lit(size), Op::Mul]);
+                }
+                ops.extend([Op::Lit(u64::from(w)), Op::Mul]);
             }
             SizeExpr::from_ops(ops)
         }),
