@@ -25,25 +25,11 @@ const STRUCTURAL: [&str; 9] = [
 #[test]
 fn unseen_kernels_canonical_forms_and_structural_rewrites_are_correct() {
     let (mut worker, target) = worker_and_target();
-    let dir = root().join("tests/data/unseen");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 20, "the unseen corpus: {files:?}");
+    let all = folder("unseen");
+    assert!(all.len() >= 20, "the unseen corpus: {} kernels", all.len());
     let mut failures = Vec::new();
     let mut evaluated = 0;
-    for file in files {
-        let name = file.file_name().unwrap().to_string_lossy().to_string();
-        let text = std::fs::read_to_string(&file).unwrap();
-        let spec = text
-            .lines()
-            .find_map(|l| l.strip_prefix("// spec:"))
-            .unwrap_or_else(|| panic!("{name}: no spec"))
-            .trim();
-        let kernel = resolve(&name, &format!("path = \"{name}\", {spec}"), &text);
+    for (name, kernel) in all {
         let subject = Subject {
             kernel: &kernel,
             program: &kernel.baseline,
@@ -65,28 +51,14 @@ fn unseen_kernels_canonical_forms_and_structural_rewrites_are_correct() {
             }
         }
         for (i, r) in candidates.iter().enumerate() {
-            let report = worker.evaluate(&EvalRequest {
-                kernel: kernel.clone(),
-                candidate: Candidate {
-                    id: format!("unseen-{i}"),
-                    origin: r.step.clone(),
-                    program: r.program.clone(),
-                },
-                plan: verify_plan(&kernel),
-                ceilings: None,
-                deadline_s: None,
-            });
             evaluated += 1;
-            println!("{name}: {} level {}", r.step, report.fitness.level);
-            if report.fitness.level != 5 {
-                failures.push(format!(
-                    "{name} {}: level {} {:?}\n{}",
-                    r.step,
-                    report.fitness.level,
-                    report.failure.map(|f| f.log),
-                    r.program.wgsl
-                ));
-            }
+            failures.extend(failure(
+                &mut worker,
+                &kernel,
+                &name,
+                format!("unseen-{i}"),
+                r,
+            ));
         }
     }
     assert!(evaluated >= 25, "only {evaluated} candidates evaluated");
@@ -95,70 +67,87 @@ fn unseen_kernels_canonical_forms_and_structural_rewrites_are_correct() {
 
 /// GEMMs over vector operands respelled (`tests/data/lanes/`, read by `kf-build`'s
 /// `operators::lanes` tests): `tile` reaches them through one vector lane per invocation, and
-/// its first rewrite must be correct on the adapter, where the vector
-/// buffers are read through `array<f32>` views.
+/// its first rewrite must be correct on the adapter, where the vector buffers are read through
+/// `array<f32>` views. `tile` alone, whose shaders lavapipe compiles fastest: the lane split is
+/// what differs between the files (the unseen corpus's vec4 GEMM runs the blocked and split-K
+/// tilings too).
 #[test]
 fn vector_gemm_respellings_tile_correctly() {
     let (mut worker, target) = worker_and_target();
-    let dir = root().join("tests/data/lanes");
+    let all = folder("lanes");
+    assert!(all.len() >= 4, "the lanes corpus: {} kernels", all.len());
+    let tile = kf_build::operators::tile::Tile::shared();
+    let mut failures = Vec::new();
+    for (i, (name, kernel)) in all.iter().enumerate() {
+        let subject = Subject {
+            kernel,
+            program: &kernel.baseline,
+            target: &target,
+        };
+        let canonical = canon::canonicalise(&subject);
+        let rewrites = apply_canonical(&tile, &subject, canonical.as_ref())
+            .unwrap_or_else(|e| panic!("{name}: tile skipped: {e}"));
+        let r = &rewrites[0];
+        assert!(r.step.contains("lanes("), "{name}: {}", r.step);
+        failures.extend(failure(&mut worker, kernel, name, format!("lanes-{i}"), r));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The kernels of `tests/data/<folder>/`, sorted, each resolved with the spec in its header.
+fn folder(folder: &str) -> Vec<(String, kf_runtime::resolve::ResolvedKernel)> {
+    let dir = root().join("tests/data").join(folder);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "wgsl"))
         .collect();
     files.sort();
-    let mut failures = Vec::new();
-    let mut evaluated = 0;
-    for file in files {
-        let name = file.file_name().unwrap().to_string_lossy().to_string();
-        let text = std::fs::read_to_string(&file).unwrap();
-        let spec = text
-            .lines()
-            .find_map(|l| l.strip_prefix("// spec:"))
-            .unwrap_or_else(|| panic!("{name}: no spec"))
-            .trim();
-        let kernel = resolve(&name, &format!("path = \"{name}\", {spec}"), &text);
-        let subject = Subject {
-            kernel: &kernel,
-            program: &kernel.baseline,
-            target: &target,
-        };
-        let canonical = canon::canonicalise(&subject);
-        // `tile`, whose shaders lavapipe compiles fastest: the lane split is what differs between
-        // the files (the unseen corpus's vec4 GEMM runs the blocked and split-K tilings too).
-        let wanted = "tile";
-        for op in kf_build::operators::all() {
-            if op.name() != wanted {
-                continue;
-            }
-            let rewrites = apply_canonical(op.as_ref(), &subject, canonical.as_ref())
-                .unwrap_or_else(|e| panic!("{name}: {} skipped: {e}", op.name()));
-            let r = &rewrites[0];
-            assert!(r.step.contains("lanes("), "{name}: {}", r.step);
-            let report = worker.evaluate(&EvalRequest {
-                kernel: kernel.clone(),
-                candidate: Candidate {
-                    id: format!("lanes-{evaluated}"),
-                    origin: r.step.clone(),
-                    program: r.program.clone(),
-                },
-                plan: verify_plan(&kernel),
-                ceilings: None,
-                deadline_s: None,
-            });
-            evaluated += 1;
-            println!("{name}: {} level {}", r.step, report.fitness.level);
-            if report.fitness.level != 5 {
-                failures.push(format!(
-                    "{name} {}: level {} {:?}\n{}",
-                    r.step,
-                    report.fitness.level,
-                    report.failure.map(|f| f.log),
-                    r.program.wgsl
-                ));
-            }
-        }
-    }
-    assert!(evaluated >= 4, "only {evaluated} candidates evaluated");
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    files
+        .into_iter()
+        .map(|file| {
+            let name = file.file_name().unwrap().to_string_lossy().to_string();
+            let text = std::fs::read_to_string(&file).unwrap();
+            let spec = text
+                .lines()
+                .find_map(|l| l.strip_prefix("// spec:"))
+                .unwrap_or_else(|| panic!("{name}: no spec"))
+                .trim()
+                .to_owned();
+            let kernel = resolve(&name, &format!("path = \"{name}\", {spec}"), &text);
+            (name, kernel)
+        })
+        .collect()
+}
+
+/// Evaluates `r` through the worker with the final verification plan; the failure, unless it is
+/// correct (level 5).
+fn failure(
+    worker: &mut kf_build::evaluate::process::WorkerProcess,
+    kernel: &kf_runtime::resolve::ResolvedKernel,
+    name: &str,
+    id: String,
+    r: &kf_build::operators::Rewrite,
+) -> Option<String> {
+    let report = worker.evaluate(&EvalRequest {
+        kernel: kernel.clone(),
+        candidate: Candidate {
+            id,
+            origin: r.step.clone(),
+            program: r.program.clone(),
+        },
+        plan: verify_plan(kernel),
+        ceilings: None,
+        deadline_s: None,
+    });
+    println!("{name}: {} level {}", r.step, report.fitness.level);
+    (report.fitness.level != 5).then(|| {
+        format!(
+            "{name} {}: level {} {:?}\n{}",
+            r.step,
+            report.fitness.level,
+            report.failure.map(|f| f.log),
+            r.program.wgsl
+        )
+    })
 }

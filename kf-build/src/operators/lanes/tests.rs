@@ -7,54 +7,22 @@ use super::super::tile::Tile;
 use super::super::{Operator, Rewrite, Skip, Subject};
 use super::split;
 
-/// The unseen corpus's vec4 GEMM (`tests/data/unseen/b2_gemm_vec4.wgsl`), with the body replaced.
-fn gemm(body: &str) -> String {
-    format!(
-        r#"
-struct Dims {{
-  M : u32,
-  N : u32,
-  K : u32,
-}}
-
-@group(0) @binding(0) var<storage, read> a : array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> b : array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> c : array<vec4<f32>>;
-@group(0) @binding(3) var<uniform> dims : Dims;
-
-@compute @workgroup_size(8, 8)
-fn main(@builtin(global_invocation_id) global_id : vec3<u32>) {{
-  let col4 = global_id.x;
-  let row = global_id.y;
-  let N4 = dims.N / 4u;
-  let K4 = dims.K / 4u;
-  if (col4 >= N4 || row >= dims.M) {{
-    return;
-  }}
-{body}
-}}
-"#
-    )
+/// The unseen corpus's vec4 GEMM (`tests/data/unseen/b2_gemm_vec4.wgsl`, tfjs's spelling: four
+/// rows of `b` per vector of `a`, one line per component): its spec and text.
+fn rows() -> (String, String) {
+    let file = wgsl_files("unseen")
+        .into_iter()
+        .find(|f| f.ends_with("b2_gemm_vec4.wgsl"))
+        .expect("b2_gemm_vec4.wgsl");
+    let text = std::fs::read_to_string(&file).unwrap();
+    (header(&text, "spec:").expect("a spec"), text)
 }
 
-const SPEC: &str = "sizes(m = 64, n = 64, k = 64), bind(a = input(m * k / 4), b = input(k * n / 4), c = output(m * n / 4), dims = uniform(m, n, k)), grid = (n / 4, m), constraints(n % 4 == 0, k % 4 == 0), flops = 2 * m * n * k";
-
-/// Four rows of `b` per vector of `a`, one line per component (tfjs's spelling).
-const ROWS: &str = r#"
-  var acc = vec4<f32>(0.0);
-  for (var k4 = 0u; k4 < K4; k4 = k4 + 1u) {
-    let a_vec = a[row * K4 + k4];
-    let k = k4 * 4u;
-    acc = acc + a_vec.x * b[(k + 0u) * N4 + col4];
-    acc = acc + a_vec.y * b[(k + 1u) * N4 + col4];
-    acc = acc + a_vec.z * b[(k + 2u) * N4 + col4];
-    acc = acc + a_vec.w * b[(k + 3u) * N4 + col4];
-  }
-  c[row * N4 + col4] = acc;
-"#;
-
-fn lanes_of(body: &str) -> Result<Rewrite, Skip> {
-    lanes_with(SPEC, &gemm(body))
+/// The lane split of the vec4 GEMM with `from` replaced by `to` in its text.
+fn lanes_of(from: &str, to: &str) -> Result<Rewrite, Skip> {
+    let (spec, text) = rows();
+    assert!(text.contains(from), "{from}");
+    lanes_with(&spec, &text.replace(from, to))
 }
 
 fn lanes_with(spec: &str, wgsl: &str) -> Result<Rewrite, Skip> {
@@ -69,8 +37,9 @@ fn lanes_with(spec: &str, wgsl: &str) -> Result<Rewrite, Skip> {
 
 #[test]
 fn a_vec4_gemm_becomes_one_f32_sum_per_lane_over_scalar_views() {
-    let k = resolve("k.wgsl", SPEC, &gemm(ROWS));
-    let r = lanes_of(ROWS).expect("split");
+    let (spec, text) = rows();
+    let k = resolve("k.wgsl", &spec, &text);
+    let r = lanes_with(&spec, &text).expect("split");
     check_valid(&k, &r);
     assert_eq!(r.step, "lanes(4, x)");
     let text = r.program.wgsl.to_string();
@@ -152,31 +121,33 @@ fn respellings_of_the_vec4_gemm_split_and_tile() {
 fn what_is_not_one_sum_per_lane_is_named() {
     let cases = [
         (
-            ROWS.replace(
-                "c[row * N4 + col4] = acc;",
-                "c[row * N4 + col4] = acc * 2.0;",
-            ),
+            "c[row * N4 + col4] = acc;",
+            "c[row * N4 + col4] = acc * 2.0;",
             "not the accumulator itself",
         ),
         (
-            ROWS.replace("a_vec.y * b[(k + 1u)", "a_vec.z * b[(k + 1u)"),
+            "a_vec.y * b[(k + 1u)",
+            "a_vec.z * b[(k + 1u)",
             "not consecutive steps of one sum",
         ),
         (
-            ROWS.replace("b[(k + 3u) * N4 + col4]", "b[(k + 3u) * N4 + col4 + 1u]"),
+            "b[(k + 3u) * N4 + col4]",
+            "b[(k + 3u) * N4 + col4 + 1u]",
             "not consecutive steps of one sum",
         ),
         (
-            ROWS.replace("c[row * N4 + col4]", "c[col4 * dims.M + row]"),
+            "c[row * N4 + col4]",
+            "c[col4 * dims.M + row]",
             "no id component steps the output",
         ),
         (
-            ROWS.replace("var acc = vec4<f32>(0.0);", "var acc = vec4<f32>(1.0);"),
+            "var acc = vec4<f32>(0.0);",
+            "var acc = vec4<f32>(1.0);",
             "does not start at zero",
         ),
     ];
-    for (body, why) in cases {
-        let skip = lanes_of(&body).expect_err(why);
+    for (from, to, why) in cases {
+        let skip = lanes_of(from, to).expect_err(why);
         assert!(skip.0.contains(why), "{why}: {skip}");
     }
 }
