@@ -97,7 +97,7 @@ pub(crate) fn verify_plan(kernel: &ResolvedKernel) -> kf_build::evaluate::EvalPl
 }
 
 /// One rewrite through the worker with the final verification plan.
-fn verify(
+pub(crate) fn verify(
     worker: &mut WorkerProcess,
     kernel: &ResolvedKernel,
     id: String,

@@ -3,8 +3,7 @@
 //! adapter: each kernel's canonical form and the first rewrite of every structural operator that
 //! fires on it must be correct (level 5) through the worker. Speed is never asserted.
 
-use super::operators::{resolve, verify_plan, worker_and_target};
-use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
+use super::operators::{resolve, verify, worker_and_target};
 use kf_build::operators::{Subject, apply_canonical, canon};
 use kf_tests::*;
 
@@ -129,17 +128,7 @@ fn failure(
     id: String,
     r: &kf_build::operators::Rewrite,
 ) -> Option<String> {
-    let report = worker.evaluate(&EvalRequest {
-        kernel: kernel.clone(),
-        candidate: Candidate {
-            id,
-            origin: r.step.clone(),
-            program: r.program.clone(),
-        },
-        plan: verify_plan(kernel),
-        ceilings: None,
-        deadline_s: None,
-    });
+    let report = verify(worker, kernel, id, r);
     println!("{name}: {} level {}", r.step, report.fitness.level);
     (report.fitness.level != 5).then(|| {
         format!(
