@@ -46,8 +46,13 @@
 //! The order of a `dot`'s additions is the implementation's; the rolled sum adds in component
 //! order, a reassociation `tile` makes anyway.
 //!
-//! **Limits.** The stored value must be the accumulator itself (no epilogue); `mat4x4` operands
-//! and a vector read through a `var` are not read.
+//! **The epilogue.** The stored value may be any lane-wise function of the accumulator
+//! ([`lanewise`]): arithmetic, `select` and component-wise math with values the same in every
+//! lane and with whole vectors loaded at an index that steps by one element along `d` (a bias
+//! `bias[col4]`, a residual `c[i]`), which become lanes of their buffers' `f32` views too.
+//!
+//! **Limits.** `mat4x4` operands, a vector read through a `var`, and an epilogue that calls a
+//! function on the vector are not read.
 
 use super::{Rewrite, Skip, Subject};
 use crate::analysis::flow::{
@@ -516,12 +521,31 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
     let guards = walk.top.guards;
     let w = facts.width;
 
-    // The store: the accumulator itself, into a vector buffer.
-    if locals.loads.get(&store_value) != Some(&Value::Symbol(ACC)) {
-        return Err(Skip(
-            "the stored value is not the accumulator itself".into(),
-        ));
-    }
+    let x = Exprs {
+        e: &e,
+        locals: &locals,
+    };
+    // The stored value, lane by lane: the whole vectors it loads besides the accumulator (a
+    // bias, a residual) are lanes of their buffers too.
+    let acc_symbol = [None, (w == 1).then(|| "kfl_acc".to_owned())];
+    let first_pass = Printer {
+        x: &x,
+        gid: "kfl_gid",
+        symbols: &acc_symbol,
+    };
+    let mut epilogue_loads = Vec::new();
+    lanewise(
+        &first_pass,
+        w,
+        store_value,
+        &mut |g, i| {
+            epilogue_loads.push((g, i));
+            Ok(String::new())
+        },
+        &mut Vec::new(),
+    )?;
+
+    // The store: into a vector buffer.
     let out = e
         .root_global(store_pointer)
         .filter(|g| e.is_writable_storage(*g))
@@ -558,6 +582,9 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
                         At::Lane => form.gid[d] == one,
                         _ => form.gid[d].is_zero(),
                     }
+                })
+                && epilogue_loads.iter().all(|(_, i)| {
+                    affine(*i).is_ok_and(|form| form.gid[d] == one && form.counter.is_zero())
                 })
         })
         .map(Some)
@@ -638,6 +665,11 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
             viewed.push(t.global);
         }
     }
+    for &(g, _) in &epilogue_loads {
+        if !viewed.contains(&g) {
+            viewed.push(g);
+        }
+    }
     let code = a.code();
     let mut edits = Vec::new();
     let mut names = Vec::new();
@@ -678,10 +710,6 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
     }
 
     // The text: guards with gid.d read as gid'.d / W, the rolled loop, the store.
-    let x = Exprs {
-        e: &e,
-        locals: &locals,
-    };
     // Components the parent never reads print as `0u`: the same values, and no dependency on
     // an axis the tiling operators would take for a batch.
     let read = a
@@ -729,6 +757,28 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
         .chain([out_view.text()])
         .collect();
     foreign.extend(texts.iter().cloned());
+    let epilogue_printer = Printer {
+        x: &x,
+        gid: &gid,
+        symbols: &acc_symbol,
+    };
+    let stored = lanewise(
+        &epilogue_printer,
+        w,
+        store_value,
+        &mut |g, i| {
+            let mut v = affine(i)?.scale(i64::from(w));
+            if let Some(d) = d {
+                v.gid[d] = one.clone();
+            }
+            let name = a.module.global_variables[g]
+                .name
+                .clone()
+                .ok_or_else(|| Skip("an operand has no name".into()))?;
+            Ok(format!("{name}[{}]", v.text()))
+        },
+        &mut foreign,
+    )?;
     if let Some(name) = names
         .iter()
         .find(|name| foreign.iter().any(|t| names_identifier(t, name)))
@@ -763,7 +813,7 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
         name(rolled[1].0)?,
         texts[1]
     ));
-    f.push_str(&format!("    {}[{}] = kfl_acc;\n}}", name(out)?, texts[2]));
+    f.push_str(&format!("    {}[{}] = {stored};\n}}", name(out)?, texts[2]));
     edits.push(Edit::replace(a.entry_range()?, f));
     let text = ir::apply_edits(&program.wgsl, &edits)
         .ok_or_else(|| Skip("the lanes' edits overlap".into()))?;
@@ -791,6 +841,159 @@ pub fn split(subject: &Subject<'_>) -> Result<Rewrite, Skip> {
         }),
     };
     Ok(r)
+}
+
+/// Lane `j`'s part of the stored value `h`, a `vecW<f32>` computed component by component from
+/// the accumulator (`kfl_acc` here), whole vectors loaded from storage buffers (printed by `load`
+/// from the buffer and the element index) and values the same in every lane (printed by `p`,
+/// and added to `scalars`): the lanes of `acc + bias[col4]`, `max(acc * alpha, vec4(0.0))` or
+/// `select(..)` are those operations on the lanes. Anything that mixes lanes (`acc.x`, `dot`, a
+/// swizzle, a vector of different components, a call) is refused. With `w == 1` the value is an
+/// `f32` and is printed whole by `p`, whose symbols name the accumulator.
+fn lanewise(
+    p: &Printer<'_>,
+    w: u32,
+    h: Handle<Expression>,
+    load: &mut dyn FnMut(Handle<naga::GlobalVariable>, Handle<Expression>) -> Result<String, Skip>,
+    scalars: &mut Vec<String>,
+) -> Result<String, Skip> {
+    use Expression as E;
+    let e = p.x.e;
+    let mixed =
+        || Skip("the stored value is not computed lane by lane from the accumulator".into());
+    let lane_vector = |h: Handle<Expression>| {
+        matches!(*e.ty(h), TypeInner::Vector { size, .. } if size as u32 == w) && w > 1
+    };
+    if !lane_vector(h) {
+        // The same in every lane; it may not read the accumulator, whose symbol has no text.
+        let t = p.expr(h).map_err(|_| mixed())?;
+        scalars.push(t.clone());
+        return Ok(t);
+    }
+    let mut go = |h: Handle<Expression>| lanewise(p, w, h, load, scalars);
+    Ok(match &e.func.expressions[h] {
+        E::Load { pointer } => match e.func.expressions[*pointer] {
+            E::LocalVariable(_) => match p.x.locals.loads.get(&h).copied() {
+                Some(Value::Symbol(ACC)) => "kfl_acc".to_owned(),
+                Some(Value::Expr(v)) => go(v)?,
+                Some(Value::Select {
+                    cond,
+                    accept,
+                    reject,
+                }) => format!("select({}, {}, {})", go(reject)?, go(accept)?, go(cond)?),
+                _ => return Err(mixed()),
+            },
+            _ => {
+                let g = e.root_global(*pointer).ok_or_else(mixed)?;
+                let index = element_index(e, *pointer).ok_or_else(mixed)?;
+                if element_width(e, g) != Some(w) {
+                    return Err(mixed());
+                }
+                load(g, index)?
+            }
+        },
+        E::Splat { value, .. } => go(*value)?,
+        E::ZeroValue(_) if matches!(*e.ty(h), TypeInner::Vector { scalar, .. } if scalar == naga::Scalar::F32) => {
+            "0.0".to_owned()
+        }
+        E::Compose { components, .. } => {
+            let texts = components
+                .iter()
+                .map(|c| {
+                    if lane_vector(*c) {
+                        Err(mixed())
+                    } else {
+                        go(*c)
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if texts.iter().any(|t| *t != texts[0]) {
+                return Err(mixed());
+            }
+            texts[0].clone()
+        }
+        E::Unary {
+            op: naga::UnaryOperator::Negate,
+            expr,
+        } => format!("(-{})", go(*expr)?),
+        E::Binary { op, left, right } => format!(
+            "({} {} {})",
+            go(*left)?,
+            crate::analysis::expr::binary_op_wgsl(*op),
+            go(*right)?
+        ),
+        E::Select {
+            condition,
+            accept,
+            reject,
+        } => format!(
+            "select({}, {}, {})",
+            go(*reject)?,
+            go(*accept)?,
+            go(*condition)?
+        ),
+        E::Math {
+            fun,
+            arg,
+            arg1,
+            arg2,
+            arg3,
+        } if componentwise(*fun) => {
+            use naga::common::wgsl::TryToWgsl;
+            let name = fun.try_to_wgsl().ok_or_else(mixed)?;
+            let args = [Some(*arg), *arg1, *arg2, *arg3]
+                .into_iter()
+                .flatten()
+                .map(&mut go)
+                .collect::<Result<Vec<_>, _>>()?;
+            format!("{name}({})", args.join(", "))
+        }
+        _ => return Err(mixed()),
+    })
+}
+
+/// Whether a math function computes each component of its result from the same component of
+/// its arguments alone, the same way in every component.
+fn componentwise(fun: naga::MathFunction) -> bool {
+    use naga::MathFunction as M;
+    matches!(
+        fun,
+        M::Abs
+            | M::Min
+            | M::Max
+            | M::Clamp
+            | M::Saturate
+            | M::Cos
+            | M::Cosh
+            | M::Sin
+            | M::Sinh
+            | M::Tan
+            | M::Tanh
+            | M::Acos
+            | M::Asin
+            | M::Atan
+            | M::Atan2
+            | M::Asinh
+            | M::Acosh
+            | M::Atanh
+            | M::Ceil
+            | M::Floor
+            | M::Round
+            | M::Fract
+            | M::Trunc
+            | M::Exp
+            | M::Exp2
+            | M::Log
+            | M::Log2
+            | M::Pow
+            | M::Sqrt
+            | M::InverseSqrt
+            | M::Sign
+            | M::Fma
+            | M::Mix
+            | M::Step
+            | M::SmoothStep
+    )
 }
 
 /// Whether a function other than `entry`, or another entry point, names global `g`.

@@ -122,8 +122,23 @@ fn what_is_not_one_sum_per_lane_is_named() {
     let cases = [
         (
             "c[row * N4 + col4] = acc;",
-            "c[row * N4 + col4] = acc * 2.0;",
-            "not the accumulator itself",
+            "c[row * N4 + col4] = acc.yxzw;",
+            "not computed lane by lane",
+        ),
+        (
+            "c[row * N4 + col4] = acc;",
+            "c[row * N4 + col4] = acc + vec4<f32>(acc.x);",
+            "an element of a local",
+        ),
+        (
+            "c[row * N4 + col4] = acc;",
+            "c[row * N4 + col4] = acc + vec4<f32>(1.0, 2.0, 3.0, 4.0);",
+            "not computed lane by lane",
+        ),
+        (
+            "c[row * N4 + col4] = acc;",
+            "c[row * N4 + col4] = acc + a[row];",
+            "no id component steps the output",
         ),
         (
             "a_vec.y * b[(k + 1u)",
@@ -167,4 +182,31 @@ fn a_scalar_gemm_is_not_split() {
         .replace("m * n / 4", "m * n");
     let skip = lanes_with(&spec, &scalar).expect_err("no vector");
     assert!(skip.0.contains("no vector operand"), "{skip}");
+}
+
+#[test]
+fn an_epilogue_is_applied_lane_by_lane() {
+    // The bias is a lane of its buffer's f32 view; the activation and the splat are per lane.
+    let (_, spec, text) = respellings()
+        .into_iter()
+        .find(|(name, ..)| name == "bias_relu.wgsl")
+        .expect("bias_relu.wgsl");
+    let k = resolve("k.wgsl", &spec, &text);
+    let r = lanes_with(&spec, &text).expect("split");
+    check_valid(&k, &r);
+    let out = r.program.wgsl.to_string();
+    assert!(out.contains("bias : array<f32>"), "{out}");
+    assert!(
+        out.contains("= max((kfl_acc + bias[kfl_gid.x]), 0.0"),
+        "{out}"
+    );
+    // A scalar epilogue of an f32 sum is printed as written, over the rolled sum.
+    let (_, spec, text) = respellings()
+        .into_iter()
+        .find(|(name, ..)| name == "dot_bias_tanh.wgsl")
+        .expect("dot_bias_tanh.wgsl");
+    let r = lanes_with(&spec, &text).expect("rolled");
+    assert_eq!(r.step, "lanes(rolled ×4)");
+    let out = r.program.wgsl.to_string();
+    assert!(out.contains("= tanh(((kfl_acc) + bias["), "{out}");
 }
