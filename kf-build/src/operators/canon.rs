@@ -64,9 +64,23 @@
 //!   `global_invocation_id.x`, the parameter added if missing: equal by definition, for every id.
 //!   The operators that need the global id (`coarsen`, `widen`) then find one.
 //!
+//!   The same in `i32` (`i32(blockIdx.x) * 64 + i32(threadIdx.x)`, TVM's spelling) →
+//!   `i32(global_invocation_id.x)`: equal modulo 2³², as WGSL's integer arithmetic wraps.
+//!
 //!   The same with the workgroup size set by an override (`@workgroup_size(WG)` and
 //!   `workgroup_id.x * WG + local_invocation_index`), where the product is the global id for
 //!   every value of the override.
+//!
+//! - workgroup and local ids still read on their own once nothing else applies (`row =
+//!   workgroup_id.x` in a workgroup of one, TVM's packed-grid guard) → `global_invocation_id.d /
+//!   W_d` and `% W_d` ([`ids::lone_ids`]); not where invocations of a workgroup cooperate.
+//!
+//! - `x >> c` and `x & (2ᶜ - 1)` of a `u32`, or of an `i32` index over the ids that cannot be
+//!   negative → `x / 2ᶜ` and `x % 2ᶜ` ([`ids::shifts_to_division`]), the spelling the digit
+//!   analysis of flat ids reads.
+//!
+//! - `var r : array<T, 1>` used only as `r[0]` (TVM's registers) → `var r : T` and `r`
+//!   ([`registers::single_element_arrays`]).
 //!
 //! - a call of a helper whose body is one `return <expr>;` → `(<expr>)`, each parameter
 //!   replaced by its argument (index helpers such as `fn idx(r: u32, c: u32) -> u32 { return r
@@ -195,6 +209,10 @@ fn normalisations(
     if !zeros.is_empty() {
         take((zeros, "zero-init"), &mut out);
     }
+    let registers = registers::single_element_arrays(a);
+    if !registers.is_empty() {
+        take((registers, "array-1"), &mut out);
+    }
     for found in counted_loops_to_for(a) {
         take(found, &mut out);
     }
@@ -232,6 +250,10 @@ fn normalisations(
     if !zeros.is_empty() {
         take((zeros, "zero-product"), &mut out);
     }
+    let divisions = ids::shifts_to_division(a);
+    if !divisions.is_empty() {
+        take((divisions, "shift-div"), &mut out);
+    }
     let scalarised = scalarise_id_vectors(a);
     if !scalarised.is_empty() {
         take((scalarised, "id-components"), &mut out);
@@ -243,6 +265,12 @@ fn normalisations(
         if let Some(e) = count_down_to_up(a, id) {
             take((e, "count-up"), &mut out);
         }
+    }
+    // Last: the ids that `global-id` (and the steps it waits on) did not fold.
+    if out.is_empty()
+        && let Some(edits) = ids::lone_ids(a)
+    {
+        take((edits, "lone-ids"), &mut out);
     }
     out
 }
@@ -1242,22 +1270,27 @@ fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
         }
         (wid? == lid?).then_some(wid?)
     };
-    let is_u32 = |h: Handle<Expression>| {
+    let is_int = |h: Handle<Expression>, kind: ScalarKind| {
         matches!(
             a.type_of(h),
-            TypeInner::Scalar(Scalar {
-                kind: ScalarKind::Uint,
-                width: 4
-            })
+            TypeInner::Scalar(Scalar { kind: k, width: 4 }) if *k == kind
         )
     };
+    let is_u32 = |h| is_int(h, ScalarKind::Uint);
+    // TVM computes ids in `i32` (`i32(blockIdx.x) * 64 + i32(threadIdx.x)`): the same value
+    // modulo 2³², as WGSL's integer arithmetic wraps.
+    let is_i32 = |h| is_int(h, ScalarKind::Sint);
     // The outermost expressions with that value: those no matching expression contains.
     let found: Vec<(Handle<Expression>, u32)> = a
         .function
         .expressions
         .iter()
         .filter(|(_, e)| matches!(e, Expression::Binary { .. }))
-        .filter_map(|(h, _)| matches(h).filter(|_| is_u32(h)).map(|d| (h, d)))
+        .filter_map(|(h, _)| {
+            matches(h)
+                .filter(|_| is_u32(h) || is_i32(h))
+                .map(|d| (h, d))
+        })
         .collect();
     let outer: Vec<(Handle<Expression>, u32)> = found
         .iter()
@@ -1294,9 +1327,10 @@ fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
     };
     for (h, d) in outer {
         let r = a.expr_range(h)?;
+        let id = format!("{name}.{}", ["x", "y", "z"][d as usize]);
         edits.push(Edit::replace(
             r,
-            format!("{name}.{}", ["x", "y", "z"][d as usize]),
+            if is_i32(h) { format!("i32({id})") } else { id },
         ));
     }
     Some((edits, "global-id"))
@@ -1976,6 +2010,7 @@ fn matching_brace(code: &str, open: usize) -> Option<usize> {
     ir::matching(code, open, b'{', b'}')
 }
 
+mod ids;
 mod registers;
 mod reroll;
 

@@ -16,9 +16,10 @@
 //!
 //! What it proves first, from the IR: the kernel reads no builtin but `global_invocation_id`
 //! (a plain parameter), uses no workgroup memory, barriers or subgroup operations, launches with a
-//! `grid` rule, and the coarsened component is bounds-checked before any side effect (an
-//! `if (id >= bound) { return; }`, or the writes all inside `if (id < bound) { .. }`, with a
-//! uniform bound): the coarsened launch runs ids the original did not, and those must do nothing.
+//! `grid` rule or one counting workgroups (read as a grid, below), and the coarsened component is
+//! bounds-checked before any side effect (an `if (id >= bound) { return; }`, or the writes all
+//! inside `if (id < bound) { .. }`, with a uniform bound): the coarsened launch runs ids the
+//! original did not, and those must do nothing.
 //! The coarsened dimension is the id component with a unit coefficient in the stored indices
 //! (the contiguous one), else the first component used.
 //!
@@ -29,6 +30,20 @@
 //! new entry point calls the body only for ids below the literal `X` and launches `⌈X / k⌉`
 //! invocations along it: every id the original ran is run once, and no other. The literal travels
 //! with the rewritten text, so a later change of the workgroup size keeps it true.
+//!
+//! A launch rule that counts workgroups (`workgroups = (cdiv(n, 256))`: burn's, TVM's and most
+//! hand-written hosts' `dispatch_workgroups`) is read as the grid of the invocations it launches
+//! (`launched`, from `operators::grid_extent`): `W` workgroups of `S` invocations along an axis
+//! run exactly the ids below `W·S`, and a `grid` of `W·S` with the same workgroup size launches
+//! `⌈W·S / S⌉ = W` workgroups, the same launch. The rewrite's rule is that grid, coarsened along
+//! the coarsened dimension (`⌈W·S / k⌉`, written `W·(S / k)` when `k` divides `S`:
+//! `workgroups = (cdiv(n, 256))` → `grid = (cdiv(n, 256) * 64)` for `k = 4`) and `W·S` along the
+//! others (the same workgroups as the parent's). It counts whole workgroups, not `n`: an id past
+//! `n` that the parent ran and no test of the coarsened component stops (a guard on a flattened
+//! index, or none over a constant count) is run by the rewrite too, exactly once; the ids the
+//! coarsened launch adds past `W·S` are stopped by the bounds test or the literal extent, as for a
+//! grid. A count that reads the parameter which also sets the workgroup size is refused
+//! (`operators::invocations_expressible`): `W·S` would be written with today's size as a literal.
 //!
 //! Invariant: the user's function body is kept byte for byte.
 
@@ -106,7 +121,7 @@ impl Operator for Coarsen {
 }
 
 /// The parent's program with `text` and a `grid` launch whose extent along `dim` is coarsened by
-/// `k` ([`coarsened_extent`]).
+/// `k` ([`coarsened_extent`]), the parent's invocations ([`launched`]) along the other axes.
 pub(crate) fn coarsened_program(
     subject: &Subject<'_>,
     text: String,
@@ -114,8 +129,22 @@ pub(crate) fn coarsened_program(
     k: u32,
     extent: Option<u64>,
 ) -> kf_runtime::Program {
-    let mut size = subject.program.dispatch.size.clone();
-    size[dim] = coarsened_extent(&size[dim], k, extent);
+    let parent = subject.program;
+    let mut size = [0, 1, 2].map(|d| launched(parent, d));
+    let wg = parent.workgroup_size[dim];
+    size[dim] = if parent.dispatch.mode == DispatchMode::Workgroups
+        && extent.is_none()
+        && wg.is_multiple_of(k)
+    {
+        // `⌈W·S / k⌉ = W·(S / k)` when `k` divides `S`.
+        let mut ops = parent.dispatch.size[dim].ops().to_vec();
+        if wg != k {
+            ops.extend([Op::Lit(u64::from(wg / k)), Op::Mul]);
+        }
+        SizeExpr::from_ops(ops)
+    } else {
+        coarsened_extent(&size[dim], k, extent)
+    };
     kf_runtime::Program {
         wgsl: Cow::Owned(text),
         entry: subject.program.entry.clone(),
@@ -129,6 +158,18 @@ pub(crate) fn coarsened_program(
         workspace: Cow::Borrowed(&[]),
         then: Cow::Borrowed(&[]),
     }
+}
+
+/// The invocations `program` launches along `d`, as a `grid` extent: its grid, or its workgroup
+/// count times its workgroup size ([`super::grid_extent`]; a size of 1 is left out). A launch of
+/// `W` workgroups of `S` invocations runs exactly the ids below `W·S`, and a `grid` of `W·S` with
+/// the same workgroup size launches `⌈W·S / S⌉ = W` workgroups: the same launch.
+pub(crate) fn launched(program: &kf_runtime::Program, d: usize) -> SizeExpr {
+    let mut ops = super::grid_extent(program, d);
+    if program.dispatch.mode == DispatchMode::Workgroups && program.workgroup_size[d] == 1 {
+        ops.truncate(ops.len() - 2);
+    }
+    SizeExpr::from_ops(ops)
 }
 
 /// The launch rule's extent along the coarsened dimension when each invocation takes `k` ids:
@@ -204,9 +245,9 @@ pub(crate) fn one_invocation<'a>(
 /// The dimension to coarsen, after the checks.
 pub(crate) fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip> {
     let skip = |why: &str| Err(Skip(why.to_owned()));
-    if subject.program.dispatch.mode != DispatchMode::Grid {
-        return skip("the launch rule counts workgroups; coarsening needs a `grid` rule");
-    }
+    // A `workgroups` rule is read as the grid of its invocations ([`launched`]), written with
+    // today's workgroup size: not when its count reads the parameter that sets that size.
+    super::invocations_expressible(subject)?;
     // (A widened kernel may be coarsened: its entry point is a kernel like any other, and more
     // 16-byte vectors in flight per invocation is what the coarsening then adds.)
     if a.code().contains("kf_coarse") || a.code().contains("KF_COARSEN") {
@@ -239,7 +280,7 @@ pub(crate) fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip
         return Ok(Plan { dim, extent: None });
     }
     let wg = u64::from(subject.program.workgroup_size[dim]);
-    match subject.program.dispatch.size[dim].as_constant() {
+    match launched(subject.program, dim).as_constant() {
         Some(n) if n > 0 && wg > 0 => Ok(Plan {
             dim,
             extent: Some(n.div_ceil(wg) * wg),

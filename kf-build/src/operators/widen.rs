@@ -20,9 +20,10 @@
 //!   conditional stores keep their meaning: an element is written if and only if the original
 //!   wrote it, and the invocations past the end write nothing.
 //!
-//! What it proves, from the IR (beside `coarsen`'s checks: a `grid` launch, only
-//! `global_invocation_id` read, no workgroup memory, barriers or subgroups, and the coarsened
-//! component bounds-checked or launched over a constant extent):
+//! What it proves, from the IR (beside `coarsen`'s checks: a `grid` launch, or a `workgroups`
+//! launch read as the grid of its invocations, only `global_invocation_id` read, no workgroup
+//! memory, barriers or subgroups, and the coarsened component bounds-checked or launched over a
+//! constant extent):
 //! - every access to a viewed binding, in the entry point only (no helper function and no other
 //!   entry point names it), has the element index `gid.<d> + Q` with one `Q` per binding, `Q` a sum
 //!   of other id components with coefficients that are multiples of 4 (literals, or uniforms the
@@ -35,6 +36,14 @@
 //! - the spec's size constraints make its length a multiple of 4 on every shape.
 //!
 //! `arrayLength(&x)` of a viewed binding becomes `arrayLength(&x) * 4u` in the function.
+//!
+//! A launch by workgroup count (`workgroups = (cdiv(n, 256))`, as burn, TVM and most hand-written
+//! hosts launch) is read as `coarsen` reads it: `W` workgroups of `S` invocations are the grid of
+//! `W·S` invocations (the runtime launches `⌈W·S / S⌉ = W` workgroups of it), so the rewrite's rule
+//! is a `grid` of `⌈W·S / 4⌉` along the widened dimension (`W·(S / 4)` when 4 divides `S`) and of
+//! `W·S` along the others. Every id below `W·S` the parent ran is one of the 4 ids of exactly one
+//! invocation; those past it fail the kernel's bounds test, or the literal extent over a constant
+//! count.
 
 use super::coarsen;
 use super::{Moves, Operator, Rewrite, Skip, Subject};

@@ -1,6 +1,6 @@
-// Reads local_invocation_id: making each invocation a workgroup would change what it reads.
+// Reads local_invocation_id without sharing anything with its workgroup: canon spells `lid.x` as `gid.x % 8u`, so making each invocation a workgroup (reduce) or several (coarsen) keeps what it reads.
 // spec: sizes(rows = 8, cols = 32), bind(x = input(rows * cols), y = output(rows), dims = uniform(rows, cols)), grid = (rows)
-// skips: reduce coarsen
+// fires: reduce coarsen
 struct Dims { rows: u32, cols: u32 }
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;

@@ -12,6 +12,10 @@
 //!   after it), and another invocation touching `c[i]` meanwhile would race in the original too.
 //! - **A declaration without a value**, `var sum: f32;`, which WGSL starts at zero: written
 //!   `var sum: f32 = f32();`, so that the accumulator has a value before its loop.
+//! - **A one-element local array used as a register**, the way TVM (and so web-llm) declares
+//!   every local: `var m_local : array<f32, 1>;` read and written only as `m_local[0]` →
+//!   `var m_local : f32;` read and written as `m_local`. Exact: the array's one element is the
+//!   only memory it has, and every access names that element.
 
 use crate::analysis::ir::{self, Analysis, Edit};
 use naga::{Expression, Handle, Statement};
@@ -43,6 +47,109 @@ pub(super) fn zero_initialisers(a: &Analysis<'_>) -> Vec<Edit> {
         out.push(Edit::insert(range.end, format!(" = {ty}()")));
     }
     out
+}
+
+/// `var x : array<T, 1> = init;` accessed only as `x[0]` → `var x : T = init₀;` and `x`
+/// (see the module documentation). Locals without a value wait for [`zero_initialisers`].
+pub(super) fn single_element_arrays(a: &Analysis<'_>) -> Vec<Edit> {
+    let f = a.function;
+    let code = a.code();
+    let mut out = Vec::new();
+    for (v, local) in f.local_variables.iter() {
+        let (Some(name), Some(init)) = (&local.name, local.init) else {
+            continue;
+        };
+        let naga::TypeInner::Array {
+            base,
+            size: naga::ArraySize::Constant(n),
+            ..
+        } = a.module.types[local.ty].inner
+        else {
+            continue;
+        };
+        if n.get() != 1 {
+            continue;
+        }
+        let refs: Vec<Handle<Expression>> = f
+            .expressions
+            .iter()
+            .filter(|(_, e)| matches!(e, Expression::LocalVariable(l) if *l == v))
+            .map(|(h, _)| h)
+            .collect();
+        // Every use of the variable is an access to element 0.
+        let mut accesses = Vec::new();
+        let mut whole_use = false;
+        for (h, e) in f.expressions.iter() {
+            let ops = crate::analysis::expr::operands(e);
+            if !ops.iter().any(|o| refs.contains(o)) {
+                continue;
+            }
+            match *e {
+                Expression::AccessIndex { index: 0, .. } => accesses.push(h),
+                Expression::Access { index, .. } if a.const_int(index) == Some(0) => {
+                    accesses.push(h)
+                }
+                _ => whole_use = true,
+            }
+        }
+        if whole_use || statements_use(&f.body, &refs) {
+            continue;
+        }
+        let init_text = match &f.expressions[init] {
+            Expression::ZeroValue(_) => format!("{}()", a.type_name(base)),
+            Expression::Compose { components, .. } if components.len() == 1 => {
+                let Some(r) = a.expr_range(components[0]) else {
+                    continue;
+                };
+                format!("({})", a.text(&r))
+            }
+            _ => continue,
+        };
+        let Some(decl) = a.local_span(v) else {
+            continue;
+        };
+        let Some(end) = code[decl.start..].find(';').map(|e| decl.start + e) else {
+            continue;
+        };
+        if !code[decl.start..].starts_with("var") {
+            continue;
+        }
+        let mut edits = vec![Edit::replace(
+            decl.start..end,
+            format!("var {name} : {} = {init_text}", a.type_name(base)),
+        )];
+        let mut ok = true;
+        for h in accesses {
+            match a.expr_range(h) {
+                Some(r) if a.text(&r).starts_with(name.as_str()) && a.text(&r).ends_with(']') => {
+                    edits.push(Edit::replace(r, name.clone()))
+                }
+                _ => ok = false,
+            }
+        }
+        if ok {
+            out.extend(edits);
+        }
+    }
+    out
+}
+
+/// Whether a statement of `block` names one of `refs` directly (a store of the whole array, a
+/// call that takes it): uses that are not accesses to its element.
+fn statements_use(block: &naga::Block, refs: &[Handle<Expression>]) -> bool {
+    block.iter().any(|s| match s {
+        Statement::Store { pointer, .. } => refs.contains(pointer),
+        Statement::Call { arguments, .. } => arguments.iter().any(|x| refs.contains(x)),
+        Statement::Block(b) => statements_use(b, refs),
+        Statement::If { accept, reject, .. } => {
+            statements_use(accept, refs) || statements_use(reject, refs)
+        }
+        Statement::Loop {
+            body, continuing, ..
+        } => statements_use(body, refs) || statements_use(continuing, refs),
+        Statement::Switch { cases, .. } => cases.iter().any(|c| statements_use(&c.body, refs)),
+        _ => false,
+    })
 }
 
 /// The edits that keep one output element's accumulation in a register, per loop (see the module

@@ -574,3 +574,123 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     assert!(!entry.contains("while"), "{entry}");
     assert!(r.step.contains("inline-fn ×4"), "{}", r.step);
 }
+
+/// A row kernel launched by workgroups, `@workgroup_size(ws)`, whose entry point takes
+/// `params` and runs `body`.
+fn by_workgroups(
+    ws: &str,
+    params: &str,
+    body: &str,
+    launch: &str,
+) -> kf_runtime::resolve::ResolvedKernel {
+    let wgsl = format!(
+        "struct Dims {{ n: u32, d: u32 }}
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> dims: Dims;
+
+{shared}
+@compute @workgroup_size({ws})
+fn main({params}) {{
+{body}
+}}
+",
+        shared = if body.contains("tile") {
+            "var<workgroup> tile: array<f32, 64>;\n"
+        } else {
+            ""
+        }
+    );
+    let spec = format!(
+        "sizes(n = 70, d = 100), bind(x = input(n * d), y = output(n), dims = uniform(n, d)), {launch}"
+    );
+    testkit::resolve("k.wgsl", &spec, &wgsl)
+}
+
+const ROW_SUM: &str = "    if (row >= dims.n) { return; }
+    var s = 0.0;
+    for (var c = 0u; c < dims.d; c++) { s += x[row * dims.d + c]; }
+    y[row] = s;";
+
+#[test]
+fn workgroup_and_local_ids_read_apart_become_the_global_id() {
+    // A row per workgroup of one invocation.
+    let k = by_workgroups(
+        "1",
+        "@builtin(workgroup_id) wid: vec3<u32>",
+        &format!("    let row = wid.x;\n{ROW_SUM}"),
+        "workgroups = (n)",
+    );
+    let r = canonical_of(&k).expect("canonical");
+    let text = r.program.wgsl.to_string();
+    assert!(r.step.contains("lone-ids"), "{}", r.step);
+    assert!(text.contains("let row = kf_global_id.x;"), "{text}");
+    // The packed-grid guard and the row apart, in a workgroup of 64.
+    let k = by_workgroups(
+        "64",
+        "@builtin(workgroup_id) b: vec3<u32>, @builtin(local_invocation_id) t: vec3<u32>",
+        &format!(
+            "    if (b.x > (dims.n + 63u) / 64u) {{ return; }}\n    let q = b.x;\n    let row = q * 64u + t.x;\n{ROW_SUM}"
+        ),
+        "workgroups = ((n + 63) / 64)",
+    );
+    let r = canonical_of(&k).expect("canonical");
+    let text = r.program.wgsl.to_string();
+    assert!(
+        !text.contains("b.x") && !text.contains("t.x"),
+        "{}\n{text}",
+        r.step
+    );
+    // Invocations that share workgroup memory keep their ids.
+    let k = by_workgroups(
+        "64",
+        "@builtin(workgroup_id) b: vec3<u32>, @builtin(local_invocation_id) t: vec3<u32>",
+        "    tile[t.x] = x[b.x];\n    workgroupBarrier();\n    y[b.x] = tile[0];",
+        "workgroups = (n)",
+    );
+    assert!(canonical_of(&k).is_none());
+}
+
+#[test]
+fn one_element_arrays_become_registers_and_shifts_of_ids_divisions() {
+    // TVM's spelling: a register as `array<f32, 1>`, a fused id split by `>>` and `&`.
+    let k = by_workgroups(
+        "64",
+        "@builtin(global_invocation_id) gid: vec3<u32>",
+        "    let fused : i32 = i32(gid.x);
+    let row = u32(fused >> 1) ;
+    if (row >= dims.n) { return; }
+    var s_local : array<f32, 1>;
+    s_local[0] = 0.0;
+    for (var c = 0u; c < dims.d; c++) { s_local[0] = s_local[0] + x[row * dims.d + c] * f32(fused & 1); }
+    y[row] = s_local[0];",
+        "grid = (2 * n)",
+    );
+    let r = canonical_of(&k).expect("canonical");
+    let text = r.program.wgsl.to_string();
+    assert!(
+        r.step.contains("array-1") && r.step.contains("shift-div"),
+        "{}",
+        r.step
+    );
+    assert!(text.contains("var s_local : f32 = f32();"), "{text}");
+    assert!(!text.contains("s_local[0]"), "{text}");
+    assert!(
+        text.contains("((fused) / 2)") && text.contains("((fused) % 2)"),
+        "{text}"
+    );
+    // A shift of a value that may be negative is not a division, and an array read whole or at
+    // another index stays an array.
+    let k = by_workgroups(
+        "64",
+        "@builtin(global_invocation_id) gid: vec3<u32>",
+        "    let row = gid.x;
+    if (row >= dims.n) { return; }
+    var s : array<f32, 1> = array<f32, 1>(0.0);
+    let t = s;
+    let m : i32 = i32(x[row]) >> 1;
+    y[row] = t[0] + f32(m);",
+        "grid = (n)",
+    );
+    assert!(canonical_of(&k).is_none());
+}

@@ -134,14 +134,20 @@ fn unguarded_kernels_and_other_builtins_skip() {
         "@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) { y[g.x] = 2.0 * x[g.x]; if (g.x >= arrayLength(&y)) { return; } }\n",
     );
     assert!(apply(&Coarsen, &late, &testkit::lavapipe()).is_err());
-    let why = apply(
-        &Coarsen,
-        &corpus_kernel("local_id_tiles.wgsl"),
-        &testkit::lavapipe(),
-    )
-    .unwrap_err()
-    .0;
-    assert!(why.contains("LocalInvocationId"), "{why}");
+    // Local ids through which the invocations of a workgroup share memory (a local id read
+    // alone, with nothing shared, is canon's `gid.x % W` and coarsens: `local_id_tiles.wgsl`).
+    let shared = testkit::resolve(
+        "k.wgsl",
+        "sizes(n = 256), bind(x = input(n), y = output(n)), grid = (n)",
+        "@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\nvar<workgroup> t: array<f32, 64>;\n@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>) { t[l.x] = x[g.x]; workgroupBarrier(); y[g.x] = t[63u - l.x]; }\n",
+    );
+    let why = apply(&Coarsen, &shared, &testkit::lavapipe())
+        .unwrap_err()
+        .0;
+    assert!(
+        why.contains("LocalInvocationId") || why.contains("barrier") || why.contains("workgroup"),
+        "{why}"
+    );
 }
 
 #[test]
@@ -251,4 +257,215 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         let r = apply(&Coarsen, &k, &testkit::lavapipe());
         assert!(r.is_err(), "{wgsl}");
     }
+}
+
+/// An elementwise kernel launched by workgroup count (`dispatch_workgroups(cdiv(n, 64), 1, 1)`),
+/// its guard the global id against the output's length: no `workgroup_id`, nothing for the
+/// canonical form to respell.
+const BY_WORKGROUPS: &str = "
+@group(0) @binding(0) var<storage, read> src: array<f32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= arrayLength(&dst)) {
+        return;
+    }
+    dst[gid.x] = src[gid.x] * 0.5 + 1.0;
+}
+";
+
+/// Which of `parent`'s invocations `child` (a coarsening along `dim`, over the literal extent
+/// `limit` when it has one) runs, on the shape `sizes`: each of the parent's ids along `dim` must
+/// be run exactly once, and an id the parent did not launch at or past `guard` (the kernel's
+/// bounds test stops it there) or not at all (`limit`).
+fn check_cover(
+    parent: &kf_runtime::Program,
+    child: &Rewrite,
+    dim: usize,
+    limit: Option<u64>,
+    guard: Option<u64>,
+    sizes: &[(&str, u64)],
+) {
+    let (k, mapping) = factor_and_mapping(child);
+    let lookup = |n: &str| sizes.iter().find(|(s, _)| *s == n).map(|(_, v)| *v);
+    let counts = parent.workgroups(lookup, u32::MAX).unwrap();
+    let ran = u64::from(counts[dim]) * u64::from(parent.workgroup_size[dim]);
+    let child_counts = child.program.workgroups(lookup, u32::MAX).unwrap();
+    assert_eq!(child.program.workgroup_size, parent.workgroup_size);
+    for d in (0..3).filter(|&d| d != dim) {
+        assert_eq!(child_counts[d], counts[d], "{}: axis {d}", child.step);
+    }
+    let launched = u64::from(child_counts[dim]) * u64::from(parent.workgroup_size[dim]);
+    let mut runs = vec![0u32; ran as usize];
+    for i in 0..launched {
+        for j in 0..k {
+            let id = match mapping {
+                Mapping::Contiguous => i * k + j,
+                Mapping::Strided => i + j * launched,
+            };
+            if limit.is_some_and(|x| id >= x) {
+                continue;
+            }
+            if id < ran {
+                runs[id as usize] += 1;
+            } else {
+                assert!(
+                    guard.is_some_and(|g| id >= g),
+                    "{} on {sizes:?}: id {id} runs past the parent's {ran} ids unguarded",
+                    child.step
+                );
+            }
+        }
+    }
+    assert!(
+        runs.iter().all(|&r| r == 1),
+        "{} on {sizes:?}: the parent's ids are not run once each",
+        child.step
+    );
+}
+
+/// `k` and the mapping of a coarsening's step.
+fn factor_and_mapping(r: &Rewrite) -> (u64, Mapping) {
+    let step = testkit::own_step(r);
+    let k = step["coarsen(".len()..].split(',').next().unwrap();
+    let mapping = if step.contains("strided") {
+        Mapping::Strided
+    } else {
+        Mapping::Contiguous
+    };
+    (k.parse().unwrap(), mapping)
+}
+
+#[test]
+fn a_launch_by_workgroup_count_is_coarsened_as_the_grid_of_its_invocations() {
+    let k = testkit::resolve(
+        "by_workgroups.wgsl",
+        "sizes(n = 1000), bind(src = input(n), dst = output(n)), workgroups = (cdiv(n, 64))",
+        BY_WORKGROUPS,
+    );
+    assert_eq!(k.baseline.dispatch.mode, DispatchMode::Workgroups);
+    let rewrites = apply(&Coarsen, &k, &testkit::lavapipe())
+        .unwrap_or_else(|e| panic!("coarsen skipped a launch by workgroup count: {e}"));
+    assert_eq!(rewrites.len(), 6);
+    let dispatches: Vec<String> = rewrites
+        .iter()
+        .map(|r| r.program.dispatch.to_string())
+        .collect();
+    // `W` workgroups of 64 are the grid of `W·64`; `k` ids per invocation: `W·64 / k`.
+    assert_eq!(
+        dispatches,
+        [
+            "grid(cdiv(n, 64) * 32, 1, 1)",
+            "grid(cdiv(n, 64) * 32, 1, 1)",
+            "grid(cdiv(n, 64) * 16, 1, 1)",
+            "grid(cdiv(n, 64) * 16, 1, 1)",
+            "grid(cdiv(n, 64) * 8, 1, 1)",
+            "grid(cdiv(n, 64) * 8, 1, 1)",
+        ]
+    );
+    for r in &rewrites {
+        check_valid(&k, r);
+        assert_eq!(r.program.dispatch.mode, DispatchMode::Grid);
+        let (factor, _) = factor_and_mapping(r);
+        // 1000 and 100 are not multiples of 64: the last workgroup's idle invocations are the
+        // parent's too, and the guard stops them in both.
+        for n in [1000, 64, 100, 4096, 1] {
+            let sizes = [("n", n)];
+            let grid = r.program.dispatch.size[0].eval_with(&sizes).unwrap();
+            assert_eq!(grid, n.div_ceil(64) * 64 / factor, "{} on n = {n}", r.step);
+            check_cover(&k.baseline, r, 0, None, Some(n), &sizes);
+        }
+    }
+}
+
+#[test]
+fn a_workgroup_count_over_two_axes_keeps_the_other_axis_launch() {
+    // `workgroups = (cdiv(cols, 16), cdiv(rows, 4))` over 16×4 workgroups, each id tested against
+    // its bound; the coarsened axis is x (unit stride), y keeps its `cdiv(rows, 4)` workgroups.
+    let k = testkit::resolve(
+        "by_workgroups_2d.wgsl",
+        "sizes(rows = 10, cols = 50), bind(src = input(rows * cols), dst = output(rows * cols), dims = uniform(rows, cols)), workgroups = (cdiv(cols, 16), cdiv(rows, 4))",
+        "struct Dims { rows: u32, cols: u32 }
+@group(0) @binding(0) var<storage, read> src: array<f32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(2) var<uniform> dims: Dims;
+@compute @workgroup_size(16, 4)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let col = gid.x;
+    let row = gid.y;
+    if (col < dims.cols && row < dims.rows) {
+        dst[row * dims.cols + col] = abs(src[row * dims.cols + col]);
+    }
+}
+",
+    );
+    let rewrites = apply(&Coarsen, &k, &testkit::lavapipe()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rewrites.len(), 6);
+    let eight = rewrites
+        .iter()
+        .find(|r| testkit::own_step(r) == "coarsen(8, strided, x)")
+        .unwrap();
+    assert_eq!(
+        eight.program.dispatch.to_string(),
+        "grid(cdiv(cols, 16) * 2, cdiv(rows, 4) * 4, 1)"
+    );
+    for r in &rewrites {
+        check_valid(&k, r);
+        for (rows, cols) in [(10, 50), (4, 16), (7, 129)] {
+            let sizes = [("rows", rows), ("cols", cols)];
+            check_cover(&k.baseline, r, 0, None, Some(cols), &sizes);
+        }
+    }
+}
+
+#[test]
+fn a_constant_workgroup_count_without_a_test_of_the_id_runs_exactly_its_invocations() {
+    // Rows of 48 values, 3 workgroups of 16 along x: the guard tests the flattened index, not
+    // the id, so the 48 ids the launch runs along x are run once each and no other.
+    let k = testkit::resolve(
+        "rows_by_workgroups.wgsl",
+        "sizes(rows = 5), bind(src = input(rows * 48), dst = output(rows * 48)), workgroups = (3, rows)",
+        "@group(0) @binding(0) var<storage, read> src: array<f32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@compute @workgroup_size(16)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.y * 48u + gid.x;
+    if (i >= arrayLength(&dst)) {
+        return;
+    }
+    dst[i] = src[i] + 1.0;
+}
+",
+    );
+    let rewrites = apply(&Coarsen, &k, &testkit::lavapipe()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rewrites.len(), 6);
+    for r in &rewrites {
+        check_valid(&k, r);
+        let (factor, _) = factor_and_mapping(r);
+        // `⌈48 / k⌉` along x, the parent's `rows` workgroups of one along y.
+        assert_eq!(
+            r.program.dispatch.to_string(),
+            format!("grid({}, rows, 1)", 48u64.div_ceil(factor)),
+            "{}",
+            r.step
+        );
+        assert!(r.program.wgsl.contains("if (kf_id < 48u) {"), "{}", r.step);
+        for rows in [5, 1] {
+            check_cover(&k.baseline, r, 0, Some(48), None, &[("rows", rows)]);
+        }
+    }
+}
+
+#[test]
+fn a_workgroup_count_over_the_parameter_that_sets_the_size_skips() {
+    let k = testkit::resolve(
+        "by_wg.wgsl",
+        "sizes(n = 1000), bind(src = input(n), dst = output(n)), workgroups = (cdiv(n, WG)), params(WG = [64, 128])",
+        &BY_WORKGROUPS.replace(
+            "@compute @workgroup_size(64)",
+            "override WG: u32 = 64u;\n@compute @workgroup_size(WG)",
+        ),
+    );
+    let why = apply(&Coarsen, &k, &testkit::lavapipe()).unwrap_err().0;
+    assert!(why.contains("also sets the workgroup size"), "{why}");
 }

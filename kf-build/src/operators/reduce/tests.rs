@@ -242,11 +242,8 @@ fn skips_say_why() {
         "{}",
         why("shift_in_place.wgsl")
     );
-    assert!(
-        why("local_id_tiles.wgsl").contains("local_invocation_id"),
-        "{}",
-        why("local_id_tiles.wgsl")
-    );
+    // `local_id_tiles.wgsl` reads `local_invocation_id` with nothing shared: canon spells it
+    // through the global id and reduce fires (its header says so).
     assert!(
         why("saxpy.wgsl").contains("no loop"),
         "{}",

@@ -296,3 +296,60 @@ fn a_buffer_read_at_two_offsets_is_read_as_two_vectors() {
         assert!(text.contains(expected), "missing `{expected}`:\n{text}");
     }
 }
+
+#[test]
+fn a_launch_by_workgroup_count_is_widened_as_the_grid_of_its_invocations() {
+    // `dispatch_workgroups(cdiv(n, 64), 1, 1)`, the global id tested against the output's length.
+    let text = "
+@group(0) @binding(0) var<storage, read> src: array<f32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= arrayLength(&dst)) {
+        return;
+    }
+    dst[gid.x] = src[gid.x] * 0.5 + 1.0;
+}
+";
+    let k = testkit::resolve(
+        "by_workgroups.wgsl",
+        "sizes(n = 1000), bind(src = input(n), dst = output(n)), workgroups = (cdiv(n, 64)), constraints(n % 4 == 0)",
+        text,
+    );
+    assert_eq!(
+        k.baseline.dispatch.mode,
+        kf_runtime::program::DispatchMode::Workgroups
+    );
+    let r = one(&k);
+    assert_eq!(r.step, "widen(src, dst as vec4, along x)");
+    assert!(
+        r.program
+            .wgsl
+            .contains("if (gid.x >= (arrayLength(&dst) * 4u)) {"),
+        "{}",
+        r.program.wgsl
+    );
+    // `W` workgroups of 64 are the grid of `W·64`, four ids per invocation: `W·16`.
+    assert_eq!(
+        r.program.dispatch.mode,
+        kf_runtime::program::DispatchMode::Grid
+    );
+    assert_eq!(
+        r.program.dispatch.to_string(),
+        "grid(cdiv(n, 64) * 16, 1, 1)"
+    );
+    assert_eq!(r.program.workgroup_size, k.baseline.workgroup_size);
+    // 1000 and 100 are not multiples of 64: the parent's last workgroup has idle invocations,
+    // which the rewrite runs too (as lanes of its last vectors), stopped by the same test.
+    for n in [1000u64, 64, 100, 4096, 4] {
+        let lookup = |s: &str| (s == "n").then_some(n);
+        let ran = u64::from(k.baseline.workgroups(lookup, u32::MAX).unwrap()[0]) * 64;
+        let grid = r.program.dispatch.size[0].eval_with(&[("n", n)]).unwrap();
+        assert_eq!(grid * 4, ran, "n = {n}");
+        let launched = u64::from(r.program.workgroups(lookup, u32::MAX).unwrap()[0]) * 64;
+        // Invocation `i` runs ids `4i .. 4i + 3`: every id below `ran` once, and past it only
+        // ids the guard stops.
+        assert!(launched * 4 >= ran, "n = {n}");
+        assert!((ran..launched * 4).all(|id| id >= n), "n = {n}");
+    }
+}

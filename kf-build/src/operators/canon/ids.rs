@@ -1,0 +1,234 @@
+//! Workgroup and local ids read on their own, spelled through the global id.
+//!
+//! `canon`'s `global-id` step turns `workgroup_id.x * 64u + local_invocation_id.x` into
+//! `global_invocation_id.x`. Kernels also read the two ids apart: a row per workgroup of one
+//! invocation (`@workgroup_size(1)`, `row = workgroup_id.x`), a batch from `workgroup_id.y` in a
+//! workgroup one high, TVM's packed-grid guard `if (blockIdx.x > packGridDimX) { return; }`.
+//! The operators that re-map invocations (`reduce`, `tile`, `coarsen`) read only the global id,
+//! so those kernels were refused for reading `workgroup_id`.
+//!
+//! By definition `global_invocation_id.d = workgroup_id.d · W_d + local_invocation_id.d` with
+//! `0 ≤ local_invocation_id.d < W_d` (`W` the workgroup size), so `workgroup_id.d` is
+//! `global_invocation_id.d / W_d` and `local_invocation_id.d` is `global_invocation_id.d % W_d`
+//! (along an axis one wide: the global id, and `0u`), and `local_invocation_index` is
+//! `lid.x + lid.y · W_x + lid.z · W_x · W_y` of those. Exact for every invocation of the launch
+//! the program has.
+//!
+//! What it changes is what the program *depends on*: the rewritten body computes the same values
+//! from the global id alone, with the workgroup size as a literal, so an operator that changes the
+//! workgroup size keeps the values the parent computed. That is wrong only where invocations of
+//! one workgroup cooperate, through workgroup memory, barriers or subgroup operations: such
+//! kernels are left as written. It is the last normalisation `canon` tries, once nothing else
+//! applies, so `global-id` takes the sums it recognises first.
+
+use crate::analysis::ir::{Analysis, Edit, Naming};
+use naga::{AddressSpace, BuiltIn, Expression, Handle, Statement};
+
+/// The edits spelling every workgroup and local id of the entry point through the global id (see
+/// the module documentation), or `None` when there is none, a workgroup size is not a literal,
+/// an id is used other than by component, or invocations of a workgroup may cooperate.
+pub(super) fn lone_ids(a: &Analysis<'_>) -> Option<Vec<Edit>> {
+    let ids: Vec<_> = a
+        .builtins
+        .iter()
+        .filter(|b| {
+            matches!(
+                b.builtin,
+                BuiltIn::WorkGroupId | BuiltIn::LocalInvocationId | BuiltIn::LocalInvocationIndex
+            ) && b.components.iter().any(|c| *c)
+        })
+        .collect();
+    if ids.is_empty()
+        || a.entry
+            .workgroup_size_overrides
+            .is_some_and(|o| o.iter().any(Option::is_some))
+        || cooperates(a.module)
+    {
+        return None;
+    }
+    if ids.iter().any(|b| b.member.is_some() || b.whole) {
+        return None;
+    }
+    let w = a.entry.workgroup_size;
+    let code = a.code();
+    let sig = a.entry_signature()?;
+    let body = sig.body.clone();
+    // Names declared in the body (a `let` or `var` shadowing an id would be replaced too).
+    let f = a.function;
+    let declared: Vec<&str> = f
+        .local_variables
+        .iter()
+        .filter_map(|(_, v)| v.name.as_deref())
+        .chain(f.named_expressions.iter().filter_map(|(h, n)| {
+            (!matches!(f.expressions[*h], Expression::FunctionArgument(_))).then_some(n.as_str())
+        }))
+        .collect();
+    let (gid, mut edits) = match a.builtin(BuiltIn::GlobalInvocationId) {
+        Some(g) if g.member.is_none() => (g.name.clone(), Vec::new()),
+        Some(_) => return None,
+        None => {
+            if super::identifiers(code).contains(&"kf_global_id") {
+                return None;
+            }
+            let params = a.text(&sig.params).trim_end();
+            let sep = if params.is_empty() || params.ends_with(',') {
+                " "
+            } else {
+                ", "
+            };
+            (
+                "kf_global_id".to_owned(),
+                vec![Edit::insert(
+                    sig.params.end,
+                    format!("{sep}@builtin(global_invocation_id) kf_global_id: vec3<u32>"),
+                )],
+            )
+        }
+    };
+    let axis = ["x", "y", "z"];
+    let lid = |d: usize| {
+        if w[d] == 1 {
+            "0u".to_owned()
+        } else {
+            format!("({gid}.{} % {}u)", axis[d], w[d])
+        }
+    };
+    for b in ids {
+        let name = b.name.as_str();
+        if declared.contains(&name) {
+            return None;
+        }
+        for at in super::word_positions(&code[body.clone()], name) {
+            let at = body.start + at;
+            let end = at + name.len();
+            let (range, text) = if b.builtin == BuiltIn::LocalInvocationIndex {
+                let flat = match (w[1], w[2]) {
+                    (1, 1) => lid(0),
+                    _ => format!(
+                        "({} + {} * {}u + {} * {}u)",
+                        lid(0),
+                        lid(1),
+                        w[0],
+                        lid(2),
+                        w[0] * w[1]
+                    ),
+                };
+                (at..end, flat)
+            } else {
+                let rest = &code[end..];
+                let trimmed = rest.trim_start();
+                let c = trimmed.strip_prefix('.')?.trim_start();
+                let d = ["x", "y", "z"].iter().position(|x| {
+                    c.starts_with(x)
+                        && !c[1..].starts_with(|ch: char| ch.is_alphanumeric() || ch == '_')
+                })?;
+                let stop = code.len() - c.len() + 1;
+                let text = match b.builtin {
+                    BuiltIn::WorkGroupId if w[d] == 1 => format!("{gid}.{}", axis[d]),
+                    BuiltIn::WorkGroupId => format!("({gid}.{} / {}u)", axis[d], w[d]),
+                    _ => lid(d),
+                };
+                (at..stop, text)
+            };
+            edits.push(Edit::replace(range, text));
+        }
+    }
+    Some(edits)
+}
+
+/// Whether invocations of one workgroup may share work: workgroup memory, a barrier or a
+/// subgroup operation anywhere in the module.
+fn cooperates(module: &naga::Module) -> bool {
+    fn block(b: &naga::Block) -> bool {
+        b.iter().any(|s| match s {
+            Statement::ControlBarrier(_)
+            | Statement::MemoryBarrier(_)
+            | Statement::WorkGroupUniformLoad { .. }
+            | Statement::SubgroupBallot { .. }
+            | Statement::SubgroupGather { .. }
+            | Statement::SubgroupCollectiveOperation { .. } => true,
+            Statement::Block(x) => block(x),
+            Statement::If { accept, reject, .. } => block(accept) || block(reject),
+            Statement::Loop {
+                body, continuing, ..
+            } => block(body) || block(continuing),
+            Statement::Switch { cases, .. } => cases.iter().any(|c| block(&c.body)),
+            _ => false,
+        })
+    }
+    module
+        .global_variables
+        .iter()
+        .any(|(_, g)| g.space == AddressSpace::WorkGroup)
+        || module.functions.iter().any(|(_, f)| block(&f.body))
+        || module.entry_points.iter().any(|e| block(&e.function.body))
+        || module.entry_points.iter().any(|e| {
+            e.function.expressions.iter().any(|(_, x)| {
+                matches!(
+                    x,
+                    Expression::SubgroupBallotResult | Expression::SubgroupOperationResult { .. }
+                )
+            })
+        })
+}
+
+/// `x >> c` → `x / 2ᶜ` and `x & (2ᶜ - 1)` → `x % 2ᶜ` for a shift or mask by a literal, where `x`
+/// is a `u32`, or an `i32` that cannot be negative: an index form over invocation ids with
+/// non-negative literal coefficients and offset (`i32(gid.x)`: no dispatch reaches 2³¹
+/// invocations). TVM splits a fused index this way (`fused >> 7`, `fused & 127`); the index
+/// analysis reads the digits of a flat id from `/` and `%` alone. Exact: for a non-negative
+/// integer, shifting right by `c` is division by `2ᶜ` and masking the low `c` bits is the
+/// remainder.
+pub(super) fn shifts_to_division(a: &Analysis<'_>) -> Vec<Edit> {
+    use naga::{BinaryOperator as B, ScalarKind};
+    let f = a.function;
+    let mut found: Vec<(Handle<Expression>, String)> = Vec::new();
+    for (h, e) in f.expressions.iter() {
+        let Expression::Binary { op, left, right } = *e else {
+            continue;
+        };
+        let Some(c) = a.const_int(right) else {
+            continue;
+        };
+        let kind = a.type_of(left).scalar_kind();
+        let suffix = match (kind, a.type_of(left)) {
+            (Some(ScalarKind::Uint), naga::TypeInner::Scalar(_)) => "u",
+            (Some(ScalarKind::Sint), naga::TypeInner::Scalar(_)) if non_negative(a, left) => "",
+            _ => continue,
+        };
+        let (op, n) = match op {
+            B::ShiftRight if (0..31).contains(&c) => ("/", 1i64 << c),
+            B::And if c > 0 && (c + 1) & c == 0 && c < i64::from(i32::MAX) => ("%", c + 1),
+            _ => continue,
+        };
+        // The operand as the user's names spell it where the shift is (a `let`'s range is its
+        // definition's).
+        let Some(x) = a.expr_wgsl(left, Naming::Names) else {
+            continue;
+        };
+        found.push((h, format!("(({x}) {op} {n}{suffix})")));
+    }
+    // The outermost: an inner one is rewritten in the next round, inside the outer's text.
+    found
+        .iter()
+        .filter(|(h, _)| {
+            !found
+                .iter()
+                .any(|(g, _)| g != h && a.visit_contains(*g, *h))
+        })
+        .filter_map(|(h, text)| Some(Edit::replace(a.expr_range(*h)?, text.clone())))
+        .collect()
+}
+
+/// Whether an integer expression is an index form over invocation ids with non-negative literal
+/// coefficients and offset.
+fn non_negative(a: &Analysis<'_>, h: Handle<Expression>) -> bool {
+    let Some(form) = a.index_form(h) else {
+        return false;
+    };
+    form.offset.as_constant().is_some_and(|c| c >= 0)
+        && form.terms.iter().all(|(v, c)| {
+            matches!(v, crate::analysis::ir::Var::Builtin(..))
+                && c.as_constant().is_some_and(|c| c >= 0)
+        })
+}
