@@ -79,6 +79,10 @@
 //!   negative → `x / 2ᶜ` and `x % 2ᶜ` ([`ids::shifts_to_division`]), the spelling the digit
 //!   analysis of flat ids reads.
 //!
+//! - in a loop stepping by a literal `U`, one update adding `U` unrolled terms, `sum += a0 * b0 +
+//!   a1 * b1 + ..` → `U` updates (`reroll::split_sums`), which the reroll then rolls; the
+//!   step is named `reassociate-sum`, since it changes the order of the additions.
+//!
 //! - `var r : array<T, 1>` used only as `r[0]` (TVM's registers) → `var r : T` and `r`
 //!   ([`registers::single_element_arrays`]).
 //!
@@ -221,6 +225,9 @@ fn normalisations(
     }
     for edits in reroll::reroll(a, kernel) {
         take((edits, "reroll"), &mut out);
+    }
+    for e in reroll::split_sums(a, kernel) {
+        take((vec![e], "reassociate-sum"), &mut out);
     }
     for s in 0..a.stmts.len() {
         if let Some((e, what)) = continue_to_if(a, s) {
@@ -1304,27 +1311,7 @@ fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
     if outer.is_empty() {
         return None;
     }
-    let sig = a.entry_signature()?;
-    let (name, mut edits) = match a.builtin(BuiltIn::GlobalInvocationId) {
-        Some(g) if g.member.is_none() => (g.name.clone(), Vec::new()),
-        Some(_) => return None,
-        None => {
-            let params = a.text(&sig.params).trim_end();
-            // After a trailing comma (`fn main(\n    @builtin(..) id: u32,\n)`), no second one.
-            let sep = if params.is_empty() || params.ends_with(',') {
-                " "
-            } else {
-                ", "
-            };
-            (
-                "kf_global_id".to_owned(),
-                vec![Edit::insert(
-                    sig.params.end,
-                    format!("{sep}@builtin(global_invocation_id) kf_global_id: vec3<u32>"),
-                )],
-            )
-        }
-    };
+    let (name, mut edits) = global_id_parameter(a)?;
     for (h, d) in outer {
         let r = a.expr_range(h)?;
         let id = format!("{name}.{}", ["x", "y", "z"][d as usize]);
@@ -1334,6 +1321,35 @@ fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
         ));
     }
     Some((edits, "global-id"))
+}
+
+/// How the entry point names `global_invocation_id`, and the edit that adds the parameter
+/// (`kf_global_id`) when it has none; `None` when it is a member of a struct argument.
+fn global_id_parameter(a: &Analysis<'_>) -> Option<(String, Vec<Edit>)> {
+    match a.builtin(naga::BuiltIn::GlobalInvocationId) {
+        Some(g) if g.member.is_none() => Some((g.name.clone(), Vec::new())),
+        Some(_) => None,
+        None => {
+            if identifiers(a.code()).contains(&"kf_global_id") {
+                return None;
+            }
+            let sig = a.entry_signature()?;
+            let params = a.text(&sig.params).trim_end();
+            // After a trailing comma (`fn main(\n    @builtin(..) id: u32,\n)`), no second one.
+            let sep = if params.is_empty() || params.ends_with(',') {
+                " "
+            } else {
+                ", "
+            };
+            Some((
+                "kf_global_id".to_owned(),
+                vec![Edit::insert(
+                    sig.params.end,
+                    format!("{sep}@builtin(global_invocation_id) kf_global_id: vec3<u32>"),
+                )],
+            ))
+        }
+    }
 }
 
 /// `if (c) { continue; } rest` at the top of a loop body's block → `if (!(c)) { rest }` (see the

@@ -63,28 +63,7 @@ pub(super) fn lone_ids(a: &Analysis<'_>) -> Option<Vec<Edit>> {
             (!matches!(f.expressions[*h], Expression::FunctionArgument(_))).then_some(n.as_str())
         }))
         .collect();
-    let (gid, mut edits) = match a.builtin(BuiltIn::GlobalInvocationId) {
-        Some(g) if g.member.is_none() => (g.name.clone(), Vec::new()),
-        Some(_) => return None,
-        None => {
-            if super::identifiers(code).contains(&"kf_global_id") {
-                return None;
-            }
-            let params = a.text(&sig.params).trim_end();
-            let sep = if params.is_empty() || params.ends_with(',') {
-                " "
-            } else {
-                ", "
-            };
-            (
-                "kf_global_id".to_owned(),
-                vec![Edit::insert(
-                    sig.params.end,
-                    format!("{sep}@builtin(global_invocation_id) kf_global_id: vec3<u32>"),
-                )],
-            )
-        }
-    };
+    let (gid, mut edits) = super::global_id_parameter(a)?;
     let axis = ["x", "y", "z"];
     let lid = |d: usize| {
         if w[d] == 1 {

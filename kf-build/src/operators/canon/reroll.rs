@@ -14,6 +14,15 @@
 //! `U` — a literal, or a size the spec's constraints make one (`constraints(k % 4 == 0)`), which
 //! the runtime enforces on every dispatch. Then the rolled loop runs `t = 0, 1, .., K - 1` and
 //! performs the same stores in the same order: exact, floating-point sums included.
+//!
+//! **The unrolled terms in one sum** (`sum += a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3;` in a loop
+//! stepping by 4): [`split_sums`] writes the one update as `U` updates, `sum = sum + (a0 * b0);
+//! ..`, which the reroll above then rolls. Proven as for the reroll: the same loop, its one
+//! store `acc = acc + t₀ + t₁ + .. + t_{U-1}` (a left-nested sum of exactly `U` terms added to
+//! the accumulator) whose term `c` is term 0 moved `c` steps. It changes the order of the
+//! floating-point additions (`acc + (t₀ + t₁ + ..)` becomes `((acc + t₀) + t₁) + ..`), so its
+//! step says so (`reassociate-sum`; written `acc = acc + t₀ + t₁ + ..`, the order is already
+//! that one); the tiling it opens the loop to reassociates the sum anyway.
 
 use crate::analysis::ir::{self, Analysis, Cmp, Edit, LoopKind, Part, Var};
 use kf_runtime::resolve::ResolvedKernel;
@@ -100,6 +109,137 @@ fn roll(a: &Analysis<'_>, kernel: &ResolvedKernel, l: &ir::LoopInfo<'_>) -> Opti
         edits.push(Edit::replace(super::whole_line(a, &r), ""));
     }
     Some(edits)
+}
+
+/// The edits that write each loop's one update of a sum of `U` unrolled terms as `U` updates (see
+/// the module documentation).
+pub(super) fn split_sums(a: &Analysis<'_>, kernel: &ResolvedKernel) -> Vec<Edit> {
+    a.loops
+        .iter()
+        .filter_map(|l| split_sum(a, kernel, l))
+        .collect()
+}
+
+fn split_sum(a: &Analysis<'_>, kernel: &ResolvedKernel, l: &ir::LoopInfo<'_>) -> Option<Edit> {
+    let fl = l.for_loop.as_ref()?;
+    if fl.kind != LoopKind::For || fl.decreasing {
+        return None;
+    }
+    let u = a.const_int(fl.step)?;
+    if !(2..=16).contains(&u) || fl.init.is_some_and(|h| a.const_int(h) != Some(0)) {
+        return None;
+    }
+    let [bound] = fl.bounds.as_slice() else {
+        return None;
+    };
+    if bound.cmp != Cmp::Lt || bound.offset.is_some() || !multiple(a, kernel, bound.bound, u) {
+        return None;
+    }
+    let within = |parent: usize, part: Part| -> Vec<usize> {
+        (0..a.stmts.len())
+            .filter(|&s| {
+                let st = &a.stmts[s];
+                st.parent == Some(parent)
+                    && st.part == part
+                    && !matches!(st.stmt, Statement::Emit(_))
+            })
+            .collect()
+    };
+    let direct = within(l.stmt, Part::LoopBody);
+    let (&test, rest) = direct.split_first()?;
+    if !matches!(a.stmts[test].stmt, Statement::If { .. }) {
+        return None;
+    }
+    let stores: Vec<usize> = match rest {
+        [b] if matches!(a.stmts[*b].stmt, Statement::Block(_)) => within(*b, Part::Block),
+        _ => rest.to_vec(),
+    };
+    let [store] = stores[..] else {
+        return None;
+    };
+    let Statement::Store { pointer, value } = *a.stmts[store].stmt else {
+        return None;
+    };
+    let exprs = &a.function.expressions;
+    let Expression::LocalVariable(acc) = exprs[pointer] else {
+        return None;
+    };
+    // `acc + t₀ + .. + t_{U-1}` as naga reads `acc += t₀ + ..` or `acc = acc + t₀ + ..`.
+    let Expression::Binary {
+        op: naga::BinaryOperator::Add,
+        left,
+        right,
+    } = exprs[value]
+    else {
+        return None;
+    };
+    let is_acc = |h: Handle<Expression>| {
+        matches!(exprs[h], Expression::Load { pointer: p }
+            if matches!(exprs[p], Expression::LocalVariable(v) if v == acc))
+    };
+    let mut terms = Vec::new();
+    if is_acc(left) {
+        flatten_sum(exprs, right, &mut terms);
+    } else {
+        // `acc + t₀ + t₁ ..` left-nested: the accumulator is the innermost left operand.
+        flatten_sum(exprs, value, &mut terms);
+        if terms.first().is_none_or(|t| !is_acc(*t)) {
+            return None;
+        }
+        terms.remove(0);
+    }
+    if terms.len() != u as usize || terms.iter().any(|t| is_acc(*t)) {
+        return None;
+    }
+    if !matches!(
+        a.type_of(terms[0]),
+        naga::TypeInner::Scalar(naga::Scalar::F32)
+    ) {
+        return None;
+    }
+    for (c, t) in terms.iter().enumerate().skip(1) {
+        if !shifted(a, fl.var, terms[0], *t, c as i64, 0) {
+            return None;
+        }
+    }
+    let name = a.function.local_variables[acc].name.clone()?;
+    let printed = terms
+        .iter()
+        .map(|t| a.expr_wgsl(*t, ir::Naming::Names))
+        .collect::<Option<Vec<_>>>()?;
+    let code = a.code();
+    let mut r = a.stmts[store].span.clone()?;
+    let after = &code[r.end..];
+    if !after.trim_start().starts_with(';') {
+        return None;
+    }
+    r.end += after.len() - after.trim_start().len() + 1;
+    let indent = a.indent_at(r.start);
+    let text = printed
+        .iter()
+        .map(|t| format!("{name} = {name} + ({t});"))
+        .collect::<Vec<_>>()
+        .join(&format!("\n{indent}"));
+    Some(Edit::replace(r, text))
+}
+
+/// The terms of a left-nested sum `((t₀ + t₁) + t₂) + ..`, in order.
+fn flatten_sum(
+    exprs: &naga::Arena<Expression>,
+    h: Handle<Expression>,
+    out: &mut Vec<Handle<Expression>>,
+) {
+    match exprs[h] {
+        Expression::Binary {
+            op: naga::BinaryOperator::Add,
+            left,
+            right,
+        } => {
+            flatten_sum(exprs, left, out);
+            out.push(right);
+        }
+        _ => out.push(h),
+    }
 }
 
 /// Whether `k` is a multiple of `u` on every shape the spec allows.

@@ -694,3 +694,55 @@ fn one_element_arrays_become_registers_and_shifts_of_ids_divisions() {
     );
     assert!(canonical_of(&k).is_none());
 }
+
+#[test]
+fn unrolled_terms_summed_in_one_update_are_split_and_rolled_up() {
+    let spec = "sizes(n = 4, d = 100), bind(x = input(n * d), y = output(n), dims = uniform(n, d)), grid = (n), constraints(d % 4 == 0)";
+    let wgsl = |body: &str| {
+        format!(
+            "struct Dims {{ n: u32, d: u32 }}
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> dims: Dims;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    let r = gid.x;
+    if (r >= dims.n) {{ return; }}
+    var s = 0.0;
+    for (var k = 0u; k < dims.d; k += 4u) {{
+{body}
+    }}
+    y[r] = s;
+}}
+"
+        )
+    };
+    let base = "        let x0 = x[r * dims.d + k];\n        let x1 = x[r * dims.d + k + 1u];\n        let x2 = x[r * dims.d + k + 2u];\n        let x3 = x[r * dims.d + k + 3u];\n";
+    let k = testkit::resolve(
+        "k.wgsl",
+        spec,
+        &wgsl(&format!(
+            "{base}        s += x0 * x0 + x1 * x1 + x2 * x2 + x3 * x3;"
+        )),
+    );
+    let r = canonical_of(&k).expect("canonical");
+    assert!(
+        r.step.contains("reassociate-sum") && r.step.contains("reroll"),
+        "{}",
+        r.step
+    );
+    let text = r.program.wgsl.to_string();
+    assert!(text.contains("k += 1"), "{text}");
+    assert_eq!(text.matches("s = s + (").count(), 1, "{text}");
+    // Terms that are not the first moved by one step each, or fewer terms than the step, stay.
+    for body in [
+        format!("{base}        s += x0 * x0 + x1 * x1 + x3 * x3 + x2 * x2;"),
+        format!("{base}        s += x0 * x0 + x1 * x1 + x2 * x2;"),
+    ] {
+        let k = testkit::resolve("k.wgsl", spec, &wgsl(&body));
+        if let Some(r) = canonical_of(&k) {
+            assert!(!r.step.contains("reassociate-sum"), "{}", r.step);
+        }
+    }
+}

@@ -299,23 +299,13 @@ fn a_buffer_read_at_two_offsets_is_read_as_two_vectors() {
 
 #[test]
 fn a_launch_by_workgroup_count_is_widened_as_the_grid_of_its_invocations() {
-    // `dispatch_workgroups(cdiv(n, 64), 1, 1)`, the global id tested against the output's length.
-    let text = "
-@group(0) @binding(0) var<storage, read> src: array<f32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x >= arrayLength(&dst)) {
-        return;
-    }
-    dst[gid.x] = src[gid.x] * 0.5 + 1.0;
-}
-";
-    let k = testkit::resolve(
-        "by_workgroups.wgsl",
-        "sizes(n = 1000), bind(src = input(n), dst = output(n)), workgroups = (cdiv(n, 64)), constraints(n % 4 == 0)",
-        text,
-    );
+    // `dispatch_workgroups(cdiv(n, 64), 1, 1)`, the global id tested against the output's length
+    // (the corpus kernel, n = 1000 in its header).
+    let k = testkit::corpus()
+        .into_iter()
+        .find(|k| k.name == "scale_workgroup_count.wgsl")
+        .expect("scale_workgroup_count.wgsl")
+        .kernel;
     assert_eq!(
         k.baseline.dispatch.mode,
         kf_runtime::program::DispatchMode::Workgroups
