@@ -39,16 +39,21 @@ pub(super) fn reroll(a: &Analysis<'_>, kernel: &ResolvedKernel) -> Vec<Vec<Edit>
     out
 }
 
-fn roll(a: &Analysis<'_>, kernel: &ResolvedKernel, l: &ir::LoopInfo<'_>) -> Option<Vec<Edit>> {
+/// A counted `for` from zero stepping up by a literal `U` (2 to 16) while `t < K`, `K` a multiple
+/// of `U` on every shape: the loop, `U`, and the statements of its body after its exit test
+/// (`Emit`s left out; naga keeps a `for` loop's own block as one block statement after the
+/// test).
+fn unrolled_loop<'l>(
+    a: &Analysis<'_>,
+    kernel: &ResolvedKernel,
+    l: &'l ir::LoopInfo<'_>,
+) -> Option<(&'l ir::ForLoop, i64, Vec<usize>)> {
     let fl = l.for_loop.as_ref()?;
     if fl.kind != LoopKind::For || fl.decreasing {
         return None;
     }
     let u = a.const_int(fl.step)?;
-    if !(2..=16).contains(&u) {
-        return None;
-    }
-    if fl.init.is_some_and(|h| a.const_int(h) != Some(0)) {
+    if !(2..=16).contains(&u) || fl.init.is_some_and(|h| a.const_int(h) != Some(0)) {
         return None;
     }
     let [bound] = fl.bounds.as_slice() else {
@@ -57,8 +62,6 @@ fn roll(a: &Analysis<'_>, kernel: &ResolvedKernel, l: &ir::LoopInfo<'_>) -> Opti
     if bound.cmp != Cmp::Lt || bound.offset.is_some() || !multiple(a, kernel, bound.bound, u) {
         return None;
     }
-    // The body's statements besides `Emit`s: the exit test, then `U` stores (naga keeps a `for`
-    // loop's own block as one block statement after the test).
     let within = |parent: usize, part: Part| -> Vec<usize> {
         (0..a.stmts.len())
             .filter(|&s| {
@@ -74,10 +77,16 @@ fn roll(a: &Analysis<'_>, kernel: &ResolvedKernel, l: &ir::LoopInfo<'_>) -> Opti
     if !matches!(a.stmts[test].stmt, Statement::If { .. }) {
         return None;
     }
-    let stores: Vec<usize> = match rest {
+    let body = match rest {
         [b] if matches!(a.stmts[*b].stmt, Statement::Block(_)) => within(*b, Part::Block),
         _ => rest.to_vec(),
     };
+    Some((fl, u, body))
+}
+
+fn roll(a: &Analysis<'_>, kernel: &ResolvedKernel, l: &ir::LoopInfo<'_>) -> Option<Vec<Edit>> {
+    // The body: `U` stores.
+    let (fl, u, stores) = unrolled_loop(a, kernel, l)?;
     if stores.len() != u as usize {
         return None;
     }
@@ -121,39 +130,7 @@ pub(super) fn split_sums(a: &Analysis<'_>, kernel: &ResolvedKernel) -> Vec<Edit>
 }
 
 fn split_sum(a: &Analysis<'_>, kernel: &ResolvedKernel, l: &ir::LoopInfo<'_>) -> Option<Edit> {
-    let fl = l.for_loop.as_ref()?;
-    if fl.kind != LoopKind::For || fl.decreasing {
-        return None;
-    }
-    let u = a.const_int(fl.step)?;
-    if !(2..=16).contains(&u) || fl.init.is_some_and(|h| a.const_int(h) != Some(0)) {
-        return None;
-    }
-    let [bound] = fl.bounds.as_slice() else {
-        return None;
-    };
-    if bound.cmp != Cmp::Lt || bound.offset.is_some() || !multiple(a, kernel, bound.bound, u) {
-        return None;
-    }
-    let within = |parent: usize, part: Part| -> Vec<usize> {
-        (0..a.stmts.len())
-            .filter(|&s| {
-                let st = &a.stmts[s];
-                st.parent == Some(parent)
-                    && st.part == part
-                    && !matches!(st.stmt, Statement::Emit(_))
-            })
-            .collect()
-    };
-    let direct = within(l.stmt, Part::LoopBody);
-    let (&test, rest) = direct.split_first()?;
-    if !matches!(a.stmts[test].stmt, Statement::If { .. }) {
-        return None;
-    }
-    let stores: Vec<usize> = match rest {
-        [b] if matches!(a.stmts[*b].stmt, Statement::Block(_)) => within(*b, Part::Block),
-        _ => rest.to_vec(),
-    };
+    let (fl, u, stores) = unrolled_loop(a, kernel, l)?;
     let [store] = stores[..] else {
         return None;
     };
