@@ -1764,25 +1764,59 @@ impl<'a> Analysis<'a> {
     }
 
     /// The value local `v` holds wherever it is read, if it is assigned exactly once (by its
-    /// declaration or by one store outside any loop the reads are not also in) and every read
-    /// comes after that assignment.
+    /// declaration, or by one store that every read comes after and is enclosed by whatever
+    /// encloses the store: the same loop, the same branch of an `if`) and every read comes after
+    /// that assignment. A declared zero (`var x: u32 = u32();`, what WGSL gives `var x: u32;`)
+    /// that no read can see does not count as an assignment.
     pub fn single_value(&self, v: Handle<LocalVariable>) -> Option<Handle<Expression>> {
         let stores = self.stores_to(v);
         let loads = self.loads_of(v);
-        match (stores, self.function.local_variables[v].init) {
-            ([], Some(init)) => Some(init),
-            ([s], None) => {
+        let init = self.function.local_variables[v].init;
+        match stores {
+            [] => init,
+            [s] if init.is_none_or(|i| self.is_zero_value(i)) => {
                 let Statement::Store { value, .. } = *self.stmts[*s].stmt else {
                     return None;
                 };
-                let store_loops = &self.stmts[*s].loops;
+                let enclosing = self.enclosing(*s);
                 let ok = loads.iter().all(|&l| {
-                    self.emitted_at[l.index()]
-                        .is_some_and(|at| at > *s && self.stmts[at].loops.starts_with(store_loops))
+                    self.emitted_at[l.index()].is_some_and(|at| {
+                        let around = self.enclosing(at);
+                        at > *s && enclosing.iter().all(|p| around.contains(p))
+                    })
                 });
                 ok.then_some(value)
             }
             _ => None,
+        }
+    }
+
+    /// The compound statements around statement `s` (its `if`s, loops, switches, blocks),
+    /// innermost first, each with the part of it that holds `s`.
+    fn enclosing(&self, mut s: usize) -> Vec<(usize, Part)> {
+        let mut out = Vec::new();
+        while let Some(p) = self.stmts[s].parent {
+            out.push((p, self.stmts[s].part));
+            s = p;
+        }
+        out
+    }
+
+    /// Whether `h` is a zero of its type: `T()`, `0`, `0.0`, `false`.
+    fn is_zero_value(&self, h: Handle<Expression>) -> bool {
+        match self.function.expressions[h] {
+            Expression::ZeroValue(_) => true,
+            Expression::Literal(l) => {
+                matches!(
+                    l,
+                    naga::Literal::U32(0)
+                        | naga::Literal::I32(0)
+                        | naga::Literal::Bool(false)
+                        | naga::Literal::AbstractInt(0)
+                ) || matches!(l, naga::Literal::F32(x) if x == 0.0)
+                    || matches!(l, naga::Literal::AbstractFloat(x) if x == 0.0)
+            }
+            _ => false,
         }
     }
 

@@ -15,10 +15,10 @@ fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// Rewrites `@workgroup_size(..)` of `entry` to use `KF_WG_*` overrides with `size` as defaults.
-/// `dims` is how many dimensions become overridable (1 or 2; the rest keep their literal).
-/// Returns `None` when the attribute cannot be found unambiguously.
-pub fn lift_workgroup_size(wgsl: &str, entry: &str, size: [u32; 3], dims: usize) -> Option<String> {
+/// The text between the parentheses of `entry`'s `@workgroup_size(..)` attribute (`16, 16, 1`),
+/// and where the entry point's attributes start; `None` when the attribute cannot be found
+/// unambiguously. Comments are skipped.
+pub fn workgroup_size_args(wgsl: &str, entry: &str) -> Option<(std::ops::Range<usize>, usize)> {
     let clean = super::text::blank_comments(wgsl);
     let bytes = clean.as_bytes();
     // Find `fn <entry>` as a whole word.
@@ -52,7 +52,17 @@ pub fn lift_workgroup_size(wgsl: &str, entry: &str, size: [u32; 3], dims: usize)
     let rel = attrs.find("@workgroup_size")?;
     let open = item_start + rel + attrs[rel..].find('(')?;
     let close = open + clean[open..].find(')')?;
-    let args: Vec<&str> = wgsl[open + 1..close]
+    let attr_start = item_start + clean[item_start..fn_pos].find('@').unwrap_or(0);
+    Some((open + 1..close, attr_start))
+}
+
+/// Rewrites `@workgroup_size(..)` of `entry` to use `KF_WG_*` overrides with `size` as defaults.
+/// `dims` is how many dimensions become overridable (1 or 2; the rest keep their literal).
+/// Returns `None` when the attribute cannot be found unambiguously.
+pub fn lift_workgroup_size(wgsl: &str, entry: &str, size: [u32; 3], dims: usize) -> Option<String> {
+    let (inside, attr_start) = workgroup_size_args(wgsl, entry)?;
+    let (open, close) = (inside.start - 1, inside.end);
+    let args: Vec<&str> = wgsl[inside]
         .split(',')
         .map(str::trim)
         .filter(|a| !a.is_empty())
@@ -74,7 +84,6 @@ pub fn lift_workgroup_size(wgsl: &str, entry: &str, size: [u32; 3], dims: usize)
         .map(|d| format!("override {}: u32 = {}u;\n", LIFTED[d], size[d]))
         .collect();
     // Declarations go before the entry point's attributes (module scope allows use before declaration).
-    let attr_start = item_start + clean[item_start..fn_pos].find('@').unwrap_or(0);
     let mut out = String::with_capacity(wgsl.len() + 128);
     out.push_str(&wgsl[..attr_start]);
     out.push_str("// KernelFoundry: workgroup size lifted into overrides.\n");

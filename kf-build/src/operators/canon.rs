@@ -75,6 +75,17 @@
 //!   workgroup_id.x` in a workgroup of one, TVM's packed-grid guard) → `global_invocation_id.d /
 //!   W_d` and `% W_d` ([`ids::lone_ids`]); not where invocations of a workgroup cooperate.
 //!
+//! - a flat id over a workgroup of several dimensions rebuilt from `num_workgroups` (burn and
+//!   cubecl's ABSOLUTE_POS, `gid.z * nwg.x * 16u * nwg.y * 16u + gid.y * nwg.x * 16u + gid.x`
+//!   over `@workgroup_size(16, 16, 1)`) in a launch one workgroup high and deep →
+//!   `global_invocation_id.x` over `@workgroup_size(256)` ([`ids::flat_workgroup`]): the same
+//!   ids, each once, computed by other invocations; only where invocations share nothing and no
+//!   other id is read.
+//!
+//! - `var t: T; .. t = e;` assigned once, every read after the store and inside what encloses it
+//!   → `let t: T = e;` at the store ([`registers::assigned_once`], code generators' temporaries):
+//!   a guard `if t { return; }` then reads as the bounds test it is.
+//!
 //! - `x >> c` and `x & (2ᶜ - 1)` of a `u32`, or of an `i32` index over the ids that cannot be
 //!   negative → `x / 2ᶜ` and `x % 2ᶜ` ([`ids::shifts_to_division`]), the spelling the digit
 //!   analysis of flat ids reads.
@@ -135,7 +146,7 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
         let Ok(a) = parsed.analyse(&subject.program.entry) else {
             break;
         };
-        let mut found = normalisations(&a, single_axes(subject.program), subject.kernel);
+        let mut found = normalisations(&a, subject.program, subject.kernel);
         if found.is_empty() {
             break;
         }
@@ -185,9 +196,10 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
 /// overlap (a normalisation that would overlap one already taken waits for the next round).
 fn normalisations(
     a: &Analysis<'_>,
-    single: [bool; 3],
+    program: &kf_runtime::Program,
     kernel: &kf_runtime::resolve::ResolvedKernel,
 ) -> Vec<(Vec<Edit>, &'static str)> {
+    let single = single_axes(program);
     let mut out: Vec<(Vec<Edit>, &'static str)> = Vec::new();
     let take = |found: (Vec<Edit>, &'static str), out: &mut Vec<(Vec<Edit>, &'static str)>| {
         let clash = out
@@ -212,6 +224,10 @@ fn normalisations(
     let zeros = registers::zero_initialisers(a);
     if !zeros.is_empty() {
         take((zeros, "zero-init"), &mut out);
+    }
+    let once = registers::assigned_once(a);
+    if !once.is_empty() {
+        take((once, "var-let"), &mut out);
     }
     let registers = registers::single_element_arrays(a);
     if !registers.is_empty() {
@@ -272,6 +288,9 @@ fn normalisations(
         if let Some(e) = count_down_to_up(a, id) {
             take((e, "count-up"), &mut out);
         }
+    }
+    if let Some(edits) = ids::flat_workgroup(a, program) {
+        take((edits, "flat-workgroup"), &mut out);
     }
     // Last: the ids that `global-id` (and the steps it waits on) did not fold.
     if out.is_empty()

@@ -42,19 +42,7 @@ fn unseen() -> Vec<Unseen> {
 
 /// Kernels whose class's operator does not fire yet, each with the spelling that defeats it. A
 /// kernel on this list that starts to fire fails the test too, so the list stays true.
-const KNOWN_MISSES: [(&str, &str); 11] = [
-    (
-        "b3_burn_binary_broadcast.wgsl",
-        "burn/cubecl flat id (ABSOLUTE_POS) from `global_id.y * num_workgroups.x * 16u + global_id.x` over `@workgroup_size(16, 16, 1)`, offsets rebuilt from an `info` buffer in a rank loop: widen/coarsen \"the kernel reads NumWorkGroups, which coarsening would change\" (the launch by workgroup count is read as a grid)",
-    ),
-    (
-        "b3_burn_reduce_sum_dim.wgsl",
-        "cubecl ABSOLUTE_POS rebuilt from `num_workgroups` (`@workgroup_size(16, 16, 1)`), strides from an `info` buffer: reduce \"the kernel reads `num_workgroups`, which a workgroup per invocation would change\"",
-    ),
-    (
-        "b3_burn_unary_tanh.wgsl",
-        "burn/cubecl flat id (ABSOLUTE_POS) from `global_id.y * num_workgroups.x * 16u + global_id.x` over `@workgroup_size(16, 16, 1)`: widen/coarsen \"the kernel reads NumWorkGroups, which coarsening would change\" (the launch by workgroup count is read as a grid)",
-    ),
+const KNOWN_MISSES: [(&str, &str); 8] = [
     (
         "b3_conv1d_dilated.wgsl",
         "out-of-signal tap zeroed by `select(0.0, x[clamp(pos, ..)], inside)` instead of a guarded load: implicit-gemm \"a factor of the product is not a load from memory\"",

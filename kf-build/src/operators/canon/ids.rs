@@ -115,6 +115,164 @@ pub(super) fn lone_ids(a: &Analysis<'_>) -> Option<Vec<Edit>> {
     Some(edits)
 }
 
+/// A flat id over a multi-dimensional workgroup, rebuilt from `num_workgroups` →
+/// `global_invocation_id.x` over a one-dimensional workgroup of as many invocations.
+///
+/// burn and cubecl launch `@workgroup_size(16, 16, 1)` by workgroup count and rebuild the flat
+/// position (ABSOLUTE_POS) as `gid.z * (nwg.x * 16) * (nwg.y * 16) + gid.y * (nwg.x * 16) +
+/// gid.x`, spelled with factors in any order. When the launch is one workgroup high and deep
+/// (a workgroup-count rule whose y and z are the literal 1) that value runs exactly once over
+/// `0 .. G·Wx·Wy·Wz` across the launch (`gid.x < G·Wx`, `gid.y < Wy`, `gid.z < Wz`), which is
+/// what `gid.x` runs over in a workgroup `(Wx·Wy·Wz, 1, 1)` launched over the same `G`
+/// workgroups. The rewrite keeps every value a given id computes; it changes which invocation
+/// computes it. That is exact only where invocations share nothing (no workgroup memory,
+/// barrier or subgroup operation) and nothing else reads an id: proven on the rewritten text,
+/// where the one read of the global id left must be the one written in place of the flat id.
+/// The value is recognised from the IR as a polynomial in the id components (any order of
+/// terms and factors, `const`s, conversions between integer types).
+pub(super) fn flat_workgroup(a: &Analysis<'_>, program: &kf_runtime::Program) -> Option<Vec<Edit>> {
+    use crate::analysis::ir::Poly;
+    let w = a.entry.workgroup_size;
+    let total = w[0].checked_mul(w[1])?.checked_mul(w[2])?;
+    if program.dispatch.mode != kf_runtime::DispatchMode::Workgroups
+        || w[1] * w[2] == 1
+        // The default limit of a workgroup's x extent.
+        || total > 256
+        || (1..3).any(|d| program.dispatch.size[d].as_constant() != Some(1))
+        || a.entry
+            .workgroup_size_overrides
+            .is_some_and(|o| o.iter().any(Option::is_some))
+        || cooperates(a.module)
+    {
+        return None;
+    }
+    if a.builtins.iter().any(|b| {
+        b.used()
+            && (!matches!(
+                b.builtin,
+                BuiltIn::GlobalInvocationId | BuiltIn::NumWorkGroups
+            ) || b.member.is_some()
+                || b.whole)
+    }) {
+        return None;
+    }
+    let gid = a.builtin(BuiltIn::GlobalInvocationId)?;
+    let atom = |s: &str| Poly::atom(s.to_owned());
+    let wx = Poly::constant(i64::from(w[0]));
+    let row = atom("n0").mul(&wx);
+    // Along an axis one invocation wide the component is 0 (as `id_poly` reads it).
+    let mut expected = atom("g0");
+    if w[1] > 1 {
+        expected = expected.add(&atom("g1").mul(&row));
+    }
+    if w[2] > 1 {
+        expected = expected.add(&atom("g2").mul(&row).scale(i64::from(w[1])));
+    }
+    let f = a.function;
+    let found: Vec<Handle<Expression>> = f
+        .expressions
+        .iter()
+        .filter(|(h, e)| {
+            matches!(e, Expression::Binary { .. })
+                && id_poly(a, *h, w, 0).as_ref() == Some(&expected)
+        })
+        .map(|(h, _)| h)
+        .collect();
+    let outer: Vec<Handle<Expression>> = found
+        .iter()
+        .copied()
+        .filter(|&h| !found.iter().any(|&g| g != h && a.visit_contains(g, h)))
+        .collect();
+    let [flat] = outer[..] else {
+        return None;
+    };
+    let code = a.code();
+    let (args, _) = crate::analysis::workgroup::workgroup_size_args(code, &a.entry.name)?;
+    let edits = vec![
+        Edit::replace(
+            a.expr_range(flat)?,
+            match a.type_of(flat).scalar_kind() {
+                Some(naga::ScalarKind::Sint) => format!("i32({}.x)", gid.name),
+                _ => format!("{}.x", gid.name),
+            },
+        ),
+        Edit::replace(args, format!("{total}")),
+    ];
+    // The proof: in the rewritten kernel the global id is read once, as `.x`, and no other id.
+    let next = crate::analysis::ir::apply_edits(code, &edits)?;
+    let parsed = crate::analysis::ir::parse(&next).ok()?;
+    let b = parsed.analyse(&a.entry.name).ok()?;
+    let reads = |x: BuiltIn| b.builtin(x).is_some_and(|g| g.used());
+    if b.builtins
+        .iter()
+        .any(|x| x.used() && x.builtin != BuiltIn::GlobalInvocationId)
+        || !reads(BuiltIn::GlobalInvocationId)
+    {
+        return None;
+    }
+    let g = b.builtin(BuiltIn::GlobalInvocationId)?;
+    let reads_of_x = b
+        .function
+        .expressions
+        .iter()
+        .filter(|(_, e)| match **e {
+            Expression::AccessIndex { base, index } => {
+                b.builtin_of(base) == Some(BuiltIn::GlobalInvocationId) && index == 0
+            }
+            _ => false,
+        })
+        .count();
+    (g.components == [true, false, false, false] && !g.whole && reads_of_x == 1).then_some(edits)
+}
+
+/// `h` as a polynomial in the atoms `g0..g2` (`global_invocation_id`'s components) and `n0`
+/// (`num_workgroups.x`), for [`flat_workgroup`]: integer literals and constants, `+`, `-`, `*`,
+/// integer conversions and `let`s. Along y and z the launch is one workgroup, so
+/// `num_workgroups.y` and `.z` are 1 and a global id component along an axis one invocation
+/// wide is 0.
+fn id_poly(
+    a: &Analysis<'_>,
+    h: Handle<Expression>,
+    w: [u32; 3],
+    depth: u32,
+) -> Option<crate::analysis::ir::Poly> {
+    use crate::analysis::ir::Poly;
+    use naga::BinaryOperator as B;
+    if depth > 32 {
+        return None;
+    }
+    if let Some(k) = a.const_int(h) {
+        return Some(Poly::constant(k));
+    }
+    match a.function.expressions[h] {
+        Expression::AccessIndex { base, index } => match (a.builtin_of(base)?, index) {
+            (BuiltIn::GlobalInvocationId, d @ 0..=2) if w[d as usize] == 1 && d > 0 => {
+                Some(Poly::constant(0))
+            }
+            (BuiltIn::GlobalInvocationId, d @ 0..=2) => Some(Poly::atom(format!("g{d}"))),
+            (BuiltIn::NumWorkGroups, 0) => Some(Poly::atom("n0".to_owned())),
+            (BuiltIn::NumWorkGroups, 1 | 2) => Some(Poly::constant(1)),
+            _ => None,
+        },
+        Expression::As { .. } => id_poly(a, a.int_cast_of(h)?, w, depth + 1),
+        Expression::Load { pointer } => match a.function.expressions[pointer] {
+            Expression::LocalVariable(v) => id_poly(a, a.single_value(v)?, w, depth + 1),
+            _ => None,
+        },
+        Expression::Binary { op, left, right } => {
+            let l = id_poly(a, left, w, depth + 1)?;
+            let r = id_poly(a, right, w, depth + 1)?;
+            match op {
+                B::Add => Some(l.add(&r)),
+                B::Subtract => Some(l.add(&r.scale(-1))),
+                B::Multiply => Some(l.mul(&r)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// Whether invocations of one workgroup may share work: workgroup memory, a barrier or a
 /// subgroup operation anywhere in the module.
 fn cooperates(module: &naga::Module) -> bool {

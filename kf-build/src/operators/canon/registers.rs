@@ -16,6 +16,13 @@
 //!   every local: `var m_local : array<f32, 1>;` read and written only as `m_local[0]` →
 //!   `var m_local : f32;` read and written as `m_local`. Exact: the array's one element is the
 //!   only memory it has, and every access names that element.
+//! - **A variable assigned once**, the way code generators declare every value up front (burn:
+//!   `var l_0_1: bool; .. l_0_1 = id >= l_0_0; if l_0_1 { return; }`): `let l_0_1: bool = id >=
+//!   l_0_0;` where the store was. Proven from the IR ([`Analysis::single_value`]): one store,
+//!   every read after it and inside what encloses it, the declared value a zero no read can see,
+//!   and the variable used only by that store and its reads (no pointer taken), so the `let`
+//!   names the value at every read. The operators read a `let` as the value it names (a guard,
+//!   an index), a variable as memory.
 
 use crate::analysis::ir::{self, Analysis, Edit};
 use naga::{Expression, Handle, Statement};
@@ -357,6 +364,67 @@ fn invariant(
     crate::analysis::expr::operands(e)
         .into_iter()
         .all(|o| invariant(a, o, id, seen))
+}
+
+/// `var x: T = T(); .. x = e;` → `let x: T = e;` where the store is, the declaration removed (see
+/// the module documentation), for every variable of the entry point assigned once.
+pub(super) fn assigned_once(a: &Analysis<'_>) -> Vec<Edit> {
+    let f = a.function;
+    let code = a.code();
+    let mut out = Vec::new();
+    for (v, local) in f.local_variables.iter() {
+        let Some(name) = local.name.as_deref() else {
+            continue;
+        };
+        let [s] = a.stores_to(v) else {
+            continue;
+        };
+        if a.single_value(v).is_none() {
+            continue;
+        }
+        let Statement::Store { pointer, .. } = *a.stmts[*s].stmt else {
+            continue;
+        };
+        // Used only by the store (as its target) and by loads: no pointer passed or indexed.
+        let loads = a.loads_of(v);
+        let only = f.expressions.iter().all(|(h, e)| {
+            let uses = crate::analysis::expr::operands(e)
+                .iter()
+                .any(|&o| matches!(f.expressions[o], Expression::LocalVariable(w) if w == v));
+            !uses || loads.contains(&h)
+        }) && matches!(f.expressions[pointer], Expression::LocalVariable(w) if w == v);
+        if !only {
+            continue;
+        }
+        let (Some(decl), Some(store)) = (a.local_span(v), a.stmts[*s].span.clone()) else {
+            continue;
+        };
+        let text = &code[store.clone()];
+        let Some(rest) = text.strip_prefix(name) else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        if !rest.starts_with('=') || rest.starts_with("==") {
+            continue;
+        }
+        // The declaration with its `;`, on a line of its own where it has one.
+        let after = &code[decl.end..];
+        let semi = after.len() - after.trim_start().len();
+        if !after[semi..].starts_with(';') || !code[decl.clone()].trim_start().starts_with("var") {
+            continue;
+        }
+        let decl = super::whole_line(a, &(decl.start..decl.end + semi + 1));
+        if decl.end > store.start {
+            continue;
+        }
+        let ty = a.type_name(local.ty);
+        out.push(Edit::replace(decl, String::new()));
+        out.push(Edit::replace(
+            store.start..store.start + name.len(),
+            format!("let {name}: {ty}"),
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

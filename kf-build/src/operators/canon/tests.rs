@@ -746,3 +746,86 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
         }
     }
 }
+
+const FLAT_IDS: &str =
+    "@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>";
+
+#[test]
+fn a_flat_id_over_a_square_workgroup_becomes_the_id_of_a_flat_one() {
+    // burn's ABSOLUTE_POS, its factors and terms in another order, over (8, 8, 4).
+    let flat = "    let row = g.x + 8u * nw.x * g.y + (nw.y * 8u) * g.z * (8u * nw.x);";
+    let k = by_workgroups(
+        "8, 8, 4",
+        FLAT_IDS,
+        &format!("{flat}\n{ROW_SUM}"),
+        "workgroups = ((n + 255) / 256)",
+    );
+    let r = canonical_of(&k).expect("canonical");
+    let text = r.program.wgsl.to_string();
+    assert!(r.step.contains("flat-workgroup"), "{}", r.step);
+    assert!(
+        text.contains("@workgroup_size(256)") && text.contains("let row = g.x;"),
+        "{text}"
+    );
+    let refused = |ws: &str, body: String, launch: &str| {
+        let k = by_workgroups(ws, FLAT_IDS, &body, launch);
+        let step = canonical_of(&k).map(|r| r.step).unwrap_or_default();
+        assert!(!step.contains("flat-workgroup"), "{step}\n{body}");
+    };
+    // An id read besides the flat one.
+    refused(
+        "8, 8, 4",
+        format!("{flat}\n    if (g.y == 3u) {{ return; }}\n{ROW_SUM}"),
+        "workgroups = ((n + 255) / 256)",
+    );
+    // A launch two workgroups high, or counted in invocations.
+    refused(
+        "8, 8, 4",
+        format!("{flat}\n{ROW_SUM}"),
+        "workgroups = ((n + 255) / 256, 2)",
+    );
+    refused("8, 8, 4", format!("{flat}\n{ROW_SUM}"), "grid = (n)");
+    // Not the linearisation: the z term missing over a workgroup four deep.
+    refused(
+        "8, 8, 4",
+        format!("    let row = g.x + 8u * nw.x * g.y;\n{ROW_SUM}"),
+        "workgroups = ((n + 255) / 256)",
+    );
+}
+
+#[test]
+fn a_variable_assigned_once_becomes_a_let() {
+    // burn's temporaries, declared first and assigned later.
+    let k = row_kernel(
+        "    var len: u32;
+    var past: bool;
+    len = dims.d;
+    past = len == 0u;
+    if past { return; }
+    var s = 0.0;
+    for (var c = 0u; c < len; c++) { s += x[r * dims.d + c]; }
+    y[r] = s;",
+    );
+    let r = canonical_of(&k).expect("canonical");
+    let text = r.program.wgsl.to_string();
+    assert!(r.step.contains("var-let"), "{}", r.step);
+    assert!(
+        text.contains("let len: u32 = dims.d;")
+            && text.contains("let past: bool = len == 0u;")
+            && !text.contains("var len")
+            && !text.contains("var past"),
+        "{text}"
+    );
+    // Stored under a condition and read after it, read before the store, or stored twice: the
+    // variable holds other values at some reads.
+    for body in [
+        "    var t: f32;\n    if (r > 1u) { t = 1.0; }\n    y[r] = t;",
+        "    var t: f32;\n    y[r] = t;\n    t = 2.0;\n    y[r] = y[r] + t;",
+        "    var t: f32 = 0.0;\n    t = 1.0;\n    t = t + x[r];\n    y[r] = t;",
+    ] {
+        let step = canonical_of(&row_kernel(body))
+            .map(|r| r.step)
+            .unwrap_or_default();
+        assert!(!step.contains("var-let"), "{step}\n{body}");
+    }
+}
