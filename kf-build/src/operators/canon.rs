@@ -102,6 +102,10 @@
 //!   * cols + c; }`); a call of a helper with several statements and one final `return` (a dot
 //!   product with its loop) → the helper's statements spelled out before the statement holding
 //!   the call, its parameters `let`s of the arguments, the call a `let` of the returned value.
+//!   A helper that computes an index through `let`s (tfjs's `getCoordsFromIndex`) is spelled
+//!   out the same way, and so is a call statement of a helper without a result (tfjs's
+//!   `setOutputAtIndex(i, v);`, which may store to memory). An integer `dot(u, v)` becomes the
+//!   sum of the components' products (`int-dot`), so an index computed as a `dot` reads as one.
 //!   Exact: the helper writes nothing but its own locals and runs where the call ran, once, on
 //!   the same values; refused where a name could be captured either way, and where the call
 //!   sits in a loop header, an `else if`, behind `&&`/`||` or in `continuing`.
@@ -277,6 +281,10 @@ fn normalisations(
     if !divisions.is_empty() {
         take((divisions, "shift-div"), &mut out);
     }
+    let dots = integer_dots(a);
+    if !dots.is_empty() {
+        take((dots, "int-dot"), &mut out);
+    }
     let scalarised = scalarise_id_vectors(a);
     if !scalarised.is_empty() {
         take((scalarised, "id-components"), &mut out);
@@ -449,6 +457,69 @@ fn zero_products(a: &Analysis<'_>) -> Vec<Edit> {
         }
         let ty = a.type_name_of(h);
         out.push(Edit::replace(r, format!("{ty}(0)")));
+    }
+    out
+}
+
+/// `dot(u, v)` of integer vectors → `(u.x * v.x + u.y * v.y + ..)`, a vector built in place or
+/// by a `let` of a constructor read by its components (`dot(coords, vec2<i32>(stride, 1))` →
+/// `(coords_x * (stride) + coords_y * (1))`, tfjs's index helpers): the index analysis reads sums
+/// of products, not `dot`. Exact: integer arithmetic wraps the same in any order.
+fn integer_dots(a: &Analysis<'_>) -> Vec<Edit> {
+    use naga::{ScalarKind, TypeInner};
+    let f = a.function;
+    let components = |h: Handle<Expression>, n: usize| -> Option<Vec<String>> {
+        match f.expressions[h] {
+            Expression::Compose { ref components, .. } if components.len() == n => components
+                .iter()
+                .map(|&c| a.expr_wgsl(c, Naming::Names).map(|t| format!("({t})")))
+                .collect(),
+            Expression::Splat { value, .. } => {
+                let t = a.expr_wgsl(value, Naming::Names)?;
+                Some(vec![format!("({t})"); n])
+            }
+            _ => {
+                let t = a.expr_wgsl(h, Naming::Names)?;
+                Some(
+                    (0..n)
+                        .map(|i| format!("({t}).{}", ["x", "y", "z", "w"][i]))
+                        .collect(),
+                )
+            }
+        }
+    };
+    let mut out = Vec::new();
+    for (h, e) in f.expressions.iter() {
+        let Expression::Math {
+            fun: MathFunction::Dot,
+            arg,
+            arg1: Some(arg1),
+            ..
+        } = *e
+        else {
+            continue;
+        };
+        let TypeInner::Vector { size, scalar } = *a.type_of(arg) else {
+            continue;
+        };
+        if !matches!(scalar.kind, ScalarKind::Sint | ScalarKind::Uint) {
+            continue;
+        }
+        let n = size as usize;
+        let (Some(u), Some(v), Some(r)) =
+            (components(arg, n), components(arg1, n), a.expr_range(h))
+        else {
+            continue;
+        };
+        let sum: Vec<String> = u
+            .iter()
+            .zip(&v)
+            .map(|(x, y)| format!("{x} * {y}"))
+            .collect();
+        if out.iter().any(|e: &Edit| overlaps(&e.range, &r)) {
+            continue;
+        }
+        out.push(Edit::replace(r, format!("({})", sum.join(" + "))));
     }
     out
 }
@@ -747,12 +818,28 @@ fn guarded_do_while_to_for(a: &Analysis<'_>, id: usize) -> Option<Edit> {
 fn value_calls<'a>(
     a: &'a Analysis<'_>,
 ) -> impl Iterator<Item = (usize, Handle<naga::Function>, &'a [Handle<Expression>])> + 'a {
+    helper_calls(a).filter(|&(s, ..)| {
+        matches!(
+            a.stmts[s].stmt,
+            Statement::Call {
+                result: Some(_),
+                ..
+            }
+        )
+    })
+}
+
+/// The entry point's calls of helpers that take only values (no pointers, no builtins), with a
+/// result or without: the statement, the helper, its arguments.
+fn helper_calls<'a>(
+    a: &'a Analysis<'_>,
+) -> impl Iterator<Item = (usize, Handle<naga::Function>, &'a [Handle<Expression>])> + 'a {
     let module = a.module;
     a.stmts.iter().enumerate().filter_map(move |(s, st)| {
         let Statement::Call {
             function,
             ref arguments,
-            result: Some(_),
+            ..
         } = *st.stmt
         else {
             return None;
@@ -817,9 +904,14 @@ fn identifiers(text: &str) -> Vec<&str> {
 /// <expr>;`, last (a dot product with its loop, a clamp with its branches) → the helper's
 /// statements spelled out before the statement that holds the call, each parameter a `let` of
 /// its argument, and the call replaced by `kf_ret_N`, a `let` of the returned value: the loop is
-/// then the entry point's own, which is where the operators look for it.
+/// then the entry point's own, which is where the operators look for it. Also a helper of one
+/// `return` whose parts are named by `let`s when it computes an integer or an integer vector
+/// (tfjs's `getCoordsFromIndex`), and a call statement of a helper without a result (tfjs's
+/// `setOutputAtIndex(i, v) { result[i] = v; }`), spelled out in place of the call; such a helper
+/// may store to memory, and may leave only at its end.
 ///
-/// Exact: the helper writes no memory but its own locals, calls nothing, uses no barrier or
+/// Exact: the helper writes no memory but its own locals (or, without a result, is the whole
+/// statement, so its stores happen where the call's did), calls nothing, uses no barrier or
 /// atomic, and is evaluated where the call was, once, on the same values. Refused where it could
 /// be otherwise: the call sits in a loop header, an `else if`, behind `&&`/`||`, or in a
 /// `continuing` block; or a name the helper declares is a name of the module (it could shadow
@@ -853,11 +945,12 @@ fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
                 .filter_map(|(_, f)| f.name.as_deref()),
         )
         .collect();
-    for (n, function, arguments) in value_calls(a) {
+    for (n, function, arguments) in helper_calls(a) {
         let st = &a.stmts[n];
         let f = &module.functions[function];
         let name = f.name.as_deref()?;
-        if !writes_only_locals(f) {
+        let void = f.result.is_none();
+        if !(writes_only_locals(f) || void && writes_plainly(f)) {
             continue;
         }
         let user: Vec<_> = f
@@ -865,30 +958,62 @@ fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
             .span_iter()
             .filter(|(x, _)| !matches!(x, Statement::Emit(_)))
             .collect();
-        let Some((Statement::Return { value: Some(_) }, ret_span)) = user.last() else {
-            continue;
-        };
-        if user.len() < 2 {
-            continue; // one `return`: `inline_expression_helpers`
-        }
-        let ret = ret_span.to_range()?;
-        // The body's text: from the `{` that opens it to the `return`.
         let fn_span = module.functions.get_span(function).to_range()?;
-        let open = code[fn_span.start..ret.start].find('{')? + fn_span.start;
-        let before = &code[open + 1..ret.start];
-        let returned = code[ret.clone()]
-            .trim()
-            .strip_prefix("return")?
-            .trim()
-            .trim_end_matches(';')
-            .trim();
-        let after = code[ret.end..]
-            .trim_start()
-            .trim_start_matches(';')
-            .trim_start();
-        if !after.starts_with('}') {
-            continue;
-        }
+        // The body's text: from the `{` that opens it to the `return` (or the closing `}`), and
+        // the returned expression's.
+        let (before, returned) = if void {
+            // Only a trailing `return;` may leave the helper (one earlier would leave the caller).
+            let last = user.last().map(|(x, _)| *x);
+            let open = code[fn_span.start..fn_span.end].find('{')? + fn_span.start;
+            // naga ends a body without a `return` with one of its own, which has no text.
+            let closing = code[..fn_span.end].rfind('}')?;
+            let end = match last {
+                Some(Statement::Return { value: None }) => user
+                    .last()?
+                    .1
+                    .to_range()
+                    .filter(|r| code[r.clone()].trim_start().starts_with("return"))
+                    .map_or(closing, |r| r.start),
+                _ => closing,
+            };
+            if user.len() < 2 && !has_lets(f) && last.is_none() {
+                continue;
+            }
+            (&code[open + 1..end], "")
+        } else {
+            let Some((Statement::Return { value: Some(_) }, ret_span)) = user.last() else {
+                continue;
+            };
+            // One `return` is `inline_expression_helpers`' unless `let`s name its parts. Those
+            // are spelled out where the helper computes an index (an integer or integer vector),
+            // which the operators must read; a pure value helper with `let`s (an activation) is
+            // left a call, which the operators re-emit as written.
+            let integers = f.result.as_ref().is_some_and(|r| {
+                matches!(
+                    module.types[r.ty].inner.scalar_kind(),
+                    Some(naga::ScalarKind::Sint | naga::ScalarKind::Uint)
+                )
+            });
+            if user.len() < 2 && !(has_lets(f) && integers) {
+                continue;
+            }
+            let ret = ret_span.to_range()?;
+            let open = code[fn_span.start..ret.start].find('{')? + fn_span.start;
+            let returned = code[ret.clone()]
+                .trim()
+                .strip_prefix("return")?
+                .trim()
+                .trim_end_matches(';')
+                .trim();
+            let after = code[ret.end..]
+                .trim_start()
+                .trim_start_matches(';')
+                .trim_start();
+            if !after.starts_with('}') {
+                continue;
+            }
+            (&code[open + 1..ret.start], returned)
+        };
         // The helper's own names are renamed apart (`kf3_sum`), so none captures or is captured.
         let helper_names = declared_names(f);
         if helper_names.iter().any(|h| module_names.contains(h)) {
@@ -929,6 +1054,10 @@ fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
         {
             continue;
         }
+        // A call without a result is a statement of its own: `helper(args);`.
+        if void && (start != call.start || !code[call_close + 1..].trim_start().starts_with(';')) {
+            continue;
+        }
         let args = argument_texts(a, arguments)?;
         let indent = a.indent_at(start);
         let mut text = String::new();
@@ -939,10 +1068,18 @@ fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
                 a.type_name(arg.ty)
             ));
         }
+        if void {
+            // The statement's `;` stays, an empty statement after the body.
+            text.push_str(&format!(
+                "// {name}(..), inlined\n{indent}{}\n{indent}",
+                reindent(&before, indent)
+            ));
+            return Some(vec![Edit::replace(call.start..call_close + 1, text)]);
+        }
         let result = format!("kf_ret_{n}");
         text.push_str(&format!(
             "// {name}(..), inlined\n{indent}{}\n{indent}let {result} = {returned};\n{indent}",
-            before.trim()
+            reindent(&before, indent)
         ));
         return Some(vec![
             Edit::insert(start, text),
@@ -950,6 +1087,62 @@ fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
         ]);
     }
     None
+}
+
+/// A helper's statements moved to `indent`: trimmed, and every line after the first shifted by
+/// the helper's own indentation (the least of its lines).
+fn reindent(body: &str, indent: &str) -> String {
+    let body = body.trim();
+    let mut lines = body.lines();
+    let first = lines.next().unwrap_or_default();
+    let rest: Vec<&str> = lines.collect();
+    let least = rest
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut out = first.to_owned();
+    for l in rest {
+        out.push('\n');
+        if !l.trim().is_empty() {
+            out.push_str(indent);
+            out.push_str(&l[least.min(l.len() - l.trim_start().len())..]);
+        }
+    }
+    out
+}
+
+/// Whether `f` names values with `let` (naga keeps those as named expressions, no statement).
+fn has_lets(f: &naga::Function) -> bool {
+    f.named_expressions
+        .iter()
+        .any(|(h, _)| !matches!(f.expressions[*h], Expression::FunctionArgument(_)))
+}
+
+/// Whether `f` stores to memory only by plain stores (no call, barrier or atomic), returning
+/// only at its end: a statement helper such as tfjs's `setOutputAtIndex(i, v) { result[i] = v;
+/// }`, which runs where the call was when spelled out there.
+fn writes_plainly(f: &naga::Function) -> bool {
+    fn ok(f: &naga::Function, block: &naga::Block) -> bool {
+        block.span_iter().all(|(s, span)| match s {
+            // naga ends every path of a body that has no `return` with one without text.
+            Statement::Return { value: None } if !span.is_defined() => true,
+            Statement::Store { .. }
+            | Statement::Emit(_)
+            | Statement::Break
+            | Statement::Continue => true,
+            Statement::Block(b) => ok(f, b),
+            Statement::If { accept, reject, .. } => ok(f, accept) && ok(f, reject),
+            Statement::Loop {
+                body, continuing, ..
+            } => ok(f, body) && ok(f, continuing),
+            Statement::Switch { cases, .. } => cases.iter().all(|c| ok(f, &c.body)),
+            Statement::Return { value: None } => std::ptr::eq(s, f.body.last().unwrap_or(s)),
+            _ => false,
+        })
+    }
+    ok(f, &f.body)
 }
 
 /// Whether `f` stores only to its own local variables and uses no call, barrier or atomic.
@@ -1053,7 +1246,7 @@ fn inline_expression_helpers(a: &Analysis<'_>) -> Vec<Edit> {
     for (s, function, arguments) in value_calls(a) {
         let st = &a.stmts[s];
         let f = &module.functions[function];
-        if !f.local_variables.is_empty() {
+        if !f.local_variables.is_empty() || has_lets(f) {
             continue;
         }
         let mut body = f

@@ -829,3 +829,71 @@ fn a_variable_assigned_once_becomes_a_let() {
         assert!(!step.contains("var-let"), "{step}\n{body}");
     }
 }
+
+#[test]
+fn index_helpers_with_lets_a_store_helper_and_an_integer_dot_are_spelled_out() {
+    // tfjs's helpers: coordinates from a flat index through `let`s, the output index as a `dot`,
+    // the store in a helper without a result.
+    let wgsl = "struct Dims { n: u32, d: u32 }
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> dims: Dims;
+
+fn coords_of(index: i32) -> vec2<i32> {
+    let r = index / 1;
+    let c = index - r;
+    return vec2<i32>(r, c);
+}
+fn flat(coords: vec2<i32>) -> i32 {
+    return dot(coords, vec2<i32>(1, 0));
+}
+fn put(at: i32, v: f32) {
+    if (at >= 0) {
+        y[at] = v;
+    }
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let r = i32(gid.x);
+    if (r >= i32(dims.n)) { return; }
+    var s = 0.0;
+    for (var j = 0u; j < dims.d; j++) { s += x[u32(r) * dims.d + j]; }
+    let c = coords_of(r);
+    put(flat(c), s);
+}
+";
+    let k = testkit::resolve("k.wgsl", ATTR, wgsl);
+    let r = canonical_of(&k).expect("normalised");
+    let text = r.program.wgsl.to_string();
+    let entry: String = text[text.find("@compute").unwrap()..]
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for helper in ["coords_of(", "flat(", "put(", "dot("] {
+        assert!(!entry.contains(helper), "{helper} still in\n{entry}");
+    }
+    assert!(
+        r.step.contains("int-dot") && r.step.contains("inline-fn"),
+        "{}",
+        r.step
+    );
+    // A helper that returns early would return from the entry point once spelled out, and a
+    // float `dot` is not reordered.
+    let wgsl = wgsl
+        .replace(
+            "if (at >= 0) {\n        y[at] = v;\n    }",
+            "if (at < 0) { return; }\n    y[at] = v;",
+        )
+        .replace(
+            "put(flat(c), s);",
+            "put(flat(c), dot(vec2<f32>(s), vec2<f32>(2.0)));",
+        );
+    let k = testkit::resolve("k.wgsl", ATTR, &wgsl);
+    let r = canonical_of(&k).expect("normalised");
+    let text = r.program.wgsl.to_string();
+    let entry = &text[text.find("@compute").unwrap()..];
+    assert!(entry.contains("    put("), "{entry}");
+    assert!(entry.contains("dot(vec2<f32>"), "{entry}");
+}
