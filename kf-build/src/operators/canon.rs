@@ -25,6 +25,10 @@
 //!   either order → `if (v > m) { m = v; k = i; }`, the form the analysis recognises as a
 //!   (value, index) accumulator ([`super::ir::ArgAccumulator`]). Exact: the test is evaluated
 //!   once, before either store, as in the original; `v` and `i` read neither variable.
+//!   TVM's pair, `k = select(i, k, keep); m = select(v, m, keep);` on the tie predicate `keep =
+//!   (m > v) || ((m == v) && (k < i))` with `i` the loop's rising counter and `k` only ever a
+//!   literal below its start or `i` → the same `if` (`arg-tie`, [`ties`]): `k < i` always
+//!   holds, so the pair is replaced exactly when `v > m` (NaN aside, as for `max`).
 //!
 //! - a counted loop written as `var i = a; while (c) { ..; i += s; }` or `loop { if (!c) {
 //!   break; } ..; continuing { i += s; } }` (update last in the body or in `continuing`) → `for
@@ -218,6 +222,8 @@ fn normalisations(
     for s in 0..a.stmts.len() {
         if let Some((e, what)) = select_pair_to_if(a, s) {
             take((vec![e], what), &mut out);
+        } else if let Some(found) = ties::tie_break_pair(a, s) {
+            take(found, &mut out);
         }
     }
     for s in 0..a.stmts.len() {
@@ -2241,6 +2247,7 @@ fn matching_brace(code: &str, open: usize) -> Option<usize> {
 mod ids;
 mod registers;
 mod reroll;
+mod ties;
 
 #[cfg(test)]
 mod tests;

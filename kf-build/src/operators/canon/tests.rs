@@ -897,3 +897,55 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     assert!(entry.contains("    put("), "{entry}");
     assert!(entry.contains("dot(vec2<f32>"), "{entry}");
 }
+
+/// TVM's argmax update over a row, its counter from `start`, the index first set to `first`
+/// and kept on `keep`.
+fn tvm_argmax(start: &str, first: &str, keep: &str) -> kf_runtime::resolve::ResolvedKernel {
+    row_kernel(&format!(
+        "    var bi : i32;
+    var bv : f32;
+    bi = {first};
+    bv = -3.402823e+38f;
+    for (var k : i32 = {start}; k < i32(dims.d); k++) {{
+        let v : f32 = x[r * dims.d + u32(k)];
+        let keep : bool = {keep};
+        let bi_next : i32 = select(k, bi, keep);
+        let bv_next : f32 = select(v, bv, keep);
+        bi = bi_next;
+        bv = bv_next;
+    }}
+    y[r] = f32(bi);"
+    ))
+}
+
+#[test]
+fn a_tie_break_predicate_over_the_running_index_becomes_the_arg_if() {
+    let keep = "((bv > v) || ((bv == v) && (bi < k)))";
+    let r = canonical_of(&tvm_argmax("0", "-1", keep)).expect("canonical");
+    let text = r.program.wgsl.to_string();
+    assert!(r.step.contains("arg-tie"), "{}", r.step);
+    assert!(
+        text.contains("if (v > bv) { bv = v; bi = k; }") && !text.contains("keep"),
+        "{text}"
+    );
+    // The mirrored spellings of each comparison.
+    let r = canonical_of(&tvm_argmax(
+        "0",
+        "-1",
+        "((v < bv) || ((v == bv) && (k > bi)))",
+    ))
+    .expect("canonical");
+    assert!(r.step.contains("arg-tie"), "{}", r.step);
+    // Where the index may reach the counter the predicate is not `bv >= v`: an index first set
+    // at the counter's start, or a tie rule on the other side.
+    for (start, first, keep) in [
+        ("0", "0", keep),
+        ("0", "-1", "((bv > v) || ((bv == v) && (bi > k)))"),
+        ("0", "-1", "((bv > v) || ((bv != v) && (bi < k)))"),
+    ] {
+        let step = canonical_of(&tvm_argmax(start, first, keep))
+            .map(|r| r.step)
+            .unwrap_or_default();
+        assert!(!step.contains("arg-tie"), "{step}: {start} {first} {keep}");
+    }
+}
