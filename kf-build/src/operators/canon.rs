@@ -1130,55 +1130,47 @@ fn has_lets(f: &naga::Function) -> bool {
 /// only at its end: a statement helper such as tfjs's `setOutputAtIndex(i, v) { result[i] = v;
 /// }`, which runs where the call was when spelled out there.
 fn writes_plainly(f: &naga::Function) -> bool {
-    fn ok(f: &naga::Function, block: &naga::Block) -> bool {
-        block.span_iter().all(|(s, span)| match s {
-            // naga ends every path of a body that has no `return` with one without text.
-            Statement::Return { value: None } if !span.is_defined() => true,
-            Statement::Store { .. }
-            | Statement::Emit(_)
-            | Statement::Break
-            | Statement::Continue => true,
-            Statement::Block(b) => ok(f, b),
-            Statement::If { accept, reject, .. } => ok(f, accept) && ok(f, reject),
-            Statement::Loop {
-                body, continuing, ..
-            } => ok(f, body) && ok(f, continuing),
-            Statement::Switch { cases, .. } => cases.iter().all(|c| ok(f, &c.body)),
-            Statement::Return { value: None } => std::ptr::eq(s, f.body.last().unwrap_or(s)),
-            _ => false,
-        })
-    }
-    ok(f, &f.body)
+    straight_body(f, true)
 }
 
 /// Whether `f` stores only to its own local variables and uses no call, barrier or atomic.
 fn writes_only_locals(f: &naga::Function) -> bool {
-    fn ok(f: &naga::Function, block: &naga::Block) -> bool {
-        block.iter().all(|s| match s {
-            Statement::Store { pointer, .. } => {
-                let mut p = *pointer;
-                loop {
-                    match f.expressions[p] {
-                        Expression::LocalVariable(_) => break true,
-                        Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => {
-                            p = base
-                        }
-                        _ => break false,
-                    }
-                }
+    straight_body(f, false)
+}
+
+/// Whether `f`'s statements are plain stores (to its own locals only, unless `memory`), control
+/// flow and evaluations, with no call, barrier or atomic, and a `return` only last (or one naga
+/// added at the end of a path, which has no text).
+fn straight_body(f: &naga::Function, memory: bool) -> bool {
+    let local = |mut p: Handle<Expression>| loop {
+        match f.expressions[p] {
+            Expression::LocalVariable(_) => break true,
+            Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => p = base,
+            _ => break false,
+        }
+    };
+    fn ok(
+        f: &naga::Function,
+        block: &naga::Block,
+        store_ok: &dyn Fn(Handle<Expression>) -> bool,
+    ) -> bool {
+        block.span_iter().all(|(s, span)| match s {
+            Statement::Store { pointer, .. } => store_ok(*pointer),
+            Statement::Return { value: None } if !span.is_defined() => true,
+            Statement::Return { .. } => std::ptr::eq(s, f.body.last().unwrap_or(s)),
+            Statement::Block(b) => ok(f, b, store_ok),
+            Statement::If { accept, reject, .. } => {
+                ok(f, accept, store_ok) && ok(f, reject, store_ok)
             }
-            Statement::Block(b) => ok(f, b),
-            Statement::If { accept, reject, .. } => ok(f, accept) && ok(f, reject),
             Statement::Loop {
                 body, continuing, ..
-            } => ok(f, body) && ok(f, continuing),
-            Statement::Switch { cases, .. } => cases.iter().all(|c| ok(f, &c.body)),
-            Statement::Return { .. } => std::ptr::eq(s, f.body.last().unwrap_or(s)),
+            } => ok(f, body, store_ok) && ok(f, continuing, store_ok),
+            Statement::Switch { cases, .. } => cases.iter().all(|c| ok(f, &c.body, store_ok)),
             Statement::Emit(_) | Statement::Break | Statement::Continue => true,
             _ => false,
         })
     }
-    ok(f, &f.body)
+    ok(f, &f.body, &|p| memory || local(p))
 }
 
 /// Whether statement `s` sits in a loop's `continuing` block.
@@ -1858,15 +1850,11 @@ fn select_to_extremum(a: &Analysis<'_>, s: usize) -> Option<(Edit, &'static str)
     ))
 }
 
-/// `store(x, select(x, t, c))` of a local `x`: `x`, `t` and `c`.
-fn select_store(
+/// A store of a number `select(f, t, c)` to a local `x`: `x`, `f`, `t` and `c`.
+fn stored_select(
     a: &Analysis<'_>,
     s: usize,
-) -> Option<(
-    Handle<LocalVariable>,
-    Handle<Expression>,
-    Handle<Expression>,
-)> {
+) -> Option<(Handle<LocalVariable>, [Handle<Expression>; 3])> {
     let Statement::Store { pointer, value } = *a.stmts[s].stmt else {
         return None;
     };
@@ -1881,7 +1869,20 @@ fn select_store(
     else {
         return None;
     };
-    (load_of(a, reject) == Some(x) && scalar_number(a, value)).then_some((x, accept, condition))
+    scalar_number(a, value).then_some((x, [reject, accept, condition]))
+}
+
+/// `store(x, select(x, t, c))` of a local `x`: `x`, `t` and `c`.
+fn select_store(
+    a: &Analysis<'_>,
+    s: usize,
+) -> Option<(
+    Handle<LocalVariable>,
+    Handle<Expression>,
+    Handle<Expression>,
+)> {
+    let (x, [kept, taken, c]) = stored_select(a, s)?;
+    (load_of(a, kept) == Some(x)).then_some((x, taken, c))
 }
 
 /// `k = select(k, i, v > m); m = select(m, v, v > m);` (or both under one `let`) → `if (v > m)

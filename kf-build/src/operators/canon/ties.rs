@@ -20,7 +20,7 @@
 //! predicate replaces the pair, the `if` does not). The `let`s the predicate and the selects were
 //! named by are removed with the stores, once no other statement names them.
 
-use super::{load_of, same_value, scalar_number, statement_start, whole_line, word_positions};
+use super::{load_of, same_value, statement_start, stored_select, whole_line, word_positions};
 use crate::analysis::ir::{Analysis, Edit, Naming};
 use naga::{BinaryOperator as B, Expression, Handle, LocalVariable, Statement};
 
@@ -125,21 +125,8 @@ fn mirrored_select(
     Handle<Expression>,
     Handle<Expression>,
 )> {
-    let Statement::Store { pointer, value } = *a.stmts[s].stmt else {
-        return None;
-    };
-    let Expression::LocalVariable(x) = a.function.expressions[pointer] else {
-        return None;
-    };
-    let Expression::Select {
-        condition,
-        accept,
-        reject,
-    } = a.function.expressions[value]
-    else {
-        return None;
-    };
-    (load_of(a, accept) == Some(x) && scalar_number(a, value)).then_some((x, reject, condition))
+    let (x, [new, kept, c]) = stored_select(a, s)?;
+    (load_of(a, kept) == Some(x)).then_some((x, new, c))
 }
 
 /// The operands of `h` when it is `l op r` for the logical `op`, written as an operator or
