@@ -10,6 +10,11 @@ const ATTR: &str = "sizes(n = 4, d = 100), bind(x = input(n * d), y = output(n),
 /// A row kernel over `x` (rows of `dims.d`, one per invocation, guarded) whose body after the
 /// guard is `body`.
 fn row_kernel(body: &str) -> kf_runtime::resolve::ResolvedKernel {
+    row_kernel_with(ATTR, body)
+}
+
+/// [`row_kernel`] under the spec `spec`.
+fn row_kernel_with(spec: &str, body: &str) -> kf_runtime::resolve::ResolvedKernel {
     let wgsl = format!(
         "struct Dims {{ n: u32, d: u32 }}
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -24,7 +29,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
 }}
 "
     );
-    testkit::resolve("k.wgsl", ATTR, &wgsl)
+    testkit::resolve("k.wgsl", spec, &wgsl)
 }
 
 /// `kernel`'s canonical form, checked valid when there is one.
@@ -700,27 +705,15 @@ fn unrolled_terms_summed_in_one_update_are_split_and_rolled_up() {
     let spec = "sizes(n = 4, d = 100), bind(x = input(n * d), y = output(n), dims = uniform(n, d)), grid = (n), constraints(d % 4 == 0)";
     let wgsl = |body: &str| {
         format!(
-            "struct Dims {{ n: u32, d: u32 }}
-@group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read_write> y: array<f32>;
-@group(0) @binding(2) var<uniform> dims: Dims;
-
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
-    let r = gid.x;
-    if (r >= dims.n) {{ return; }}
-    var s = 0.0;
+            "    var s = 0.0;
     for (var k = 0u; k < dims.d; k += 4u) {{
 {body}
     }}
-    y[r] = s;
-}}
-"
+    y[r] = s;"
         )
     };
     let base = "        let x0 = x[r * dims.d + k];\n        let x1 = x[r * dims.d + k + 1u];\n        let x2 = x[r * dims.d + k + 2u];\n        let x3 = x[r * dims.d + k + 3u];\n";
-    let k = testkit::resolve(
-        "k.wgsl",
+    let k = row_kernel_with(
         spec,
         &wgsl(&format!(
             "{base}        s += x0 * x0 + x1 * x1 + x2 * x2 + x3 * x3;"
@@ -740,7 +733,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
         format!("{base}        s += x0 * x0 + x1 * x1 + x3 * x3 + x2 * x2;"),
         format!("{base}        s += x0 * x0 + x1 * x1 + x2 * x2;"),
     ] {
-        let k = testkit::resolve("k.wgsl", spec, &wgsl(&body));
+        let k = row_kernel_with(spec, &wgsl(&body));
         if let Some(r) = canonical_of(&k) {
             assert!(!r.step.contains("reassociate-sum"), "{}", r.step);
         }
