@@ -832,6 +832,56 @@ impl<'a> Exprs<'a> {
     }
 
     /// Whether `h` is the literal zero of a float type.
+    /// A factor that reads memory or zero, as the load and the test under which it is read:
+    /// `select(0.0, x[..], inside)`, or a local written under a test (`var v = 0.0; if inside {
+    /// v = x[..]; }`). The two spellings compute the same product (a product with zero adds
+    /// nothing), so a rewrite that re-emits the load under the test may take either. `None`
+    /// where `h` is neither.
+    pub fn padded_load(&self, h: Handle<Expression>) -> Option<(Handle<Expression>, Guard)> {
+        let e = self.e;
+        let (cond, accept, reject) = match e.func.expressions[h] {
+            Expression::Load { pointer } if e.as_local(pointer).is_some() => {
+                match self.locals.loads.get(&h).copied()? {
+                    Value::Select {
+                        cond,
+                        accept,
+                        reject,
+                    } => (cond, accept, reject),
+                    _ => return None,
+                }
+            }
+            Expression::Select {
+                condition,
+                accept,
+                reject,
+            } if e.ty(condition) == &naga::TypeInner::Scalar(naga::Scalar::BOOL) => {
+                (condition, accept, reject)
+            }
+            _ => return None,
+        };
+        let is_load = |v: Handle<Expression>| matches!(e.func.expressions[v], Expression::Load { pointer } if e.root_global(pointer).is_some());
+        let zero = |v: Handle<Expression>| self.is_float_zero(Value::Expr(v));
+        if is_load(accept) && zero(reject) {
+            return Some((
+                accept,
+                Guard {
+                    cond,
+                    active_when: true,
+                },
+            ));
+        }
+        if is_load(reject) && zero(accept) {
+            return Some((
+                reject,
+                Guard {
+                    cond,
+                    active_when: false,
+                },
+            ));
+        }
+        None
+    }
+
     pub fn is_float_zero(&self, v: Value) -> bool {
         let Value::Expr(h) = v else { return false };
         match &self.e.func.expressions[h] {

@@ -57,7 +57,8 @@
 //! the channel on both sides); a flat id whose channel is its highest digit (no bound on the
 //! channels but the launch) is not read; a local the loops write must be written before it is read in
 //! every iteration (`var v = 0.0; if inside { v = input[..]; }`, read as the load under a
-//! padding test) and is not read after the nest.
+//! padding test, as is `select(0.0, input[..], inside)` over a clamped index) and is not read
+//! after the nest.
 
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::flow::{
@@ -818,36 +819,16 @@ pub fn recognise(
     // The operands and the side each stands on.
     let mut sides = [0u32; 2];
     let mut loads = [None, None];
-    // A factor read into a local under a test (`var v = 0.0; if inside { v = input[..]; }`) is
-    // the load with the test as padding: a product with zero adds nothing either way.
+    // A factor read under a test (`select(0.0, input[..], inside)`, or `var v = 0.0; if inside
+    // { v = input[..]; }`) is the load with the test as padding: a product with zero adds
+    // nothing either way.
     let mut padding = padding;
-    let mut conditional = |h: Handle<Expression>| -> Handle<Expression> {
-        if let Expression::Load { pointer } = e.func.expressions[h]
-            && e.as_local(pointer).is_some()
-            && let Some(Value::Select {
-                cond,
-                accept,
-                reject,
-            }) = locals.loads.get(&h).copied()
-        {
-            let is_load = |v: Handle<Expression>| matches!(e.func.expressions[v], Expression::Load { pointer } if e.root_global(pointer).is_some());
-            let zero = |v: Handle<Expression>| x.is_float_zero(Value::Expr(v));
-            if is_load(accept) && zero(reject) {
-                padding.push(Guard {
-                    cond,
-                    active_when: true,
-                });
-                return accept;
-            }
-            if is_load(reject) && zero(accept) {
-                padding.push(Guard {
-                    cond,
-                    active_when: false,
-                });
-                return reject;
-            }
+    let mut conditional = |h: Handle<Expression>| match x.padded_load(h) {
+        Some((load, guard)) => {
+            padding.push(guard);
+            load
         }
-        h
+        None => h,
     };
     let (p, q) = (conditional(p), conditional(q));
     for (n, load) in [p, q].into_iter().enumerate() {

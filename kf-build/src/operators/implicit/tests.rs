@@ -112,3 +112,51 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let skip = apply(&ImplicitGemm, &unguarded, &testkit::h200()).unwrap_err();
     assert!(skip.0.contains("guarded"), "{skip}");
 }
+
+#[test]
+fn a_tap_zeroed_by_select_is_a_padded_load_in_either_orientation() {
+    let nest = |tap: &str| {
+        conv(&format!(
+            "@compute @workgroup_size(8, 8, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    if (gid.x >= conv.width || gid.y >= conv.height || gid.z >= conv.batch * conv.out_ch) {{ return; }}
+    let n = gid.z / conv.out_ch;
+    let c = gid.z % conv.out_ch;
+    var acc = 0.0;
+    for (var ic = 0u; ic < conv.in_ch; ic++) {{
+        for (var t = 0u; t < 9u; t++) {{
+            let iy = i32(gid.y) + i32(t / 3u) - 1;
+            let ix = i32(gid.x) + i32(t % 3u) - 1;
+            let inside = iy >= 0 && iy < i32(conv.height) && ix >= 0 && ix < i32(conv.width);
+            let cy = u32(clamp(iy, 0, i32(conv.height) - 1));
+            let cx = u32(clamp(ix, 0, i32(conv.width) - 1));
+            let v = input[((n * conv.in_ch + ic) * conv.height + cy) * conv.width + cx];
+            {tap}
+            acc += xv * weight[(c * conv.in_ch + ic) * 9u + t];
+        }}
+    }}
+    output[(gid.z * conv.height + gid.y) * conv.width + gid.x] = acc;
+}}"
+        ))
+    };
+    for tap in [
+        "let xv = select(0.0, v, inside);",
+        "let xv = select(v, 0.0, !inside);",
+        "var xv = 0.0; if (inside) { xv = v; }",
+    ] {
+        let rewrites = apply(&ImplicitGemm, &nest(tap), &testkit::h200())
+            .unwrap_or_else(|e| panic!("`{tap}`: skipped: {e}"));
+        assert!(rewrites.len() >= 5, "`{tap}`");
+        // The test comes back as the padding of the staged slice.
+        let text = &rewrites[0].program.wgsl;
+        assert!(text.contains("clamp("), "`{tap}`:\n{text}");
+    }
+    // Anything but zero outside is not padding.
+    let skip = apply(
+        &ImplicitGemm,
+        &nest("let xv = select(1.0, v, inside);"),
+        &testkit::h200(),
+    )
+    .unwrap_err();
+    assert!(skip.0.contains("not a load"), "{skip}");
+}
