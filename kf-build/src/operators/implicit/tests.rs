@@ -57,7 +57,7 @@ fn the_launch_covers_pixel_blocks_and_channel_blocks_of_every_batch() {
     let r = &rewrites[0];
     assert_eq!(
         r.step,
-        "implicit-gemm(8x8 pixels x 64 channels, 4x4 per invocation, k16)"
+        "implicit-gemm(8x8 pixels x 64 channels, 4x4 per invocation, k18)"
     );
     let sizes: HashMap<String, u64> = [("batch", 2), ("cin", 5), ("cout", 7), ("h", 9), ("w", 11)]
         .into_iter()
@@ -72,8 +72,13 @@ fn the_launch_covers_pixel_blocks_and_channel_blocks_of_every_batch() {
     let text = &r.program.wgsl;
     for expected in [
         "let kfc_d = u32(conv.out_ch);",
-        // The padding test stays on the pixel side; the counters come from the flat index.
-        "let kfc_c2 = kfc_s2 + i32(kfc_k % kfc_t2);",
+        // The padding test stays on the pixel side. Slices are two 3x3 filters deep, so the
+        // filter's counters come from the place in the slice and the channel adds the slice's.
+        "let kfc_c2 = kfc_s2 + i32(kfc_kk % kfc_t2);",
+        "let kfc_c0 = kfc_s0 + u32(kfc_k0s / 9u + kfc_r1);",
+        // 18 x 64 pixels over 256 invocations: the fifth element is half a share.
+        "if kfc_tid < 128u && kfc_k < kfc_kn {",
+        "if kfc_tid < 128u { kfc_ta[",
         "kfc_n0 + kfc_j < kfc_d && ",
     ] {
         assert!(text.contains(expected), "missing `{expected}`:\n{text}");
