@@ -329,18 +329,19 @@ fn precedence(op: &Op) -> u8 {
 
 impl fmt::Display for SizeExpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Rebuild infix text with the fewest parentheses that keep the meaning.
-        let mut stack: Vec<(String, u8)> = Vec::new();
+        // Rebuild infix text with the fewest parentheses that keep the meaning. Each entry is
+        // the text, its precedence and its outermost operator (`None`: an atom or a call).
+        let mut stack: Vec<(String, u8, Option<&Op>)> = Vec::new();
         for op in self.ops.iter() {
             match op {
-                Op::Lit(v) => stack.push((v.to_string(), 3)),
-                Op::Size(name) => stack.push((name.to_string(), 3)),
+                Op::Lit(v) => stack.push((v.to_string(), 3, None)),
+                Op::Size(name) => stack.push((name.to_string(), 3, None)),
                 _ => {
-                    let (Some((b, pb)), Some((a, pa))) = (stack.pop(), stack.pop()) else {
+                    let (Some((b, pb, ob)), Some((a, pa, _))) = (stack.pop(), stack.pop()) else {
                         return f.write_str("<malformed>");
                     };
                     if let Some(name) = op.function_name() {
-                        stack.push((format!("{name}({a}, {b})"), 3));
+                        stack.push((format!("{name}({a}, {b})"), 3, None));
                         continue;
                     }
                     let p = precedence(op);
@@ -352,18 +353,21 @@ impl fmt::Display for SizeExpr {
                         _ => "%",
                     };
                     let left = if pa < p { format!("({a})") } else { a };
-                    // The right operand needs parentheses at equal precedence too: a - (b - c).
-                    let right = if pb <= p && !(pb == p && matches!(op, Op::Add | Op::Mul)) {
+                    // The right operand needs parentheses at equal precedence too: a - (b - c),
+                    // and a * (b / c), which integer division makes other than a * b / c. Only
+                    // a sum added or a product multiplied may drop them.
+                    let same = ob == Some(op) && matches!(op, Op::Add | Op::Mul);
+                    let right = if pb < p || (pb == p && !same) {
                         format!("({b})")
                     } else {
                         b
                     };
-                    stack.push((format!("{left} {sym} {right}"), p));
+                    stack.push((format!("{left} {sym} {right}"), p, Some(op)));
                 }
             }
         }
         match stack.as_slice() {
-            [(s, _)] => f.write_str(s),
+            [(s, _, _)] => f.write_str(s),
             _ => f.write_str("<malformed>"),
         }
     }
@@ -451,6 +455,49 @@ mod tests {
             (Err(err), Err(e)) => assert!(err.to_string().contains(e), "{err}"),
             (got, want) => panic!("got {got:?}, want {want:?}"),
         }
+    }
+
+    #[test]
+    fn a_quotient_or_remainder_on_the_right_of_a_product_keeps_its_parentheses() {
+        // Integer division makes `a * (b / c)` other than `a * b / c`: printed without the
+        // parentheses, a launch rule `8 * ((128 + 127) / 128)` was read back as 15, not 8.
+        let sizes = [("b", 8), ("c", 128)];
+        check(
+            "b * ((c + 127) / 128)",
+            &sizes,
+            Ok(8),
+            "b * ((c + 127) / 128)",
+        );
+        check("b * (c % 100)", &sizes, Ok(224), "b * (c % 100)");
+        check("b / (c / 64)", &sizes, Ok(4), "b / (c / 64)");
+        // A product multiplied and a sum added drop them: the same value.
+        for (text, display) in [("b * (c * 2)", "b * c * 2"), ("b + (c + 2)", "b + c + 2")] {
+            let e = SizeExpr::parse(text).unwrap();
+            assert_eq!(e.to_string(), display);
+            let back = SizeExpr::parse(display).unwrap();
+            assert_eq!(back.eval_with(&sizes), e.eval_with(&sizes));
+        }
+        check("b + (c - 2)", &sizes, Ok(134), "b + (c - 2)");
+        check("b * c / 64", &sizes, Ok(16), "b * c / 64");
+        // Built as the launch rules build it, postfix: cdiv(b * c, c) * ((c + 63) / 64).
+        let rule = SizeExpr::from_ops(vec![
+            Op::Size("b".into()),
+            Op::Size("c".into()),
+            Op::Mul,
+            Op::Size("c".into()),
+            Op::CeilDiv,
+            Op::Size("c".into()),
+            Op::Lit(63),
+            Op::Add,
+            Op::Lit(64),
+            Op::Div,
+            Op::Mul,
+        ]);
+        let text = rule.to_string();
+        assert_eq!(text, "cdiv(b * c, c) * ((c + 63) / 64)");
+        let back = SizeExpr::parse(&text).unwrap();
+        assert_eq!(back.eval_with(&sizes), rule.eval_with(&sizes));
+        assert_eq!(rule.eval_with(&sizes), Ok(16));
     }
 
     #[test]

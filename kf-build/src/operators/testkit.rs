@@ -171,6 +171,42 @@ pub fn check_valid(kernel: &ResolvedKernel, r: &Rewrite) -> [u32; 3] {
             r.step
         );
     }
+    // The program travels to workers and into cache entries as JSON, its launch rule as text:
+    // read back, the rule must launch what it launched.
+    let json = serde_json::to_string(&r.program).expect("a program serialises");
+    let back: kf_runtime::Program = serde_json::from_str(&json).unwrap_or_else(|e| {
+        panic!(
+            "{}: {}: the program does not read back: {e}",
+            kernel.name, r.step
+        )
+    });
+    // On the spec's sizes and on larger ones, where integer division rounds differently.
+    let counts = |p: &kf_runtime::Program| -> Vec<Option<[u32; 3]>> {
+        let mut out = Vec::new();
+        for (times, plus) in [(1, 0), (3, 1), (16, 5)] {
+            let size = |n: &str| {
+                kernel
+                    .sizes
+                    .iter()
+                    .find(|(k, _)| k == n)
+                    .map(|(_, v)| *v * times + plus)
+            };
+            out.extend(
+                p.launches()
+                    .iter()
+                    .map(|l| l.workgroups(size, u32::MAX).ok()),
+            );
+        }
+        out
+    };
+    assert_eq!(
+        counts(&back),
+        counts(&r.program),
+        "{}: {}: the launch rule written {} reads back as another",
+        kernel.name,
+        r.step,
+        r.program.launch_rule()
+    );
     reflected.interface.workgroup_size
 }
 
