@@ -330,18 +330,21 @@ fn precedence(op: &Op) -> u8 {
 impl fmt::Display for SizeExpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Rebuild infix text with the fewest parentheses that keep the meaning. Each entry is
-        // the text, its precedence and its outermost operator (`None`: an atom or a call).
-        let mut stack: Vec<(String, u8, Option<&Op>)> = Vec::new();
+        // the text, its precedence, its outermost operator (`None`: an atom or a call), and
+        // whether its outermost chain of `*`, `/` and `%` holds nothing but `*`.
+        let mut stack: Vec<(String, u8, Option<&Op>, bool)> = Vec::new();
         for op in self.ops.iter() {
             match op {
-                Op::Lit(v) => stack.push((v.to_string(), 3, None)),
-                Op::Size(name) => stack.push((name.to_string(), 3, None)),
+                Op::Lit(v) => stack.push((v.to_string(), 3, None, true)),
+                Op::Size(name) => stack.push((name.to_string(), 3, None, true)),
                 _ => {
-                    let (Some((b, pb, ob)), Some((a, pa, _))) = (stack.pop(), stack.pop()) else {
+                    let (Some((b, pb, ob, b_product)), Some((a, pa, _, a_product))) =
+                        (stack.pop(), stack.pop())
+                    else {
                         return f.write_str("<malformed>");
                     };
                     if let Some(name) = op.function_name() {
-                        stack.push((format!("{name}({a}, {b})"), 3, None));
+                        stack.push((format!("{name}({a}, {b})"), 3, None, true));
                         continue;
                     }
                     let p = precedence(op);
@@ -354,20 +357,26 @@ impl fmt::Display for SizeExpr {
                     };
                     let left = if pa < p { format!("({a})") } else { a };
                     // The right operand needs parentheses at equal precedence too: a - (b - c),
-                    // and a * (b / c), which integer division makes other than a * b / c. Only
-                    // a sum added or a product multiplied may drop them.
-                    let same = ob == Some(op) && matches!(op, Op::Add | Op::Mul);
-                    let right = if pb < p || (pb == p && !same) {
-                        format!("({b})")
-                    } else {
-                        b
-                    };
-                    stack.push((format!("{left} {sym} {right}"), p, Some(op)));
+                    // and a * (b / c), which integer division makes other than a * b / c. Only a
+                    // sum added, or a product of nothing but products multiplied, may drop them
+                    // (a * (b / c * d) is not a * b / c * d either).
+                    let same = ob == Some(op)
+                        && match op {
+                            Op::Add => true,
+                            Op::Mul => b_product,
+                            _ => false,
+                        };
+                    let bracketed = pb < p || (pb == p && !same);
+                    let right = if bracketed { format!("({b})") } else { b };
+                    let product = *op == Op::Mul
+                        && (pa != p || a_product)
+                        && (bracketed || pb != p || b_product);
+                    stack.push((format!("{left} {sym} {right}"), p, Some(op), product));
                 }
             }
         }
         match stack.as_slice() {
-            [(s, _, _)] => f.write_str(s),
+            [(s, _, _, _)] => f.write_str(s),
             _ => f.write_str("<malformed>"),
         }
     }
@@ -498,6 +507,67 @@ mod tests {
         let back = SizeExpr::parse(&text).unwrap();
         assert_eq!(back.eval_with(&sizes), rule.eval_with(&sizes));
         assert_eq!(rule.eval_with(&sizes), Ok(16));
+    }
+
+    /// Random expressions over every operator: each one's text reads back as the same value on
+    /// several sizes (where it has one), the property cache entries and workers rely on.
+    #[test]
+    fn every_expression_reads_back_from_its_text_as_its_value() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let binary = [
+            Op::Add,
+            Op::Sub,
+            Op::Mul,
+            Op::Div,
+            Op::Rem,
+            Op::Min,
+            Op::Max,
+            Op::CeilDiv,
+        ];
+        let size_sets: [[(&str, u64); 3]; 3] = [
+            [("a", 7), ("b", 64), ("c", 5)],
+            [("a", 1000), ("b", 3), ("c", 17)],
+            [("a", 129), ("b", 128), ("c", 2)],
+        ];
+        let mut compared = 0;
+        for _ in 0..4000 {
+            // A postfix program of 1 to 7 leaves.
+            let leaves = 1 + next(7);
+            let mut ops = Vec::new();
+            let mut depth = 0u64;
+            let mut placed = 0;
+            while placed < leaves || depth > 1 {
+                if placed < leaves && (depth < 2 || next(2) == 0) {
+                    ops.push(match next(4) {
+                        0 => Op::Size("a".into()),
+                        1 => Op::Size("b".into()),
+                        2 => Op::Size("c".into()),
+                        _ => Op::Lit(1 + next(130)),
+                    });
+                    placed += 1;
+                    depth += 1;
+                } else {
+                    ops.push(binary[next(binary.len() as u64) as usize].clone());
+                    depth -= 1;
+                }
+            }
+            let e = SizeExpr::from_ops(ops);
+            let text = e.to_string();
+            let back = SizeExpr::parse(&text).unwrap_or_else(|err| panic!("{text}: {err}"));
+            for sizes in &size_sets {
+                if let Ok(v) = e.eval_with(sizes) {
+                    assert_eq!(back.eval_with(sizes), Ok(v), "{text} on {sizes:?}: {e:?}");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 3000, "{compared}");
     }
 
     #[test]
