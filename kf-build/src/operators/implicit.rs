@@ -285,19 +285,23 @@ impl Operator for ImplicitGemm {
         let mut reasons = Vec::new();
         let one_plane = nest.one_plane();
         let mut seen = Vec::new();
+        let fits = |cfg: &Config| {
+            u64::from(cfg.threads()) <= target.limit("max_compute_invocations_per_workgroup", 256)
+                && u64::from(cfg.threads()) <= target.limit("max_compute_workgroup_size_x", 256)
+                && cfg.bytes() <= target.limit("max_compute_workgroup_storage_size", 16384)
+        };
         for cfg in CONFIGS {
-            let cfg = &cfg.aligned(nest.taps());
+            // Slices of whole taps where they fit; deepened past the adapter's workgroup memory
+            // (a 5×5 filter), the configuration as it is.
+            let aligned = cfg.aligned(nest.taps());
+            let cfg = if fits(&aligned) { &aligned } else { cfg };
             // With one pixel axis only the block's size counts.
             let shape = (cfg.bm(), cfg.bn, cfg.rm, cfg.rn, cfg.bk);
             if one_plane && seen.contains(&shape) {
                 continue;
             }
             seen.push(shape);
-            let fits = u64::from(cfg.threads())
-                <= target.limit("max_compute_invocations_per_workgroup", 256)
-                && u64::from(cfg.threads()) <= target.limit("max_compute_workgroup_size_x", 256)
-                && cfg.bytes() <= target.limit("max_compute_workgroup_storage_size", 16384);
-            if !fits {
+            if !fits(cfg) {
                 reasons.push(format!(
                     "{} exceeds the adapter's workgroup limits",
                     cfg.label(one_plane)

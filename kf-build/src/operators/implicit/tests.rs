@@ -165,3 +165,38 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
     .unwrap_err();
     assert!(skip.0.contains("not a load"), "{skip}");
 }
+
+#[test]
+fn slices_deepened_to_whole_taps_fall_back_where_they_would_not_fit() {
+    // A 5x5 filter: 25 taps. Slices 25 deep fit WebGPU's 16 KiB of workgroup memory for the smaller
+    // blocks; the larger ones keep their 16-deep slices rather than being dropped.
+    let k = conv(
+        "@compute @workgroup_size(8, 8, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= conv.width || gid.y >= conv.height || gid.z >= conv.batch * conv.out_ch) { return; }
+    let n = gid.z / conv.out_ch;
+    let c = gid.z % conv.out_ch;
+    var acc = 0.0;
+    for (var ic = 0u; ic < conv.in_ch; ic++) {
+        for (var t = 0u; t < 25u; t++) {
+            let iy = i32(gid.y) + i32(t / 5u) - 2;
+            let ix = i32(gid.x) + i32(t % 5u) - 2;
+            if (iy >= 0 && iy < i32(conv.height) && ix >= 0 && ix < i32(conv.width)) {
+                acc += input[((n * conv.in_ch + ic) * conv.height + u32(iy)) * conv.width + u32(ix)]
+                    * weight[(c * conv.in_ch + ic) * 25u + t];
+            }
+        }
+    }
+    output[(gid.z * conv.height + gid.y) * conv.width + gid.x] = acc;
+}",
+    );
+    let rewrites = apply(&ImplicitGemm, &k, &testkit::plain()).unwrap();
+    let steps: Vec<&str> = rewrites.iter().map(|r| r.step.as_str()).collect();
+    assert_eq!(rewrites.len(), CONFIGS.len(), "{steps:#?}");
+    assert!(steps.iter().any(|s| s.ends_with("k25)")), "{steps:#?}");
+    assert!(steps.iter().any(|s| s.ends_with("k16)")), "{steps:#?}");
+    for r in &rewrites {
+        assert!(r.program.workgroup_storage_bytes <= 16384, "{}", r.step);
+        check_valid(&k, r);
+    }
+}
