@@ -861,25 +861,12 @@ impl<'a> Exprs<'a> {
         };
         let is_load = |v: Handle<Expression>| matches!(e.func.expressions[v], Expression::Load { pointer } if e.root_global(pointer).is_some());
         let zero = |v: Handle<Expression>| self.is_float_zero(Value::Expr(v));
-        if is_load(accept) && zero(reject) {
-            return Some((
-                accept,
-                Guard {
-                    cond,
-                    active_when: true,
-                },
-            ));
-        }
-        if is_load(reject) && zero(accept) {
-            return Some((
-                reject,
-                Guard {
-                    cond,
-                    active_when: false,
-                },
-            ));
-        }
-        None
+        // The load on either side, zero on the other: the test lets the load through when it
+        // holds (`accept`) or when it fails (`reject`).
+        [(accept, reject, true), (reject, accept, false)]
+            .into_iter()
+            .find(|&(load, other, _)| is_load(load) && zero(other))
+            .map(|(load, _, active_when)| (load, Guard { cond, active_when }))
     }
 
     pub fn is_float_zero(&self, v: Value) -> bool {
