@@ -225,6 +225,9 @@ pub struct Scan {
     first_int: Option<u32>,
     ints_constant: bool,
     any_int: bool,
+    /// How many scalars were scanned: one value cannot vary within its buffer, so it is judged
+    /// by its value in each trial (new inputs every trial) instead of being called constant.
+    scalars: u64,
 }
 
 impl Default for Scan {
@@ -238,6 +241,7 @@ impl Default for Scan {
             first_int: None,
             ints_constant: true,
             any_int: false,
+            scalars: 0,
         }
     }
 }
@@ -246,6 +250,7 @@ impl Scan {
     /// Adds the reference's next scalar.
     #[inline]
     pub fn add(&mut self, v: ScalarValue) {
+        self.scalars += 1;
         match v {
             ScalarValue::Float(f) if f.is_finite() => {
                 self.any_float = true;
@@ -290,6 +295,7 @@ impl Scan {
                     .zip(next.first_int)
                     .is_none_or(|(a, b)| a == b),
             any_int: self.any_int || next.any_int,
+            scalars: self.scalars + next.scalars,
         }
     }
 
@@ -301,9 +307,13 @@ impl Scan {
     /// Why the reference cannot be judged, if it cannot.
     pub fn degenerate(&self) -> Option<String> {
         let kinds = u32::from(self.any_float) + self.infinities.count_ones();
+        // A single value (a greedy decoder's argmax index, a total) is judged as it is: only
+        // its absence, or a float zero, which no relative error can be taken against, is not.
+        let single = self.scalars == 1;
         let floats_degenerate =
-            (!self.any_float || self.floats_constant || self.scale < 1e-30) && kinds < 2;
-        let ints_degenerate = !self.any_int || self.ints_constant;
+            (!self.any_float || (self.floats_constant && !single) || self.scale < 1e-30)
+                && kinds < 2;
+        let ints_degenerate = !self.any_int || (self.ints_constant && !single);
         (floats_degenerate && ints_degenerate).then(|| {
             match (self.any_float, self.any_int, self.first_float) {
                 (false, false, _) => "the baseline wrote no finite value".to_owned(),

@@ -24,8 +24,14 @@ const STRUCTURAL: [&str; 9] = [
 #[test]
 fn unseen_kernels_canonical_forms_and_structural_rewrites_are_correct() {
     let (mut worker, target) = worker_and_target();
-    let all = folder("unseen");
-    assert!(all.len() >= 20, "the unseen corpus: {} kernels", all.len());
+    // `KF_UNSEEN_DIR` verifies another folder of kernels with spec headers the same way.
+    let other = std::env::var("KF_UNSEEN_DIR").ok();
+    let all = folder(other.as_deref().unwrap_or("unseen"));
+    assert!(
+        other.is_some() || all.len() >= 20,
+        "the unseen corpus: {} kernels",
+        all.len()
+    );
     let mut failures = Vec::new();
     let mut evaluated = 0;
     for (name, kernel) in all {
@@ -60,7 +66,10 @@ fn unseen_kernels_canonical_forms_and_structural_rewrites_are_correct() {
             ));
         }
     }
-    assert!(evaluated >= 25, "only {evaluated} candidates evaluated");
+    assert!(
+        other.is_some() || evaluated >= 25,
+        "only {evaluated} candidates evaluated"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 

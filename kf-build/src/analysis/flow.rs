@@ -784,13 +784,7 @@ impl<'a> Exprs<'a> {
                 _ => {
                     let index_deps = self.pointer_index_deps(*pointer, memo);
                     let varying = match self.e.root_global(*pointer) {
-                        Some(g) => match self.e.module.global_variables[g].space {
-                            naga::AddressSpace::Uniform => false,
-                            naga::AddressSpace::Storage { access } => {
-                                access.contains(naga::StorageAccess::STORE)
-                            }
-                            _ => true,
-                        },
+                        Some(g) => !super::access::read_only(self.e.module, g),
                         None => true,
                     };
                     let mut d = index_deps;

@@ -1838,13 +1838,7 @@ impl<'a> Analysis<'a> {
             | Expression::Override(_)
             | Expression::ZeroValue(_)
             | Expression::ArrayLength(_) => true,
-            Expression::GlobalVariable(g) => match self.module.global_variables[g].space {
-                naga::AddressSpace::Uniform => true,
-                naga::AddressSpace::Storage { access } => {
-                    !access.contains(naga::StorageAccess::STORE)
-                }
-                _ => false,
-            },
+            Expression::GlobalVariable(g) => super::access::read_only(self.module, g),
             Expression::Load { pointer } => match f.expressions[pointer] {
                 Expression::LocalVariable(v) => self
                     .single_value(v)

@@ -918,13 +918,7 @@ impl LoopScope {
         match &f.expressions[e] {
             Expression::Load { pointer } => {
                 let readonly = match root_global(f, *pointer) {
-                    Some(g) => match module.global_variables[g].space {
-                        naga::AddressSpace::Uniform => true,
-                        naga::AddressSpace::Storage { access } => {
-                            !access.contains(naga::StorageAccess::STORE)
-                        }
-                        _ => false,
-                    },
+                    Some(g) => super::access::read_only(module, g),
                     None => {
                         root_local(f, *pointer).is_some_and(|l| !self.stored_locals.contains(&l))
                     }

@@ -22,12 +22,14 @@
 //! - [`expr`]: the one operand walker and operator spelling of naga expressions.
 //! - [`uniforms`]: which size of the spec a uniform value holds.
 //! - [`workgroup`]: lifting a literal `@workgroup_size` into overrides.
+//! - [`access`]: which buffers a program only reads, whatever access mode it declares.
 //! - [`axes`]: a program's template parameters: the axes of its parameter space, derived values
 //!   and constraints.
 //!
 //! Invariant: every query is conservative: when the IR does not have the expected shape the
 //! answer is "not recognised", never a guess.
 
+pub mod access;
 pub mod axes;
 pub mod expr;
 pub mod facts;

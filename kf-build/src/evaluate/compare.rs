@@ -202,6 +202,15 @@ mod tests {
     }
 
     #[test]
+    fn a_single_value_is_judged_by_its_value() {
+        // One scalar cannot vary within its buffer; each trial's new inputs vary it.
+        assert!(check(&[3.5], &[3.5], true).degenerate.is_none());
+        check(&[3.5], &[2.5], false);
+        // A zero still has no scale to take a relative error against.
+        assert!(check(&[0.0], &[0.0], true).degenerate.is_some());
+    }
+
+    #[test]
     fn a_masked_reference_of_zeros_and_minus_infinity_is_judged() {
         // A causal mask applied to zeros: 0 on and below the diagonal, -inf above.
         let inf = f32::NEG_INFINITY;

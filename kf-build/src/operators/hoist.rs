@@ -280,19 +280,11 @@ fn candidates(
     let scope = LoopScope::new(f, body, continuing);
     let mut top = Vec::new();
     unconditional(body, &mut top, true);
-    let readonly_load =
-        |e: Handle<Expression>| match &f.expressions[e] {
-            Expression::Load { pointer } => loops::root_global(f, *pointer).is_some_and(|g| {
-                match module.global_variables[g].space {
-                    naga::AddressSpace::Uniform => true,
-                    naga::AddressSpace::Storage { access } => {
-                        !access.contains(naga::StorageAccess::STORE)
-                    }
-                    _ => false,
-                }
-            }),
-            _ => false,
-        };
+    let readonly_load = |e: Handle<Expression>| match &f.expressions[e] {
+        Expression::Load { pointer } => loops::root_global(f, *pointer)
+            .is_some_and(|g| crate::analysis::access::read_only(module, g)),
+        _ => false,
+    };
     // Whether the text of `e` can move before the loop, and whether it reads a buffer.
     let movable = |e: Handle<Expression>| -> Option<bool> {
         let mut stack = vec![e];

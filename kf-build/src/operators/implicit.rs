@@ -881,7 +881,7 @@ pub fn recognise(
         let g = e
             .root_global(pointer)
             .ok_or_else(|| Skip("a factor of the product is not a load from memory".into()))?;
-        if g == out || e.is_writable_storage(g) {
+        if g == out || (e.is_writable_storage(g) && crate::analysis::access::written(e.module, g)) {
             return Err(Skip("an operand is a buffer the kernel writes".into()));
         }
         if !matches!(

@@ -1864,9 +1864,7 @@ fn splittable(
         if a.stmts[acc.stmt].loops.last() != Some(&id) {
             return Err(format!("`{}` is written inside a nested loop", acc.name));
         }
-        let coeff = acc
-            .form
-            .as_ref()
+        let coeff = digit_form(a, acc)
             .map(|form| form.coeff(Var::Loop(f.var)))
             .unwrap_or_default();
         if coeff.is_zero() {
@@ -2022,7 +2020,7 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec
                 .as_ref()
                 .expect("split loops are counted");
             let same_lane = same_mapping(a, ref_for, fl)
-                && match (&reference.form, &x.form) {
+                && match (&digit_form(a, reference), &digit_form(a, x)) {
                     (Some(r), Some(f)) => {
                         let r_rest = r.sub(&ir::IndexForm {
                             terms: vec![(Var::Loop(ref_for.var), r.coeff(Var::Loop(ref_for.var)))],
@@ -2064,6 +2062,17 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec
         }
     }
     Ok(barriers)
+}
+
+/// The index form of `x` in which a flat id taken apart by `/` and `%` reads as its digits
+/// ([`Analysis::split_index_form`]): a row rebuilt from them (`b = idx / T; t = idx % T; out[b *
+/// T * C + t * C + i]`) has no affine form over the id, but one over its digits, which is all
+/// that comparing two accesses of one invocation, or finding the loop variable's coefficient,
+/// needs. Both sides of a comparison must come from here.
+fn digit_form(a: &Analysis<'_>, x: &ir::Access) -> Option<ir::IndexForm> {
+    x.index
+        .and_then(|i| a.split_index_form(i))
+        .or_else(|| x.form.clone())
 }
 
 /// Whether two split loops give iteration `k` to the same lane: same start and step.

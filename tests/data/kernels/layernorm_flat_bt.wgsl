@@ -1,7 +1,6 @@
 // LayerNorm over a (B, T, C) tensor as a third-party draft spells it: an early `return`, one `sum`
 // reset and reused by both statistics loops, and the per-row mean and rstd written to side outputs
-// between the loops. (The same draft with the row taken as `(idx / T) * T * C + (idx % T) * C`
-// is not reduced: index forms do not see through `/` and `%`.)
+// between the loops. (`layernorm_split_bt.wgsl` takes the row apart with `/` and `%` instead.)
 // spec: sizes(B = 2, T = 3, C = 300), bind(inp = input(B * T * C), weight = input(C), bias = input(C), out = output(B * T * C), mean = output(B * T), rstd = output(B * T), p = uniform(B, T, C)), grid = (B * T)
 // fires: reduce
 struct P { B: u32, T: u32, C: u32 }
