@@ -84,7 +84,8 @@
 //!   over `@workgroup_size(16, 16, 1)`) in a launch one workgroup high and deep →
 //!   `global_invocation_id.x` over `@workgroup_size(256)` ([`ids::flat_workgroup`]): the same
 //!   ids, each once, computed by other invocations; only where invocations share nothing and no
-//!   other id is read.
+//!   other id is read. Likewise a workgroup-major flat id (`workgroup_id.x * 64u +
+//!   local_invocation_index` over `(8, 8, 1)`, ratchet's elementwise kernels).
 //!
 //! - `var t: T; .. t = e;` assigned once, every read after the store and inside what encloses it
 //!   → `let t: T = e;` at the store ([`registers::assigned_once`], code generators' temporaries):
@@ -881,7 +882,7 @@ fn declared_names(f: &naga::Function) -> Vec<&str> {
 }
 
 /// The identifiers `text` names, member names (after `.`) left out.
-fn identifiers(text: &str) -> Vec<&str> {
+pub(super) fn identifiers(text: &str) -> Vec<&str> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -1535,7 +1536,7 @@ fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
 
 /// How the entry point names `global_invocation_id`, and the edit that adds the parameter
 /// (`kf_global_id`) when it has none; `None` when it is a member of a struct argument.
-fn global_id_parameter(a: &Analysis<'_>) -> Option<(String, Vec<Edit>)> {
+pub(super) fn global_id_parameter(a: &Analysis<'_>) -> Option<(String, Vec<Edit>)> {
     match a.builtin(naga::BuiltIn::GlobalInvocationId) {
         Some(g) if g.member.is_none() => Some((g.name.clone(), Vec::new())),
         Some(_) => None,

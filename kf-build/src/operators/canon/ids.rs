@@ -130,6 +130,13 @@ pub(super) fn lone_ids(a: &Analysis<'_>) -> Option<Vec<Edit>> {
 /// where the one read of the global id left must be the one written in place of the flat id.
 /// The value is recognised from the IR as a polynomial in the id components (any order of
 /// terms and factors, `const`s, conversions between integer types).
+///
+/// The same for a workgroup-major flat id (ratchet's `workgroup_id.y * num_workgroups.x * 64u +
+/// workgroup_id.x * 64u + local_invocation_index` over `@workgroup_size(8, 8, 1)`, or the local
+/// id's components in place of the index): each workgroup numbers its invocations in a run of
+/// its own, which over the same launch is again every value once. A `let` folded into the value
+/// and read nowhere else goes with it; the global id parameter is added where the kernel has
+/// none.
 pub(super) fn flat_workgroup(a: &Analysis<'_>, program: &kf_runtime::Program) -> Option<Vec<Edit>> {
     use crate::analysis::ir::Poly;
     let w = a.entry.workgroup_size;
@@ -150,13 +157,17 @@ pub(super) fn flat_workgroup(a: &Analysis<'_>, program: &kf_runtime::Program) ->
         b.used()
             && (!matches!(
                 b.builtin,
-                BuiltIn::GlobalInvocationId | BuiltIn::NumWorkGroups
+                BuiltIn::GlobalInvocationId
+                    | BuiltIn::NumWorkGroups
+                    | BuiltIn::WorkGroupId
+                    | BuiltIn::LocalInvocationId
+                    | BuiltIn::LocalInvocationIndex
             ) || b.member.is_some()
                 || b.whole)
     }) {
         return None;
     }
-    let gid = a.builtin(BuiltIn::GlobalInvocationId)?;
+    let (gid, add_gid) = super::global_id_parameter(a)?;
     let atom = |s: &str| Poly::atom(s.to_owned());
     let wx = Poly::constant(i64::from(w[0]));
     let row = atom("n0").mul(&wx);
@@ -168,13 +179,26 @@ pub(super) fn flat_workgroup(a: &Analysis<'_>, program: &kf_runtime::Program) ->
     if w[2] > 1 {
         expected = expected.add(&atom("g2").mul(&row).scale(i64::from(w[1])));
     }
+    // Workgroup-major (ratchet: `workgroup_id.x * 64u + local_invocation_index` over (8, 8, 1)):
+    // each workgroup's invocations numbered in a run of their own, the same values once each.
+    let groups = atom("k0").mul(&Poly::constant(i64::from(total)));
+    // The local index by components; along an axis one invocation wide the component is 0.
+    let mut local = Poly::constant(0);
+    let mut stride = 1i64;
+    for (d, &wd) in w.iter().enumerate() {
+        if wd > 1 {
+            local = local.add(&atom(&format!("l{d}")).scale(stride));
+        }
+        stride *= i64::from(wd);
+    }
+    let by_group = [atom("li").add(&groups), local.add(&groups)];
     let f = a.function;
     let found: Vec<Handle<Expression>> = f
         .expressions
         .iter()
         .filter(|(h, e)| {
             matches!(e, Expression::Binary { .. })
-                && id_poly(a, *h, w, 0).as_ref() == Some(&expected)
+                && id_poly(a, *h, w, 0).is_some_and(|p| p == expected || by_group.contains(&p))
         })
         .map(|(h, _)| h)
         .collect();
@@ -188,16 +212,34 @@ pub(super) fn flat_workgroup(a: &Analysis<'_>, program: &kf_runtime::Program) ->
     };
     let code = a.code();
     let (args, _) = crate::analysis::workgroup::workgroup_size_args(code, &a.entry.name)?;
-    let edits = vec![
+    let mut edits = vec![
         Edit::replace(
             a.expr_range(flat)?,
             match a.type_of(flat).scalar_kind() {
-                Some(naga::ScalarKind::Sint) => format!("i32({}.x)", gid.name),
-                _ => format!("{}.x", gid.name),
+                Some(naga::ScalarKind::Sint) => format!("i32({gid}.x)"),
+                _ => format!("{gid}.x"),
             },
         ),
         Edit::replace(args, format!("{total}")),
     ];
+    edits.extend(add_gid);
+    // A `let` folded into the flat value and read nowhere else (ratchet's `let x_offset =
+    // workgroup_id.x * 64u;`) would read an id the rewrite no longer defines: it goes too.
+    let flat_names = super::identifiers(a.text(&a.expr_range(flat)?));
+    let names = super::identifiers(code);
+    for (&h, name) in &f.named_expressions {
+        if h == flat || !a.visit_contains(flat, h) {
+            continue;
+        }
+        let inside = flat_names.iter().filter(|n| *n == name).count();
+        // Only `let`s: naga names the entry point's arguments too.
+        if inside > 0
+            && names.iter().filter(|n| *n == name).count() == inside + 1
+            && let Some((range, _)) = a.let_statement(h)
+        {
+            edits.push(Edit::replace(range, String::new()));
+        }
+    }
     // The proof: in the rewritten kernel the global id is read once, as `.x`, and no other id.
     let next = crate::analysis::ir::apply_edits(code, &edits)?;
     let parsed = crate::analysis::ir::parse(&next).ok()?;
@@ -252,6 +294,16 @@ fn id_poly(
             (BuiltIn::GlobalInvocationId, d @ 0..=2) => Some(Poly::atom(format!("g{d}"))),
             (BuiltIn::NumWorkGroups, 0) => Some(Poly::atom("n0".to_owned())),
             (BuiltIn::NumWorkGroups, 1 | 2) => Some(Poly::constant(1)),
+            (BuiltIn::WorkGroupId, 0) => Some(Poly::atom("k0".to_owned())),
+            (BuiltIn::WorkGroupId, 1 | 2) => Some(Poly::constant(0)),
+            (BuiltIn::LocalInvocationId, d @ 0..=2) if w[d as usize] == 1 => {
+                Some(Poly::constant(0))
+            }
+            (BuiltIn::LocalInvocationId, d @ 0..=2) => Some(Poly::atom(format!("l{d}"))),
+            _ => None,
+        },
+        Expression::FunctionArgument(_) => match a.builtin_of(h)? {
+            BuiltIn::LocalInvocationIndex => Some(Poly::atom("li".to_owned())),
             _ => None,
         },
         Expression::As { .. } => id_poly(a, a.int_cast_of(h)?, w, depth + 1),

@@ -787,6 +787,53 @@ fn a_flat_id_over_a_square_workgroup_becomes_the_id_of_a_flat_one() {
 }
 
 #[test]
+fn a_workgroup_major_flat_id_becomes_the_id_of_a_flat_workgroup() {
+    // Each workgroup's invocations numbered in a run of their own, over a square workgroup,
+    // with the y term of a launch that could be two-dimensional: by the flat local index, and
+    // by the local id's components, the group's offset in a `let` read nowhere else.
+    let params = "@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>, \
+                  @builtin(num_workgroups) nw: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>";
+    for flat in [
+        "    let start = wg.x * 64u;\n    let row = (wg.y * nw.x * 64u) + start + li;",
+        "    let row = lid.x + 8u * lid.y + 64u * wg.x;",
+    ] {
+        let k = by_workgroups(
+            "8, 8, 1",
+            params,
+            &format!("{flat}\n{ROW_SUM}"),
+            "workgroups = ((n + 63) / 64)",
+        );
+        let r = canonical_of(&k).expect("canonical");
+        let text = r.program.wgsl.to_string();
+        assert!(r.step.contains("flat-workgroup"), "{flat}: {}", r.step);
+        assert!(
+            text.contains("@workgroup_size(64)")
+                && text.contains("let row = kf_global_id.x;")
+                && !text.contains("start"),
+            "{text}"
+        );
+        // Two workgroups high, the y term is not zero.
+        let k = by_workgroups(
+            "8, 8, 1",
+            params,
+            &format!("{flat}\n{ROW_SUM}"),
+            "workgroups = ((n + 127) / 128, 2)",
+        );
+        let step = canonical_of(&k).map(|r| r.step).unwrap_or_default();
+        assert!(!step.contains("flat-workgroup"), "{step}");
+    }
+    // The local ids in the other order are not a numbering of the workgroup's invocations.
+    let k = by_workgroups(
+        "8, 8, 1",
+        params,
+        &format!("    let row = lid.y + 8u * lid.x + 64u * wg.x + 1u;\n{ROW_SUM}"),
+        "workgroups = ((n + 63) / 64)",
+    );
+    let step = canonical_of(&k).map(|r| r.step).unwrap_or_default();
+    assert!(!step.contains("flat-workgroup"), "{step}");
+}
+
+#[test]
 fn a_variable_assigned_once_becomes_a_let() {
     // burn's temporaries, declared first and assigned later.
     let k = row_kernel(
