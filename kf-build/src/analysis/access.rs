@@ -25,38 +25,51 @@ pub fn read_only(module: &Module, g: Handle<GlobalVariable>) -> bool {
 
 /// Whether some function of `module` (the entry points included) stores to `g`.
 pub fn written(module: &Module, g: Handle<GlobalVariable>) -> bool {
-    let functions = module
+    module
         .functions
         .iter()
         .map(|(_, f)| f)
-        .chain(module.entry_points.iter().map(|ep| &ep.function));
-    for f in functions {
-        let mut hit = false;
-        walk(&f.body, &mut |s| {
-            let pointer = match s {
-                Statement::Store { pointer, .. } => *pointer,
-                Statement::Atomic { pointer, .. } => *pointer,
-                Statement::ImageStore { image, .. } => *image,
-                Statement::Call { arguments, .. } => {
-                    // A pointer into `g` handed to a helper may be written through.
-                    if arguments.iter().any(|a| root(f, *a) == Root::Global(g)) {
-                        hit = true;
-                    }
-                    return;
-                }
-                _ => return,
-            };
-            match root(f, pointer) {
-                Root::Global(r) if r == g => hit = true,
-                Root::Argument => hit = true,
-                _ => {}
+        .chain(module.entry_points.iter().map(|ep| &ep.function))
+        .any(|f| body_writes(module, f, g, false))
+}
+
+/// Whether module function `function` (or one it calls) writes `g`, or writes through a pointer
+/// argument, which may point into `g`.
+pub fn function_writes(
+    module: &Module,
+    function: Handle<Function>,
+    g: Handle<GlobalVariable>,
+) -> bool {
+    body_writes(module, &module.functions[function], g, true)
+}
+
+/// Whether `f`'s statements store to `g` (directly, atomically, or through a pointer argument),
+/// or hand a pointer into it to a helper; with `follow`, also whether a function it calls writes
+/// `g` (without, the callees are taken on their own, as [`written`] walks every function).
+fn body_writes(module: &Module, f: &Function, g: Handle<GlobalVariable>, follow: bool) -> bool {
+    let mut hit = false;
+    for_each_stmt(&f.body, &mut |s| {
+        let pointer = match s {
+            Statement::Store { pointer, .. } | Statement::Atomic { pointer, .. } => *pointer,
+            Statement::ImageStore { image, .. } => *image,
+            Statement::Call {
+                function,
+                arguments,
+                ..
+            } => {
+                hit |= arguments.iter().any(|a| root(f, *a) == Root::Global(g))
+                    || (follow && function_writes(module, *function, g));
+                return;
             }
-        });
-        if hit {
-            return true;
+            _ => return,
+        };
+        match root(f, pointer) {
+            Root::Global(r) if r == g => hit = true,
+            Root::Argument => hit = true,
+            _ => {}
         }
-    }
-    false
+    });
+    hit
 }
 
 #[derive(PartialEq)]
@@ -78,25 +91,25 @@ fn root(f: &Function, mut at: Handle<Expression>) -> Root {
     }
 }
 
-/// Every statement of `block`, nested blocks included.
-fn walk(block: &naga::Block, visit: &mut impl FnMut(&Statement)) {
+/// Calls `f` on every statement of `block`, nested blocks included.
+pub fn for_each_stmt(block: &naga::Block, f: &mut dyn FnMut(&Statement)) {
     for s in block.iter() {
-        visit(s);
+        f(s);
         match s {
-            Statement::Block(b) => walk(b, visit),
+            Statement::Block(b) => for_each_stmt(b, f),
             Statement::If { accept, reject, .. } => {
-                walk(accept, visit);
-                walk(reject, visit);
+                for_each_stmt(accept, f);
+                for_each_stmt(reject, f);
             }
             Statement::Loop {
                 body, continuing, ..
             } => {
-                walk(body, visit);
-                walk(continuing, visit);
+                for_each_stmt(body, f);
+                for_each_stmt(continuing, f);
             }
             Statement::Switch { cases, .. } => {
                 for c in cases {
-                    walk(&c.body, visit);
+                    for_each_stmt(&c.body, f);
                 }
             }
             _ => {}

@@ -36,6 +36,7 @@
 //! Invariant: analysis never fails on valid WGSL. Whatever is not recognised is reported as not
 //! recognised (a `None`, or a reason string), never guessed; operators must `Skip` on it.
 
+use super::access::for_each_stmt;
 pub use super::text::{Edit, apply_edits};
 use naga::common::wgsl::{TryToWgsl, TypeContext};
 use naga::{
@@ -2225,14 +2226,16 @@ impl<'a> Analysis<'a> {
         f: Handle<naga::Function>,
         g: Handle<naga::GlobalVariable>,
     ) -> bool {
-        function_writes(self.module, f, g)
+        super::access::function_writes(self.module, f, g)
     }
 
     /// Whether the entry point (or a function it calls) writes global `g`.
     pub fn writes_global(&self, g: Handle<naga::GlobalVariable>) -> bool {
         self.accesses.iter().any(|a| a.write && a.global == g)
             || self.stmts.iter().any(|s| match s.stmt {
-                Statement::Call { function, .. } => function_writes(self.module, *function, g),
+                Statement::Call { function, .. } => {
+                    super::access::function_writes(self.module, *function, g)
+                }
                 _ => false,
             })
     }
@@ -2966,64 +2969,6 @@ fn effectful_functions(module: &naga::Module) -> Vec<bool> {
         out[h.index()] = fx;
     }
     out
-}
-
-fn function_writes(
-    module: &naga::Module,
-    function: Handle<naga::Function>,
-    g: Handle<naga::GlobalVariable>,
-) -> bool {
-    let f = &module.functions[function];
-    let mut found = false;
-    for_each_stmt(&f.body, &mut |s| match s {
-        Statement::Store { pointer, .. } | Statement::Atomic { pointer, .. } => {
-            let mut p = *pointer;
-            loop {
-                match f.expressions[p] {
-                    Expression::GlobalVariable(h) => {
-                        found |= h == g;
-                        break;
-                    }
-                    Expression::FunctionArgument(_) => {
-                        found = true;
-                        break;
-                    }
-                    Expression::Access { base, .. } | Expression::AccessIndex { base, .. } => {
-                        p = base
-                    }
-                    _ => break,
-                }
-            }
-        }
-        Statement::Call { function, .. } => found |= function_writes(module, *function, g),
-        _ => {}
-    });
-    found
-}
-
-fn for_each_stmt(block: &Block, f: &mut dyn FnMut(&Statement)) {
-    for s in block.iter() {
-        f(s);
-        match s {
-            Statement::Block(b) => for_each_stmt(b, f),
-            Statement::If { accept, reject, .. } => {
-                for_each_stmt(accept, f);
-                for_each_stmt(reject, f);
-            }
-            Statement::Switch { cases, .. } => {
-                for c in cases {
-                    for_each_stmt(&c.body, f);
-                }
-            }
-            Statement::Loop {
-                body, continuing, ..
-            } => {
-                for_each_stmt(body, f);
-                for_each_stmt(continuing, f);
-            }
-            _ => {}
-        }
-    }
 }
 
 /// Calls `f` on every operand of expression `e` ([`super::expr::operands`]).
