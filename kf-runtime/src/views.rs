@@ -111,6 +111,39 @@ pub fn size_divisors(constraints: &[&ParamExpr]) -> BTreeMap<String, u64> {
     out
 }
 
+/// The sizes the constraints pin to one value (`n == 16`, `16 == n`, and conjunctions of those):
+/// a launch or a length over these alone is a constant on every dispatch the runtime accepts.
+pub fn pinned_sizes(constraints: &[&ParamExpr]) -> BTreeMap<String, u64> {
+    fn walk(e: &ParamExpr, out: &mut BTreeMap<String, u64>) {
+        let ParamExpr::Binary(op, a, b) = e else {
+            return;
+        };
+        match op {
+            BinOp::And => {
+                walk(a, out);
+                walk(b, out);
+            }
+            BinOp::Eq => {
+                let (name, value) = match (a.as_ref(), b.as_ref()) {
+                    (ParamExpr::Name(n), v) | (v, ParamExpr::Name(n)) => (n, v),
+                    _ => return,
+                };
+                if let Ok(v) = value.eval(&|_| None)
+                    && let Ok(v) = u64::try_from(v)
+                {
+                    out.insert(name.clone(), v);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = BTreeMap::new();
+    for c in constraints {
+        walk(c, &mut out);
+    }
+    out
+}
+
 /// A number `len` is a multiple of for every value of its sizes the divisors allow (0 when it is
 /// always 0, 1 when nothing is known).
 pub fn known_divisor(len: &SizeExpr, divisors: &BTreeMap<String, u64>) -> u64 {
@@ -312,6 +345,37 @@ mod tests {
             Box::new(ParamExpr::Int(4)),
         );
         assert!(size_divisors(&[&other]).is_empty());
+    }
+
+    #[test]
+    fn sizes_pinned_by_equalities_under_conjunctions_either_way_round() {
+        let eq =
+            |a: ParamExpr, b: ParamExpr| ParamExpr::Binary(BinOp::Eq, Box::new(a), Box::new(b));
+        let c = [
+            ParamExpr::Binary(
+                BinOp::And,
+                Box::new(eq(ParamExpr::Name("n".into()), ParamExpr::Int(2))),
+                Box::new(eq(ParamExpr::Int(14), ParamExpr::Name("h".into()))),
+            ),
+            // Not a pin: a bound, a disjunction, a size equal to another size.
+            ParamExpr::Binary(
+                BinOp::Gt,
+                Box::new(ParamExpr::Name("w".into())),
+                Box::new(ParamExpr::Int(4)),
+            ),
+            ParamExpr::Binary(
+                BinOp::Or,
+                Box::new(eq(ParamExpr::Name("c".into()), ParamExpr::Int(8))),
+                Box::new(eq(ParamExpr::Name("c".into()), ParamExpr::Int(16))),
+            ),
+            eq(ParamExpr::Name("k".into()), ParamExpr::Name("n".into())),
+        ];
+        let refs: Vec<&ParamExpr> = c.iter().collect();
+        let pinned = size_divisors(&refs);
+        assert!(pinned.is_empty());
+        let pinned = pinned_sizes(&refs);
+        assert_eq!(pinned.len(), 2, "{pinned:?}");
+        assert_eq!((pinned["n"], pinned["h"]), (2, 14));
     }
 
     #[test]

@@ -280,7 +280,14 @@ pub(crate) fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip
         return Ok(Plan { dim, extent: None });
     }
     let wg = u64::from(subject.program.workgroup_size[dim]);
-    match launched(subject.program, dim).as_constant() {
+    // A launch over sizes the constraints pin (`n == 2`, as templates that bake their shapes in
+    // are marked) is as constant as a literal: the runtime refuses every other dispatch.
+    let pinned = kf_runtime::views::pinned_sizes(&subject.kernel.size_constraints());
+    let extent = launched(subject.program, dim);
+    match extent
+        .as_constant()
+        .or_else(|| extent.eval(|n| pinned.get(n).copied()).ok())
+    {
         Some(n) if n > 0 && wg > 0 => Ok(Plan {
             dim,
             extent: Some(n.div_ceil(wg) * wg),

@@ -207,6 +207,41 @@ fn an_unguarded_id_with_a_size_dependent_extent_skips() {
 }
 
 #[test]
+fn an_unguarded_id_over_sizes_the_constraints_pin_is_coarsened_within_the_launch() {
+    // wonnx renders every shape into the shader and launches exactly what it needs: no bounds
+    // test, and a launch over sizes pinned with `==`, which makes it a constant.
+    let wgsl = "@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) { y[g.x] = max(x[g.x], 0.0); }\n";
+    let pinned = testkit::resolve(
+        "K",
+        "sizes(c = 16, hw = 196), bind(x = input(c * hw), y = output(c * hw)), grid = (c * hw), constraints(c == 16 && hw == 196)",
+        wgsl,
+    );
+    let r = apply(&Coarsen, &pinned, &testkit::lavapipe()).unwrap();
+    let contiguous2 = r
+        .iter()
+        .find(|r| r.step == "coarsen(2, contiguous, x)")
+        .unwrap();
+    // 3136 ids ran in 49 workgroups of 64: every one of them, two per invocation.
+    assert_eq!(contiguous2.program.dispatch.to_string(), "grid(1568, 1, 1)");
+    assert!(
+        contiguous2.program.wgsl.contains("if (kf_id < 3136u) {"),
+        "{}",
+        contiguous2.program.wgsl
+    );
+    for r in &r {
+        testkit::check_valid(&pinned, r);
+    }
+    // The same launch with one size free is not a constant.
+    let free = testkit::resolve(
+        "K",
+        "sizes(c = 16, hw = 196), bind(x = input(c * hw), y = output(c * hw)), grid = (c * hw), constraints(c == 16)",
+        wgsl,
+    );
+    let why = apply(&Coarsen, &free, &testkit::lavapipe()).unwrap_err().0;
+    assert!(why.contains("not a constant"), "{why}");
+}
+
+#[test]
 fn a_negated_early_exit_test_is_a_bounds_test() {
     // The `if (i >= n) { return; }` guard written as a wrapping `if (!(i >= n)) { .. }`, and as a
     // negated upper bound; the launch extent is a size, so only the test can make the ids past `n`
