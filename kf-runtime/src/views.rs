@@ -73,40 +73,45 @@ pub fn size_only<'a>(constraints: &'a [ParamExpr], sizes: &[&str]) -> Vec<&'a Pa
         .collect()
 }
 
-/// What the constraints promise about divisibility: for each size, a number it is always a multiple
-/// of (from `n % K == 0`, `0 == n % K`, and conjunctions of those; `K` a constant).
-pub fn size_divisors(constraints: &[&ParamExpr]) -> BTreeMap<String, u64> {
-    fn walk(e: &ParamExpr, out: &mut BTreeMap<String, u64>) {
-        let ParamExpr::Binary(op, a, b) = e else {
-            return;
-        };
-        match op {
-            BinOp::And => {
+/// The equalities the constraints promise, each as its two sides: every `a == b` standing alone
+/// or in a conjunction (a disjunction promises neither side).
+fn equalities<'a>(constraints: &[&'a ParamExpr]) -> Vec<(&'a ParamExpr, &'a ParamExpr)> {
+    fn walk<'a>(e: &'a ParamExpr, out: &mut Vec<(&'a ParamExpr, &'a ParamExpr)>) {
+        match e {
+            ParamExpr::Binary(BinOp::And, a, b) => {
                 walk(a, out);
                 walk(b, out);
             }
-            BinOp::Eq => {
-                let rem = match (a.as_ref(), b.as_ref()) {
-                    (r, ParamExpr::Int(0)) | (ParamExpr::Int(0), r) => r,
-                    _ => return,
-                };
-                let ParamExpr::Binary(BinOp::Rem, n, k) = rem else {
-                    return;
-                };
-                let (ParamExpr::Name(n), Ok(k)) = (n.as_ref(), k.eval(&|_| None)) else {
-                    return;
-                };
-                if k > 0 {
-                    let d = out.entry(n.clone()).or_insert(1);
-                    *d = lcm(*d, k as u64);
-                }
-            }
+            ParamExpr::Binary(BinOp::Eq, a, b) => out.push((a, b)),
             _ => {}
         }
     }
-    let mut out = BTreeMap::new();
+    let mut out = Vec::new();
     for c in constraints {
         walk(c, &mut out);
+    }
+    out
+}
+
+/// What the constraints promise about divisibility: for each size, a number it is always a multiple
+/// of (from `n % K == 0`, `0 == n % K`, and conjunctions of those; `K` a constant).
+pub fn size_divisors(constraints: &[&ParamExpr]) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for (a, b) in equalities(constraints) {
+        let rem = match (a, b) {
+            (r, ParamExpr::Int(0)) | (ParamExpr::Int(0), r) => r,
+            _ => continue,
+        };
+        let ParamExpr::Binary(BinOp::Rem, n, k) = rem else {
+            continue;
+        };
+        let (ParamExpr::Name(n), Ok(k)) = (n.as_ref(), k.eval(&|_| None)) else {
+            continue;
+        };
+        if k > 0 {
+            let d = out.entry(n.clone()).or_insert(1);
+            *d = lcm(*d, k as u64);
+        }
     }
     out
 }
@@ -114,32 +119,16 @@ pub fn size_divisors(constraints: &[&ParamExpr]) -> BTreeMap<String, u64> {
 /// The sizes the constraints pin to one value (`n == 16`, `16 == n`, and conjunctions of those):
 /// a launch or a length over these alone is a constant on every dispatch the runtime accepts.
 pub fn pinned_sizes(constraints: &[&ParamExpr]) -> BTreeMap<String, u64> {
-    fn walk(e: &ParamExpr, out: &mut BTreeMap<String, u64>) {
-        let ParamExpr::Binary(op, a, b) = e else {
-            return;
-        };
-        match op {
-            BinOp::And => {
-                walk(a, out);
-                walk(b, out);
-            }
-            BinOp::Eq => {
-                let (name, value) = match (a.as_ref(), b.as_ref()) {
-                    (ParamExpr::Name(n), v) | (v, ParamExpr::Name(n)) => (n, v),
-                    _ => return,
-                };
-                if let Ok(v) = value.eval(&|_| None)
-                    && let Ok(v) = u64::try_from(v)
-                {
-                    out.insert(name.clone(), v);
-                }
-            }
-            _ => {}
-        }
-    }
     let mut out = BTreeMap::new();
-    for c in constraints {
-        walk(c, &mut out);
+    for (a, b) in equalities(constraints) {
+        let ((ParamExpr::Name(name), value) | (value, ParamExpr::Name(name))) = (a, b) else {
+            continue;
+        };
+        if let Ok(v) = value.eval(&|_| None)
+            && let Ok(v) = u64::try_from(v)
+        {
+            out.insert(name.clone(), v);
+        }
     }
     out
 }
