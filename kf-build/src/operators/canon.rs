@@ -531,6 +531,70 @@ fn integer_dots(a: &Analysis<'_>) -> Vec<Edit> {
     out
 }
 
+/// Whether the vector `h` is built from an invocation id and reads nothing else that could
+/// change between its `let` and a later read: its expression tree (up to the `let`s it names,
+/// which keep their values) reaches a built-in argument and holds no load and no call. A vector
+/// of loads (`let q = vec2(r.c * v[i] - r.s * v[i + 1], ..)`, then `v[i] = q.x; v[i + 1] = q.y;`)
+/// must not be read again at its component's use: the first store changes what it loads.
+fn id_vector(a: &Analysis<'_>, h: Handle<Expression>) -> bool {
+    let f = a.function;
+    let (mut from_id, mut stack, mut seen) = (false, vec![h], Vec::new());
+    while let Some(x) = stack.pop() {
+        if seen.contains(&x) {
+            continue;
+        }
+        seen.push(x);
+        match f.expressions[x] {
+            Expression::FunctionArgument(i) => {
+                from_id |= f
+                    .arguments
+                    .get(i as usize)
+                    .is_some_and(|arg| matches!(arg.binding, Some(naga::Binding::BuiltIn(_))));
+            }
+            Expression::Load { .. }
+            | Expression::CallResult(_)
+            | Expression::AtomicResult { .. }
+            | Expression::ImageLoad { .. }
+            | Expression::ImageSample { .. }
+                if x == h || !f.named_expressions.contains_key(&x) =>
+            {
+                return false;
+            }
+            // A `let`: its value is fixed where it was named; it may still come from the id.
+            _ if x != h && f.named_expressions.contains_key(&x) => {
+                from_id |= id_vector_named(a, x);
+            }
+            ref e => stack.extend(crate::analysis::expr::operands(e)),
+        }
+    }
+    from_id
+}
+
+/// Whether a named value reaches a built-in argument (walked like [`id_vector`]'s tree, the names
+/// only followed, never re-read).
+fn id_vector_named(a: &Analysis<'_>, h: Handle<Expression>) -> bool {
+    let f = a.function;
+    let (mut stack, mut seen) = (vec![h], Vec::new());
+    while let Some(x) = stack.pop() {
+        if seen.contains(&x) {
+            continue;
+        }
+        seen.push(x);
+        match &f.expressions[x] {
+            Expression::FunctionArgument(i) => {
+                if f.arguments
+                    .get(*i as usize)
+                    .is_some_and(|arg| matches!(arg.binding, Some(naga::Binding::BuiltIn(_))))
+                {
+                    return true;
+                }
+            }
+            e => stack.extend(crate::analysis::expr::operands(e)),
+        }
+    }
+    false
+}
+
 /// A component of a vector built from an invocation id (`let pos = vec2<i32>(gid.xy);` read as
 /// `pos.x`, `let i = gid.xy * 2u;` read as `i.y`) → the scalar expression of that component
 /// (`i32(gid.x)`, `(gid.y * 2u)`), through swizzles, constructors, splats, conversions and
@@ -620,6 +684,7 @@ fn scalarise_id_vectors(a: &Analysis<'_>) -> Vec<Edit> {
         };
         if !matches!(a.type_of(base), TypeInner::Vector { .. })
             || matches!(f.expressions[base], Expression::FunctionArgument(_))
+            || !id_vector(a, base)
         {
             continue;
         }

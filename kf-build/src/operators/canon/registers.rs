@@ -367,7 +367,9 @@ fn invariant(
 }
 
 /// `var x: T = T(); .. x = e;` → `let x: T = e;` where the store is, the declaration removed (see
-/// the module documentation), for every variable of the entry point assigned once.
+/// the module documentation), and `var x = e;` → `let x = e;`, for every variable of the entry
+/// point assigned once (a `var` whose only store is its initialiser is a `let` spelled as a
+/// variable: webgpu-blas reads its sizes so, and a loop bound read through it looked varying).
 pub(super) fn assigned_once(a: &Analysis<'_>) -> Vec<Edit> {
     let f = a.function;
     let code = a.code();
@@ -400,6 +402,22 @@ pub(super) fn assigned_once(a: &Analysis<'_>) -> Vec<Edit> {
             continue;
         };
         let text = &code[store.clone()];
+        // `var x[: T] = e;` never stored to again: the store is the declaration, whose keyword
+        // becomes `let` (the same value at every read, from the same place on).
+        if let Some(rest) = text.strip_prefix("var") {
+            let rest = rest.trim_start();
+            let named = rest.strip_prefix(name).is_some_and(|r| {
+                let r = r.trim_start();
+                r.starts_with(':') || (r.starts_with('=') && !r.starts_with("=="))
+            });
+            if named && rest.len() < text.len() - 3 && store.start <= decl.start {
+                out.push(Edit::replace(
+                    store.start..store.start + 3,
+                    "let".to_string(),
+                ));
+            }
+            continue;
+        }
         let Some(rest) = text.strip_prefix(name) else {
             continue;
         };

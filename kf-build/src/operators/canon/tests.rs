@@ -834,6 +834,37 @@ fn a_workgroup_major_flat_id_becomes_the_id_of_a_flat_workgroup() {
 }
 
 #[test]
+fn a_variable_declared_with_its_only_value_becomes_a_let() {
+    // webgpu-blas's sizes, read as `var K: u32 = u32(meta.K);` and never assigned again, with
+    // and without the type, then used as a loop bound.
+    for decl in ["var len: u32 = dims.d;", "var   len = dims.d;"] {
+        let k = row_kernel(&format!(
+            "    {decl}
+    var s = 0.0;
+    for (var c = 0u; c < len; c++) {{ s += x[r * dims.d + c]; }}
+    y[r] = s;"
+        ));
+        let r = canonical_of(&k).expect("canonical");
+        let text = r.program.wgsl.to_string();
+        assert!(r.step.contains("var-let"), "{}", r.step);
+        assert!(
+            text.contains("let") && !text.contains("var len") && !text.contains("var   len"),
+            "{text}"
+        );
+        // The accumulator and the counter are stored again: they stay variables.
+        assert!(text.contains("var s = 0.0;"), "{text}");
+    }
+    // Assigned again after the declaration: a variable.
+    let k = row_kernel(
+        "    var len: u32 = dims.d;
+    if (r > 2u) { len = 1u; }
+    y[r] = f32(len);",
+    );
+    let step = canonical_of(&k).map(|r| r.step).unwrap_or_default();
+    assert!(!step.contains("var-let"), "{step}");
+}
+
+#[test]
 fn a_variable_assigned_once_becomes_a_let() {
     // burn's temporaries, declared first and assigned later.
     let k = row_kernel(
@@ -988,4 +1019,44 @@ fn a_tie_break_predicate_over_the_running_index_becomes_the_arg_if() {
             .unwrap_or_default();
         assert!(!step.contains("arg-tie"), "{step}: {start} {first} {keep}");
     }
+}
+
+#[test]
+fn a_vector_of_loads_is_not_read_again_after_a_store() {
+    // wgml's rotary embedding: a pair rotated into a vector of loads, then stored back in place.
+    // Reading `q.y` as its expression after `x[j] = q.x;` would load the new `x[j]`.
+    let wgsl = "@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    let j = 2u * i;
+    let q = vec2(0.6 * x[j] - 0.8 * x[j + 1u], 0.8 * x[j] + 0.6 * x[j + 1u]);
+    x[j] = q.x;
+    x[j + 1u] = q.y;
+}
+";
+    let k = testkit::resolve(
+        "k.wgsl",
+        "sizes(n = 64), bind(x = inout(2 * n)), grid = (n)",
+        wgsl,
+    );
+    let step = canonical_of(&k).map(|r| r.step).unwrap_or_default();
+    assert!(!step.contains("id-components"), "{step}");
+    // A vector of the id's components alone is still read component by component.
+    let wgsl = "@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let p = vec2<u32>(gid.x, gid.y * 2u);
+    x[p.y * 8u + p.x] = 1.0;
+}
+";
+    let k = testkit::resolve(
+        "k.wgsl",
+        "sizes(n = 8), bind(x = output(16 * n)), grid = (n, n)",
+        wgsl,
+    );
+    let step = canonical_of(&k).map(|r| r.step).unwrap_or_default();
+    assert!(step.contains("id-components"), "{step}");
 }
