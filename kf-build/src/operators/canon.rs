@@ -916,11 +916,14 @@ fn helper_calls<'a>(
         else {
             return None;
         };
-        let by_value = module.functions[function].arguments.iter().all(|x| {
-            x.binding.is_none()
-                && !matches!(module.types[x.ty].inner, naga::TypeInner::Pointer { .. })
-        });
-        by_value.then_some((s, function, &arguments[..]))
+        by_value(module, &module.functions[function]).then_some((s, function, &arguments[..]))
+    })
+}
+
+/// Whether helper `f` takes only values (no pointers, no builtins).
+fn by_value(module: &naga::Module, f: &naga::Function) -> bool {
+    f.arguments.iter().all(|x| {
+        x.binding.is_none() && !matches!(module.types[x.ty].inner, naga::TypeInner::Pointer { .. })
     })
 }
 
@@ -929,6 +932,11 @@ fn argument_texts(a: &Analysis<'_>, arguments: &[Handle<Expression>]) -> Option<
     arguments
         .iter()
         .map(|&h| {
+            // A `let` is passed by its name: naga's span of it is its definition, whose text may
+            // read a name the `let` shadows at the call (`let s = f(s); .. g(s)`).
+            if let Some(name) = a.function.named_expressions.get(&h) {
+                return Some(name.clone());
+            }
             a.expr_range(h)
                 .map(|r| a.text(&r).to_owned())
                 .or_else(|| a.expr_wgsl(h, Naming::Names))
@@ -1313,10 +1321,14 @@ fn inline_expression_helpers(a: &Analysis<'_>) -> Vec<Edit> {
         if !f.local_variables.is_empty() || has_lets(f) {
             continue;
         }
-        let mut body = f
-            .body
-            .span_iter()
-            .filter(|(x, _)| !matches!(x, Statement::Emit(_)));
+        // Calls of other helpers that take values and return one may come first: their text
+        // stays in the returned expression and is inlined in turn in the next round
+        // (wgebra's `it(view, i, j, t)` returns `t * view.stride_mat + im(view, i, j)`).
+        let mut body = f.body.span_iter().filter(|(x, _)| {
+            !matches!(x, Statement::Emit(_))
+                && !matches!(x, Statement::Call { function: g, result: Some(_), arguments }
+                    if *g != function && by_value(module, &module.functions[*g]) && arguments.iter().all(|&x| !matches!(f.expressions[x], Expression::CallResult(_))))
+        });
         let (Some((Statement::Return { value: Some(_) }, span)), None) = (body.next(), body.next())
         else {
             continue;

@@ -589,7 +589,53 @@ fn is_ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// Renames every `let` and `var` declared in the entry point's body (`x` → `x_r`).
+/// The names declared at module scope (outside every brace): variables, constants, overrides,
+/// functions, structs and aliases.
+fn module_scope_names(wgsl: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let bytes = wgsl.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !wgsl.is_char_boundary(i) {
+            i += 1;
+            continue;
+        }
+        match bytes[i] {
+            b'{' => depth += 1,
+            b'}' => depth = depth.saturating_sub(1),
+            b'/' if wgsl[i..].starts_with("//") => {
+                i += wgsl[i..].find('\n').unwrap_or(wgsl.len() - i);
+                continue;
+            }
+            _ if depth == 0 && (i == 0 || !is_ident(bytes[i - 1] as char)) => {
+                for kw in ["var", "const", "override", "fn", "struct", "alias"] {
+                    let rest = &wgsl[i..];
+                    let Some(after) = rest.strip_prefix(kw) else {
+                        continue;
+                    };
+                    if after.starts_with(is_ident) {
+                        continue;
+                    }
+                    let mut after = after.trim_start();
+                    if let Some(r) = after.strip_prefix('<') {
+                        after = r.split_once('>').map_or("", |(_, r)| r).trim_start();
+                    }
+                    let name: String = after.chars().take_while(|&c| is_ident(c)).collect();
+                    if !name.is_empty() {
+                        out.push(name);
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Renames every `let` and `var` declared in the entry point's body (`x` → `x_r`), except those
+/// that shadow a module-scope name.
 fn rename(wgsl: &str, entry: &str) -> String {
     let Some(fn_at) = wgsl.find(&format!("fn {entry}(")) else {
         return wgsl.to_owned();
@@ -598,6 +644,7 @@ fn rename(wgsl: &str, entry: &str) -> String {
         return wgsl.to_owned();
     };
     let body = &wgsl[open..];
+    let module_names = module_scope_names(wgsl);
     // Declared names.
     let mut names: Vec<String> = Vec::new();
     for kw in ["let ", "var "] {
@@ -609,7 +656,9 @@ fn rename(wgsl: &str, entry: &str) -> String {
                 continue;
             }
             let name: String = body[from..].chars().take_while(|&c| is_ident(c)).collect();
-            if !name.is_empty() && !names.contains(&name) {
+            // A `let` that shadows a module-scope name (`let view = shrink(view);`) reads that
+            // name in its own initialiser: renaming every occurrence would break it.
+            if !name.is_empty() && !names.contains(&name) && !module_names.contains(&name) {
                 names.push(name);
             }
         }
