@@ -98,7 +98,7 @@ fn the_coarsened_dimension_is_the_one_bounds_checked_and_contiguous() {
     // The kernel's `while` loop reaches coarsen as a `for` (the canonical form).
     assert_eq!(
         r.step,
-        "canon(for ×2, zero-init) → coarsen(2, contiguous, y)"
+        "canon(for ×2, var-let, zero-init) → coarsen(2, contiguous, y)"
     );
     assert_eq!(r.program.dispatch.to_string(), "grid(1, (rows + 1) / 2, 1)");
     let r = &apply(
