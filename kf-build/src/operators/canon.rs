@@ -920,6 +920,73 @@ fn helper_calls<'a>(
     })
 }
 
+/// Whether helper `g` writes nothing but its own locals and calls only helpers that are pure in
+/// turn: a call of it may move within the expression that uses its result.
+fn pure(module: &naga::Module, g: Handle<naga::Function>, depth: u32) -> bool {
+    fn calls(block: &naga::Block, out: &mut Vec<Handle<naga::Function>>) {
+        for s in block.iter() {
+            match s {
+                Statement::Call { function, .. } => out.push(*function),
+                Statement::Block(b) => calls(b, out),
+                Statement::If { accept, reject, .. } => {
+                    calls(accept, out);
+                    calls(reject, out);
+                }
+                Statement::Loop {
+                    body, continuing, ..
+                } => {
+                    calls(body, out);
+                    calls(continuing, out);
+                }
+                Statement::Switch { cases, .. } => cases.iter().for_each(|c| calls(&c.body, out)),
+                _ => {}
+            }
+        }
+    }
+    let f = &module.functions[g];
+    let mut callees = Vec::new();
+    calls(&f.body, &mut callees);
+    // Calls aside, the body stores only to locals (no atomics, barriers or memory stores).
+    let mut body = f.clone();
+    strip_calls(&mut body.body);
+    depth < 8
+        && writes_only_locals(&body)
+        && callees
+            .iter()
+            .all(|&c| c != g && pure(module, c, depth + 1))
+}
+
+/// `block` with its call statements removed (for [`pure`]'s test of everything else).
+fn strip_calls(block: &mut naga::Block) {
+    let kept: Vec<(Statement, naga::Span)> = std::mem::take(block)
+        .span_into_iter()
+        .filter(|(s, _)| !matches!(s, Statement::Call { .. }))
+        .map(|(mut s, span)| {
+            match &mut s {
+                Statement::Block(b) => strip_calls(b),
+                Statement::If { accept, reject, .. } => {
+                    strip_calls(accept);
+                    strip_calls(reject);
+                }
+                Statement::Loop {
+                    body, continuing, ..
+                } => {
+                    strip_calls(body);
+                    strip_calls(continuing);
+                }
+                Statement::Switch { cases, .. } => {
+                    cases.iter_mut().for_each(|c| strip_calls(&mut c.body))
+                }
+                _ => {}
+            }
+            (s, span)
+        })
+        .collect();
+    for (s, span) in kept {
+        block.push(s, span);
+    }
+}
+
 /// Whether helper `f` takes only values (no pointers, no builtins).
 fn by_value(module: &naga::Module, f: &naga::Function) -> bool {
     f.arguments.iter().all(|x| {
@@ -1327,7 +1394,10 @@ fn inline_expression_helpers(a: &Analysis<'_>) -> Vec<Edit> {
         let mut body = f.body.span_iter().filter(|(x, _)| {
             !matches!(x, Statement::Emit(_))
                 && !matches!(x, Statement::Call { function: g, result: Some(_), arguments }
-                    if *g != function && by_value(module, &module.functions[*g]) && arguments.iter().all(|&x| !matches!(f.expressions[x], Expression::CallResult(_))))
+                    if *g != function
+                        && by_value(module, &module.functions[*g])
+                        && pure(module, *g, 0)
+                        && arguments.iter().all(|&x| !matches!(f.expressions[x], Expression::CallResult(_))))
         });
         let (Some((Statement::Return { value: Some(_) }, span)), None) = (body.next(), body.next())
         else {

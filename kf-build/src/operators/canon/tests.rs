@@ -1060,3 +1060,58 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let step = canonical_of(&k).map(|r| r.step).unwrap_or_default();
     assert!(step.contains("id-components"), "{step}");
 }
+
+#[test]
+fn helpers_calling_pure_helpers_are_inlined_through_a_shadowing_let() {
+    // wgmath's shape views: `let v = halved(v);` shadows the uniform it is built from, and the
+    // index helper calls another helper.
+    let kernel = |extra: &str, at_body: &str| {
+        format!(
+            "struct V {{ n: u32, s: u32 }}
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> v: V;
+{extra}
+fn half(a: u32) -> u32 {{ return (a + 1u) / 2u; }}
+fn halved(w: V) -> V {{ return V(w.n, half(w.s)); }}
+fn at(w: V, i: u32) -> u32 {{ return {at_body}; }}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    let v = halved(v);
+    if (gid.x >= v.n) {{ return; }}
+    y[gid.x] = x[at(v, gid.x)];
+}}
+"
+        )
+    };
+    let spec =
+        "sizes(n = 50), bind(x = input(2 * n), y = output(n), v = uniform(n, 4)), grid = (n)";
+    let k = testkit::resolve("k.wgsl", spec, &kernel("", "i * w.s / 2u + half(0u)"));
+    let r = canonical_of(&k).expect("canonical");
+    let text = r.program.wgsl.to_string();
+    let main = &text[text.find("fn main").expect("main")..];
+    assert!(r.step.contains("inline-fn"), "{}", r.step);
+    assert!(
+        !main.contains("halved(") && !main.contains("at(") && !main.contains("half("),
+        "{main}"
+    );
+    // The view's initialiser still reads the uniform; the index reads the view by its name.
+    assert!(main.contains("let v = (V((v).n"), "{main}");
+    // A nested helper that writes memory is not moved into the caller's expression.
+    let k = testkit::resolve(
+        "k.wgsl",
+        spec,
+        &kernel(
+            "fn mark() -> u32 { y[0] = 1.0; return 0u; }",
+            "i * w.s / 2u + mark()",
+        ),
+    );
+    let main_of = |k: &kf_runtime::resolve::ResolvedKernel| {
+        let text = canonical_of(k)
+            .map(|r| r.program.wgsl.to_string())
+            .unwrap_or_else(|| k.baseline.wgsl.to_string());
+        text[text.find("fn main").expect("main")..].to_owned()
+    };
+    assert!(main_of(&k).contains("at("), "{}", main_of(&k));
+}
