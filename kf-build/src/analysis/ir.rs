@@ -2928,8 +2928,8 @@ fn override_int(
     const_int_in(module, &module.global_expressions, ov.init?)
 }
 
-/// Which functions of the module write globals, use barriers, atomics or subgroup operations
-/// (directly or through calls).
+/// Which functions of the module write globals or images, use barriers, atomics or subgroup
+/// operations (directly or through calls).
 fn effectful_functions(module: &naga::Module) -> Vec<bool> {
     let mut out = vec![false; module.functions.len()];
     // Functions can only call functions declared before them, so one pass in order suffices.
@@ -2958,6 +2958,7 @@ fn effectful_functions(module: &naga::Module) -> Vec<bool> {
             }
             Statement::Call { function, .. } => fx |= out[function.index()],
             Statement::Atomic { .. }
+            | Statement::ImageStore { .. }
             | Statement::ControlBarrier(_)
             | Statement::MemoryBarrier(_)
             | Statement::WorkGroupUniformLoad { .. }

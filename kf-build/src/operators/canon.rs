@@ -537,7 +537,15 @@ fn integer_dots(a: &Analysis<'_>) -> Vec<Edit> {
 /// of loads (`let q = vec2(r.c * v[i] - r.s * v[i + 1], ..)`, then `v[i] = q.x; v[i + 1] = q.y;`)
 /// must not be read again at its component's use: the first store changes what it loads.
 fn id_vector(a: &Analysis<'_>, h: Handle<Expression>) -> bool {
+    reaches_id(a, h, true)
+}
+
+/// Whether `h`'s expression tree reaches a built-in argument. With `fixed`, reads (loads, call
+/// results) refuse it unless a `let` other than `h` names them, and `let`s are not walked into
+/// for reads: their values are fixed where they were named.
+fn reaches_id(a: &Analysis<'_>, h: Handle<Expression>, fixed: bool) -> bool {
     let f = a.function;
+    let named = |x: Handle<Expression>| x != h && f.named_expressions.contains_key(&x);
     let (mut from_id, mut stack, mut seen) = (false, vec![h], Vec::new());
     while let Some(x) = stack.pop() {
         if seen.contains(&x) {
@@ -556,43 +564,15 @@ fn id_vector(a: &Analysis<'_>, h: Handle<Expression>) -> bool {
             | Expression::AtomicResult { .. }
             | Expression::ImageLoad { .. }
             | Expression::ImageSample { .. }
-                if x == h || !f.named_expressions.contains_key(&x) =>
+                if fixed && !named(x) =>
             {
                 return false;
             }
-            // A `let`: its value is fixed where it was named; it may still come from the id.
-            _ if x != h && f.named_expressions.contains_key(&x) => {
-                from_id |= id_vector_named(a, x);
-            }
+            _ if fixed && named(x) => from_id |= reaches_id(a, x, false),
             ref e => stack.extend(crate::analysis::expr::operands(e)),
         }
     }
     from_id
-}
-
-/// Whether a named value reaches a built-in argument (walked like [`id_vector`]'s tree, the names
-/// only followed, never re-read).
-fn id_vector_named(a: &Analysis<'_>, h: Handle<Expression>) -> bool {
-    let f = a.function;
-    let (mut stack, mut seen) = (vec![h], Vec::new());
-    while let Some(x) = stack.pop() {
-        if seen.contains(&x) {
-            continue;
-        }
-        seen.push(x);
-        match &f.expressions[x] {
-            Expression::FunctionArgument(i) => {
-                if f.arguments
-                    .get(*i as usize)
-                    .is_some_and(|arg| matches!(arg.binding, Some(naga::Binding::BuiltIn(_))))
-                {
-                    return true;
-                }
-            }
-            e => stack.extend(crate::analysis::expr::operands(e)),
-        }
-    }
-    false
 }
 
 /// A component of a vector built from an invocation id (`let pos = vec2<i32>(gid.xy);` read as
@@ -918,73 +898,6 @@ fn helper_calls<'a>(
         };
         by_value(module, &module.functions[function]).then_some((s, function, &arguments[..]))
     })
-}
-
-/// Whether helper `g` writes nothing but its own locals and calls only helpers that are pure in
-/// turn: a call of it may move within the expression that uses its result.
-fn pure(module: &naga::Module, g: Handle<naga::Function>, depth: u32) -> bool {
-    fn calls(block: &naga::Block, out: &mut Vec<Handle<naga::Function>>) {
-        for s in block.iter() {
-            match s {
-                Statement::Call { function, .. } => out.push(*function),
-                Statement::Block(b) => calls(b, out),
-                Statement::If { accept, reject, .. } => {
-                    calls(accept, out);
-                    calls(reject, out);
-                }
-                Statement::Loop {
-                    body, continuing, ..
-                } => {
-                    calls(body, out);
-                    calls(continuing, out);
-                }
-                Statement::Switch { cases, .. } => cases.iter().for_each(|c| calls(&c.body, out)),
-                _ => {}
-            }
-        }
-    }
-    let f = &module.functions[g];
-    let mut callees = Vec::new();
-    calls(&f.body, &mut callees);
-    // Calls aside, the body stores only to locals (no atomics, barriers or memory stores).
-    let mut body = f.clone();
-    strip_calls(&mut body.body);
-    depth < 8
-        && writes_only_locals(&body)
-        && callees
-            .iter()
-            .all(|&c| c != g && pure(module, c, depth + 1))
-}
-
-/// `block` with its call statements removed (for [`pure`]'s test of everything else).
-fn strip_calls(block: &mut naga::Block) {
-    let kept: Vec<(Statement, naga::Span)> = std::mem::take(block)
-        .span_into_iter()
-        .filter(|(s, _)| !matches!(s, Statement::Call { .. }))
-        .map(|(mut s, span)| {
-            match &mut s {
-                Statement::Block(b) => strip_calls(b),
-                Statement::If { accept, reject, .. } => {
-                    strip_calls(accept);
-                    strip_calls(reject);
-                }
-                Statement::Loop {
-                    body, continuing, ..
-                } => {
-                    strip_calls(body);
-                    strip_calls(continuing);
-                }
-                Statement::Switch { cases, .. } => {
-                    cases.iter_mut().for_each(|c| strip_calls(&mut c.body))
-                }
-                _ => {}
-            }
-            (s, span)
-        })
-        .collect();
-    for (s, span) in kept {
-        block.push(s, span);
-    }
 }
 
 /// Whether helper `f` takes only values (no pointers, no builtins).
@@ -1388,15 +1301,16 @@ fn inline_expression_helpers(a: &Analysis<'_>) -> Vec<Edit> {
         if !f.local_variables.is_empty() || has_lets(f) {
             continue;
         }
-        // Calls of other helpers that take values and return one may come first: their text
-        // stays in the returned expression and is inlined in turn in the next round
+        // Calls of other helpers that take values, return one and have no effect (they write no
+        // memory, directly or through calls) may come first: their text stays in the returned
+        // expression, where the call may move, and is inlined in turn in the next round
         // (wgebra's `it(view, i, j, t)` returns `t * view.stride_mat + im(view, i, j)`).
         let mut body = f.body.span_iter().filter(|(x, _)| {
             !matches!(x, Statement::Emit(_))
                 && !matches!(x, Statement::Call { function: g, result: Some(_), arguments }
                     if *g != function
                         && by_value(module, &module.functions[*g])
-                        && pure(module, *g, 0)
+                        && !a.function_is_effectful(*g)
                         && arguments.iter().all(|&x| !matches!(f.expressions[x], Expression::CallResult(_))))
         });
         let (Some((Statement::Return { value: Some(_) }, span)), None) = (body.next(), body.next())

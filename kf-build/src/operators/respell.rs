@@ -589,49 +589,24 @@ fn is_ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// The names declared at module scope (outside every brace): variables, constants, overrides,
-/// functions, structs and aliases.
+/// The names declared at module scope, as naga reads them: variables, constants, overrides,
+/// functions and types (none when the text does not parse).
 fn module_scope_names(wgsl: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut depth = 0usize;
-    let bytes = wgsl.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if !wgsl.is_char_boundary(i) {
-            i += 1;
-            continue;
-        }
-        match bytes[i] {
-            b'{' => depth += 1,
-            b'}' => depth = depth.saturating_sub(1),
-            b'/' if wgsl[i..].starts_with("//") => {
-                i += wgsl[i..].find('\n').unwrap_or(wgsl.len() - i);
-                continue;
-            }
-            _ if depth == 0 && (i == 0 || !is_ident(bytes[i - 1] as char)) => {
-                for kw in ["var", "const", "override", "fn", "struct", "alias"] {
-                    let rest = &wgsl[i..];
-                    let Some(after) = rest.strip_prefix(kw) else {
-                        continue;
-                    };
-                    if after.starts_with(is_ident) {
-                        continue;
-                    }
-                    let mut after = after.trim_start();
-                    if let Some(r) = after.strip_prefix('<') {
-                        after = r.split_once('>').map_or("", |(_, r)| r).trim_start();
-                    }
-                    let name: String = after.chars().take_while(|&c| is_ident(c)).collect();
-                    if !name.is_empty() {
-                        out.push(name);
-                    }
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out
+    let Ok(m) = naga::front::wgsl::parse_str(wgsl) else {
+        return Vec::new();
+    };
+    let globals = m.global_variables.iter().map(|(_, v)| v.name.clone());
+    let constants = m.constants.iter().map(|(_, c)| c.name.clone());
+    let overrides = m.overrides.iter().map(|(_, o)| o.name.clone());
+    let functions = m.functions.iter().map(|(_, f)| f.name.clone());
+    let types = m.types.iter().map(|(_, t)| t.name.clone());
+    globals
+        .chain(constants)
+        .chain(overrides)
+        .chain(functions)
+        .chain(types)
+        .flatten()
+        .collect()
 }
 
 /// Renames every `let` and `var` declared in the entry point's body (`x` → `x_r`), except those

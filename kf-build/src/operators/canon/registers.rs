@@ -410,7 +410,7 @@ pub(super) fn assigned_once(a: &Analysis<'_>) -> Vec<Edit> {
                 let r = r.trim_start();
                 r.starts_with(':') || (r.starts_with('=') && !r.starts_with("=="))
             });
-            if named && rest.len() < text.len() - 3 && store.start <= decl.start {
+            if named && text[3..].starts_with(char::is_whitespace) && store.start <= decl.start {
                 out.push(Edit::replace(
                     store.start..store.start + 3,
                     "let".to_string(),
