@@ -12,6 +12,7 @@ use kf_build::operators::implicit::ImplicitGemm;
 use kf_build::operators::reduce::ParallelReduction;
 use kf_build::operators::scan::Scan;
 use kf_build::operators::transpose::TransposeTile;
+use kf_build::operators::tree::SubgroupTree;
 use kf_build::operators::vectorize::VectorizedAccess;
 use kf_build::operators::widen::Widen;
 use kf_build::operators::{Operator, Subject, Target};
@@ -126,6 +127,7 @@ fn operators() -> Vec<Box<dyn Operator>> {
         Box::new(ImplicitGemm),
         Box::new(FlashAttention),
         Box::new(TransposeTile),
+        Box::new(SubgroupTree),
     ]
 }
 

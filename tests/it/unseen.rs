@@ -9,7 +9,7 @@ use kf_tests::*;
 
 /// Operators whose rewrites change the kernel's structure (the parameter and loop-shape operators,
 /// and `coarsen`, are covered by the corpus tests).
-const STRUCTURAL: [&str; 9] = [
+const STRUCTURAL: [&str; 10] = [
     "reduce",
     "scan",
     "tile",
@@ -19,6 +19,7 @@ const STRUCTURAL: [&str; 9] = [
     "flash-attention",
     "transpose-tile",
     "widen",
+    "subgroup-tree",
 ];
 
 #[test]

@@ -32,6 +32,7 @@ mod testing;
 mod testkit;
 pub mod tile;
 pub mod transpose;
+pub mod tree;
 pub mod unroll;
 #[cfg(test)]
 mod unseen_tests;
@@ -222,6 +223,7 @@ pub fn all() -> Vec<Box<dyn Operator>> {
         Box::new(coarsen::Coarsen),
         Box::new(vectorize::VectorizedAccess),
         Box::new(widen::Widen),
+        Box::new(tree::SubgroupTree),
     ]
 }
 

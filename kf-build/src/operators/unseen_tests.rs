@@ -75,7 +75,9 @@ const KNOWN_MISSES: [(&str, &str); 5] = [
 /// The structural operator a kernel of `class` calls for (`None`: only the general ones).
 fn wanted(class: &str) -> &'static [&'static str] {
     match class {
-        "softmax" | "layernorm" | "rmsnorm" | "reduction" | "argreduce" | "gemv" => &["reduce"],
+        "softmax" | "layernorm" | "rmsnorm" | "reduction" | "argreduce" | "gemv" => {
+            &["reduce", "subgroup-tree"]
+        }
         "gemm" => &["tile", "tile-blocked"],
         "conv" => &["implicit-gemm"],
         "depthwise" => &["unroll", "coarsen"],
