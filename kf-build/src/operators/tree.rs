@@ -86,6 +86,7 @@ impl Operator for SubgroupTree {
             a: &a,
             constants: &constants,
             global_is_local: one_workgroup,
+            wg: i64::from(wg[0]),
         };
         let regions = sim.regions(i64::from(wg[0]))?;
         let max_invocations = subject
@@ -151,6 +152,9 @@ enum Sym {
     Lane(i64),
     /// `local_invocation_id` (its `.x` is the index: the workgroup is one-dimensional).
     LaneVec,
+    /// `global_invocation_id`, and its `.x` (`% WG` is the lane).
+    GlobalVec,
+    GlobalX,
     /// `lane < k`.
     LaneBelow(i64),
     Unknown,
@@ -192,6 +196,8 @@ struct Sim<'a, 'm> {
     constants: &'a [(&'a str, f64)],
     /// Whether the launch has one workgroup along x, so `global_invocation_id.x` is the lane.
     global_is_local: bool,
+    /// The workgroup size along x.
+    wg: i64,
 }
 
 /// More iterations than any tree over a workgroup has.
@@ -246,12 +252,13 @@ impl<'m> Sim<'_, 'm> {
                     Some(BuiltIn::LocalInvocationIndex) => Sym::Lane(0),
                     Some(BuiltIn::LocalInvocationId) => Sym::LaneVec,
                     Some(BuiltIn::GlobalInvocationId) if self.global_is_local => Sym::LaneVec,
+                    Some(BuiltIn::GlobalInvocationId) => Sym::GlobalVec,
                     _ => match fr.f.expressions[h] {
-                        Expression::AccessIndex { base, index: 0 }
-                            if self.eval(fr, base) == Sym::LaneVec =>
-                        {
-                            Sym::Lane(0)
-                        }
+                        Expression::AccessIndex { base, index: 0 } => match self.eval(fr, base) {
+                            Sym::LaneVec => Sym::Lane(0),
+                            Sym::GlobalVec => Sym::GlobalX,
+                            _ => Sym::Unknown,
+                        },
                         _ => Sym::Unknown,
                     },
                 }
@@ -282,7 +289,13 @@ impl<'m> Sim<'_, 'm> {
             Expression::Binary { op, left, right } => {
                 let l = self.eval(fr, left);
                 let r = self.eval(fr, right);
-                binary(op, l, r)
+                match (op, l, r) {
+                    // Workgroups tile x by the workgroup size.
+                    (BinaryOperator::Modulo, Sym::GlobalX, Sym::Int(k)) if k == self.wg => {
+                        Sym::Lane(0)
+                    }
+                    _ => binary(op, l, r),
+                }
             }
             _ => Sym::Unknown,
         };
@@ -1072,6 +1085,7 @@ fn render(a: &Analysis<'_>, regions: &[Region], slots: u64) -> Result<String, Sk
         a,
         constants: &[],
         global_is_local: false,
+        wg: 0,
     };
     let body: Vec<&Statement> = a.function.body.iter().collect();
     let mut edits = vec![Edit::replace(sig.params.clone(), params)];

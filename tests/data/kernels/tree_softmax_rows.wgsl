@@ -1,8 +1,9 @@
 // Softmax over rows with one 64-lane workgroup per row, the way shared-memory kernels were
 // written before subgroups: a max tree whose steps are calls of a helper (barrier first, one
-// call per stride) and a sum tree as `loop { if s == 0u { break; } .. s >>= 1u; }` with the
-// operands swapped. Both trees are folded with subgroup operations; the row's max and sum are
-// read back from slot 0 only.
+// call per stride) and a sum tree as a `for` whose counter shifts right, the operands swapped.
+// (The `loop { if s == 0u { break; } .. }` spelling is a unit test of `subgroup-tree`: the
+// runtime's proof that loops end does not take a counter that halves in the body.) Both trees
+// are folded with subgroup operations; the row's max and sum are read back from slot 0 only.
 // spec: sizes(rows = 37, cols = 300), bind(x = input(rows * cols), y = output(rows * cols)), workgroups = (rows)
 // fires: subgroup-tree
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -47,14 +48,11 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
     }
     scratch[lane] = total;
     workgroupBarrier();
-    var s = LANES / 2u;
-    loop {
-        if s == 0u { break; }
+    for (var s = LANES / 2u; s > 0u; s >>= 1u) {
         if s > lane {
             scratch[lane] = scratch[lane + s] + scratch[lane];
         }
         workgroupBarrier();
-        s >>= 1u;
     }
     let sum = scratch[0];
     for (var c = lane; c < 300u; c += LANES) {

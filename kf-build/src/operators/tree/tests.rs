@@ -320,3 +320,26 @@ fn main(@builtin(global_invocation_id) invocation_id: vec3<u32>) {
     let kernel = resolve("TREE", spread, k);
     assert!(apply(&SubgroupTree, &kernel, &h200()).is_err());
 }
+
+/// The lane as `global_invocation_id.x % WG`, rows as `global_invocation_id.x / WG`.
+#[test]
+fn folds_a_tree_over_the_global_id_modulo_the_workgroup() {
+    let k = format!(
+        "{HEAD}
+@compute @workgroup_size(128)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {{
+    let t = g.x % 128u;
+    let row = g.x / 128u;
+    part[t] = x[row * 300u + t];
+    workgroupBarrier();
+    for (var s = 64u; s > 0u; s >>= 1u) {{
+        if (t < s) {{ part[t] += part[t + s]; }}
+        workgroupBarrier();
+    }}
+    if (t == 0u) {{ y[row] = part[0]; }}
+}}
+"
+    );
+    let out = fold(&k);
+    assert!(out.contains("kf_tree_add_f32(part[kf_tree_lane]"), "{out}");
+}
