@@ -178,12 +178,34 @@ impl Operator for Params {
 /// role proof of [`super::lift::LiftWorkgroupSize`]: a literal it proves to be the workgroup size
 /// (an array length, a stride, a tree reduction's start, ..), or a reason it refuses to lift that
 /// ties the body to the size (a literal equal to it that is not provably it, an unrolled
-/// reduction, workgroups combining slices as large as the workgroup). 2-D and 3-D sizes, which
-/// that proof does not judge, keep their workgroup axis.
+/// reduction, workgroups combining slices as large as the workgroup). That proof does not judge
+/// 2-D and 3-D sizes: those count as used when the program reads the local invocation id or index
+/// or the workgroup id, or declares workgroup memory (a tile the workgroup loads together, as a
+/// 32×32 shared-memory GEMM does), since such a body is written for its size; a body that reads
+/// only the global id keeps its workgroup axis.
 fn body_uses_workgroup_size(subject: &Subject<'_>) -> bool {
     let [_, y, z] = subject.program.workgroup_size;
     if y != 1 || z != 1 {
-        return false;
+        let Ok(parsed) = crate::analysis::ir::parse(&subject.program.wgsl) else {
+            return true;
+        };
+        let Ok(a) = parsed.analyse(&subject.program.entry) else {
+            return true;
+        };
+        use naga::BuiltIn as B;
+        let local = [
+            B::LocalInvocationId,
+            B::LocalInvocationIndex,
+            B::WorkGroupId,
+        ]
+        .into_iter()
+        .any(|b| a.builtin(b).is_some_and(|arg| arg.used()));
+        let shared = parsed
+            .module
+            .global_variables
+            .iter()
+            .any(|(_, g)| g.space == naga::AddressSpace::WorkGroup);
+        return local || shared;
     }
     match super::lift::LiftWorkgroupSize.apply(subject) {
         Ok(rewrites) => rewrites
@@ -335,6 +357,39 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
                 .iter()
                 .all(|r| r.program.wgsl.contains("@workgroup_size(256)"))
         );
+    }
+
+    #[test]
+    fn a_two_dimensional_tile_gets_no_workgroup_size_move() {
+        // A 16×16 tile loaded by the workgroup together: any other size reads the wrong slots.
+        const TILED: &str = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+var<workgroup> tile: array<f32, 256>;
+@compute @workgroup_size(16, 16)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = (wid.y * 16u + lid.y) * 64u + wid.x * 16u + lid.x;
+    tile[lid.y * 16u + lid.x] = x[i];
+    workgroupBarrier();
+    y[i] = tile[lid.x * 16u + lid.y];
+}
+"#;
+        // The same grid read through the global id only: the size is free.
+        const FREE_2D: &str = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(16, 16)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.y * 64u + g.x;
+    y[i] = 2.0 * x[i];
+}
+"#;
+        let spec = "path = \"k.wgsl\", sizes(n = 64), bind(x = input(n * n), y = output(n * n)), grid = (n, n)";
+        let t = target();
+        let tiled = kernel_with(spec, TILED);
+        assert!(body_uses_workgroup_size(&subject_of(&tiled, &t)));
+        let free = kernel_with(spec, FREE_2D);
+        assert!(!body_uses_workgroup_size(&subject_of(&free, &t)));
     }
 
     #[test]
