@@ -2183,7 +2183,8 @@ fn type_ident(name: &str) -> String {
     name.chars().filter(|c| c.is_ascii_alphanumeric()).collect()
 }
 
-fn combine_expr(op: AccOp, x: &str, y: &str) -> String {
+/// `x ⊕ y` in WGSL.
+pub(crate) fn combine_expr(op: AccOp, x: &str, y: &str) -> String {
     match op {
         AccOp::Add => format!("{x} + {y}"),
         AccOp::Mul => format!("{x} * {y}"),
@@ -2195,7 +2196,8 @@ fn combine_expr(op: AccOp, x: &str, y: &str) -> String {
     }
 }
 
-fn op_name(op: AccOp) -> &'static str {
+/// The operation's short name, for helper names and steps.
+pub(crate) fn op_name(op: AccOp) -> &'static str {
     match op {
         AccOp::Add => "add",
         AccOp::Mul => "mul",
@@ -2207,7 +2209,8 @@ fn op_name(op: AccOp) -> &'static str {
     }
 }
 
-fn subgroup_fn(op: AccOp) -> &'static str {
+/// The subgroup builtin that folds with the operation.
+pub(crate) fn subgroup_fn(op: AccOp) -> &'static str {
     match op {
         AccOp::Add => "subgroupAdd",
         AccOp::Mul => "subgroupMul",

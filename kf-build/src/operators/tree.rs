@@ -31,6 +31,7 @@
 //! Needs the adapter's subgroup operations. The workgroup size stays what it was (a lifted
 //! `KF_WG_X` too: the fold does not depend on it).
 
+use super::reduce::{combine_expr, op_name, subgroup_fn};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::expr::{literal_int, operands};
 use crate::analysis::ir::{self, AccOp, Analysis, Edit};
@@ -98,7 +99,7 @@ impl Operator for SubgroupTree {
         let text = render(&a, &regions, slots)?;
         let mut what: Vec<String> = Vec::new();
         for t in regions.iter().flat_map(|r| &r.trees) {
-            let s = format!("{} {}", op_word(t.op), global_name(&a, t.global));
+            let s = format!("{} {}", op_name(t.op), global_name(&a, t.global));
             if !what.contains(&s) {
                 what.push(s);
             }
@@ -992,42 +993,6 @@ fn is_float(a: &Analysis<'_>, ty: Handle<naga::Type>) -> bool {
     )
 }
 
-fn op_word(op: AccOp) -> &'static str {
-    match op {
-        AccOp::Add => "add",
-        AccOp::Mul => "mul",
-        AccOp::Max => "max",
-        AccOp::Min => "min",
-        AccOp::And => "and",
-        AccOp::Or => "or",
-        AccOp::Xor => "xor",
-    }
-}
-
-fn subgroup_fn(op: AccOp) -> &'static str {
-    match op {
-        AccOp::Add => "subgroupAdd",
-        AccOp::Mul => "subgroupMul",
-        AccOp::Max => "subgroupMax",
-        AccOp::Min => "subgroupMin",
-        AccOp::And => "subgroupAnd",
-        AccOp::Or => "subgroupOr",
-        AccOp::Xor => "subgroupXor",
-    }
-}
-
-fn combine(op: AccOp, x: &str, y: &str) -> String {
-    match op {
-        AccOp::Add => format!("{x} + {y}"),
-        AccOp::Mul => format!("{x} * {y}"),
-        AccOp::Max => format!("max({x}, {y})"),
-        AccOp::Min => format!("min({x}, {y})"),
-        AccOp::And => format!("{x} & {y}"),
-        AccOp::Or => format!("{x} | {y}"),
-        AccOp::Xor => format!("{x} ^ {y}"),
-    }
-}
-
 /// The builtin's name in the entry point, or a new parameter for it.
 fn builtin_text(
     a: &Analysis<'_>,
@@ -1108,7 +1073,7 @@ fn render(a: &Analysis<'_>, regions: &[Region], slots: u64) -> Result<String, Sk
             }
             text.push_str(&format!(
                 "\n{indent}    let kf_tree_{n} = kf_tree_{}_{tid}({name}[{lane}], {sg}, {sg_lane}, {n_sg});",
-                op_word(t.op)
+                op_name(t.op)
             ));
             stores.push_str(&format!("\n{indent}        {name}[0] = kf_tree_{n};"));
             if !helpers.contains(&(t.op, ty.clone())) {
@@ -1161,9 +1126,9 @@ fn render(a: &Analysis<'_>, regions: &[Region], slots: u64) -> Result<String, Sk
         let tid = type_ident(ty);
         text.push_str(&format!(
             "\n// KernelFoundry: the workgroup's fold of `value`, on every lane: each subgroup's, then the subgroups' in order.\nfn kf_tree_{}_{tid}(value: {ty}, sg: u32, sg_lane: u32, n_sg: u32) -> {ty} {{\n    let partial = {}(value);\n    if (sg_lane == 0u) {{\n        kf_tree_mem_{tid}[sg] = partial;\n    }}\n    workgroupBarrier();\n    var total = kf_tree_mem_{tid}[0];\n    for (var i = 1u; i < n_sg; i++) {{\n        total = {};\n    }}\n    return total;\n}}\n",
-            op_word(*op),
+            op_name(*op),
             subgroup_fn(*op),
-            combine(*op, "total", &format!("kf_tree_mem_{tid}[i]"))
+            combine_expr(*op, "total", &format!("kf_tree_mem_{tid}[i]"))
         ));
     }
     Ok(text)

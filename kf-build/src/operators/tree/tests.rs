@@ -1,3 +1,7 @@
+//! Tests of `subgroup-tree`: the spellings it folds alike (for/while/loop-break counters, steps
+//! written out or called per stride, several arrays, lanes read several ways) and the trees it
+//! must leave alone (other slots read after, strides that do not halve to 1, missing barriers).
+
 use super::SubgroupTree;
 use crate::operators::testkit::{apply, check_valid, h200, own_step, plain, resolve};
 
