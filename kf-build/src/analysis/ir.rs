@@ -841,6 +841,7 @@ impl<'a> Analysis<'a> {
 
     /// `range` extended over blanks and comments to include a following `;`, if there is one.
     pub fn with_semicolon(&self, range: &TextRange) -> TextRange {
+        let range = &self.with_arguments(range);
         let rest = &self.code[range.end..];
         let trimmed = rest.trim_start();
         if trimmed.starts_with(';') {
@@ -848,6 +849,35 @@ impl<'a> Analysis<'a> {
         } else {
             range.clone()
         }
+    }
+
+    /// `range` widened over the argument list that follows it where it is only a name: naga
+    /// records a barrier statement (`workgroupBarrier();`) by its name alone.
+    fn with_arguments(&self, range: &TextRange) -> TextRange {
+        let name = &self.code[range.clone()];
+        let rest = &self.code[range.end..];
+        let trimmed = rest.trim_start();
+        if name.is_empty()
+            || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+            || !trimmed.starts_with('(')
+        {
+            return range.clone();
+        }
+        let open = range.end + (rest.len() - trimmed.len());
+        let mut depth = 0usize;
+        for (i, c) in self.code[open..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return range.start..open + i + 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        range.clone()
     }
 
     /// The start of the line `pos` is on, and the blanks that indent it.

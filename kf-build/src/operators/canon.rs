@@ -109,7 +109,10 @@
 //!   the call, its parameters `let`s of the arguments, the call a `let` of the returned value.
 //!   A helper that computes an index through `let`s (tfjs's `getCoordsFromIndex`) is spelled
 //!   out the same way, and so is a call statement of a helper without a result (tfjs's
-//!   `setOutputAtIndex(i, v);`, which may store to memory). An integer `dot(u, v)` becomes the
+//!   `setOutputAtIndex(i, v);`, which may store to memory), and so is a helper that also waits at
+//!   barriers and calls helpers (a workgroup reduction that returns its total, `let t =
+//!   block_sum(lane, v);`, and its steps, `halve(lane, 32u);`) where the call is a statement of
+//!   its own or the whole value of a `let`, `var` or assignment. An integer `dot(u, v)` becomes the
 //!   sum of the components' products (`int-dot`), so an index computed as a `dot` reads as one.
 //!   Exact: the helper writes nothing but its own locals and runs where the call ran, once, on
 //!   the same values; refused where a name could be captured either way, and where the call
@@ -273,7 +276,7 @@ fn normalisations(
     for e in private_to_let(a) {
         take((vec![e], "private-let"), &mut out);
     }
-    if let Some(edits) = inline_statement_helper(a) {
+    for edits in inline_statement_helpers(a) {
         take((edits, "inline-fn"), &mut out);
     }
     let pinned = single_axis_ids(a, single);
@@ -968,7 +971,10 @@ pub(super) fn identifiers(text: &str) -> Vec<&str> {
 /// `return` whose parts are named by `let`s when it computes an integer or an integer vector
 /// (tfjs's `getCoordsFromIndex`), and a call statement of a helper without a result (tfjs's
 /// `setOutputAtIndex(i, v) { result[i] = v; }`), spelled out in place of the call; such a helper
-/// may store to memory, and may leave only at its end.
+/// may store to memory, and may leave only at its end. A helper that also waits at barriers and
+/// calls helpers (a workgroup reduction: `let total = run_reduction(lane);`, `reduce(lane, 64u);`)
+/// is spelled out too where its call is a statement of its own or the whole value of a `let`, a
+/// `var` or an assignment, so nothing else in the statement is evaluated around its effects.
 ///
 /// Exact: the helper writes no memory but its own locals (or, without a result, is the whole
 /// statement, so its stores happen where the call's did), calls nothing, uses no barrier or
@@ -977,8 +983,29 @@ pub(super) fn identifiers(text: &str) -> Vec<&str> {
 /// `continuing` block; or a name the helper declares is a name of the module (it could shadow
 /// one the helper reads); or a name the helper reads is declared in the entry point. The
 /// helper's parameters and locals are renamed apart (`kf3_sum`), so they capture nothing of the
-/// entry point's. One helper call a round.
-fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
+/// entry point's. Every such call a round, one a statement.
+fn inline_statement_helpers(a: &Analysis<'_>) -> Vec<Vec<Edit>> {
+    let mut out = Vec::new();
+    let mut starts = Vec::new();
+    for (n, function, arguments) in helper_calls(a) {
+        if let Some((start, edits)) = inline_statement_helper(a, n, function, arguments)
+            && !starts.contains(&start)
+        {
+            starts.push(start);
+            out.push(edits);
+        }
+    }
+    out
+}
+
+/// The edits that spell out the call of `function` in statement `n`, and where that statement
+/// starts.
+fn inline_statement_helper(
+    a: &Analysis<'_>,
+    n: usize,
+    function: Handle<naga::Function>,
+    arguments: &[Handle<Expression>],
+) -> Option<(usize, Vec<Edit>)> {
     let module = a.module;
     let code = a.code();
     let entry_names = declared_names(a.function);
@@ -1005,148 +1032,174 @@ fn inline_statement_helper(a: &Analysis<'_>) -> Option<Vec<Edit>> {
                 .filter_map(|(_, f)| f.name.as_deref()),
         )
         .collect();
-    for (n, function, arguments) in helper_calls(a) {
-        let st = &a.stmts[n];
-        let f = &module.functions[function];
-        let name = f.name.as_deref()?;
-        let void = f.result.is_none();
-        if !(writes_only_locals(f) || void && writes_plainly(f)) {
-            continue;
-        }
-        let user: Vec<_> = f
-            .body
-            .span_iter()
-            .filter(|(x, _)| !matches!(x, Statement::Emit(_)))
-            .collect();
-        let fn_span = module.functions.get_span(function).to_range()?;
-        // The body's text: from the `{` that opens it to the `return` (or the closing `}`), and
-        // the returned expression's.
-        let (before, returned) = if void {
-            // Only a trailing `return;` may leave the helper (one earlier would leave the caller).
-            let last = user.last().map(|(x, _)| *x);
-            let open = code[fn_span.start..fn_span.end].find('{')? + fn_span.start;
-            // naga ends a body without a `return` with one of its own, which has no text.
-            let closing = code[..fn_span.end].rfind('}')?;
-            let end = match last {
-                Some(Statement::Return { value: None }) => user
-                    .last()?
-                    .1
-                    .to_range()
-                    .filter(|r| code[r.clone()].trim_start().starts_with("return"))
-                    .map_or(closing, |r| r.start),
-                _ => closing,
-            };
-            if user.len() < 2 && !has_lets(f) && last.is_none() {
-                continue;
-            }
-            (&code[open + 1..end], "")
-        } else {
-            let Some((Statement::Return { value: Some(_) }, ret_span)) = user.last() else {
-                continue;
-            };
-            // One `return` is `inline_expression_helpers`' unless `let`s name its parts. Those
-            // are spelled out where the helper computes an index (an integer or integer vector),
-            // which the operators must read; a pure value helper with `let`s (an activation) is
-            // left a call, which the operators re-emit as written.
-            let integers = f.result.as_ref().is_some_and(|r| {
-                matches!(
-                    module.types[r.ty].inner.scalar_kind(),
-                    Some(naga::ScalarKind::Sint | naga::ScalarKind::Uint)
-                )
-            });
-            if user.len() < 2 && !(has_lets(f) && integers) {
-                continue;
-            }
-            let ret = ret_span.to_range()?;
-            let open = code[fn_span.start..ret.start].find('{')? + fn_span.start;
-            let returned = code[ret.clone()]
-                .trim()
-                .strip_prefix("return")?
-                .trim()
-                .trim_end_matches(';')
-                .trim();
-            let after = code[ret.end..]
-                .trim_start()
-                .trim_start_matches(';')
-                .trim_start();
-            if !after.starts_with('}') {
-                continue;
-            }
-            (&code[open + 1..ret.start], returned)
+    let st = &a.stmts[n];
+    let f = &module.functions[function];
+    let name = f.name.as_deref()?;
+    let void = f.result.is_none();
+    let pure = writes_only_locals(f);
+    let effects = !pure && !(void && writes_plainly(f));
+    if effects && !runs_in_place(f) {
+        return None;
+    }
+    let user: Vec<_> = f
+        .body
+        .span_iter()
+        .filter(|(x, _)| !matches!(x, Statement::Emit(_)))
+        .collect();
+    let fn_span = module.functions.get_span(function).to_range()?;
+    // The body's text: from the `{` that opens it to the `return` (or the closing `}`), and
+    // the returned expression's.
+    let (before, returned) = if void {
+        // Only a trailing `return;` may leave the helper (one earlier would leave the caller).
+        let last = user.last().map(|(x, _)| *x);
+        let open = code[fn_span.start..fn_span.end].find('{')? + fn_span.start;
+        // naga ends a body without a `return` with one of its own, which has no text.
+        let closing = code[..fn_span.end].rfind('}')?;
+        let end = match last {
+            Some(Statement::Return { value: None }) => user
+                .last()?
+                .1
+                .to_range()
+                .filter(|r| code[r.clone()].trim_start().starts_with("return"))
+                .map_or(closing, |r| r.start),
+            _ => closing,
         };
-        // The helper's own names are renamed apart (`kf3_sum`), so none captures or is captured.
-        let helper_names = declared_names(f);
-        if helper_names.iter().any(|h| module_names.contains(h)) {
-            continue;
+        if user.len() < 2 && !has_lets(f) && last.is_none() {
+            return None;
         }
-        let read = identifiers(before)
-            .into_iter()
-            .chain(identifiers(returned))
-            .filter(|w| !helper_names.contains(w));
-        if read.clone().any(|w| entry_names.contains(&w)) {
-            continue;
-        }
-        let fresh = |w: &str| format!("kf{n}_{w}");
-        if helper_names.iter().any(|h| code.contains(&fresh(h))) {
-            continue;
-        }
-        let renamed: Vec<String> = helper_names.iter().map(|h| fresh(h)).collect();
-        let rename = |text: &str| replace_names(text, &helper_names, &renamed, false, &[]);
-        let (Some(before), Some(returned)) = (rename(before), rename(returned)) else {
-            continue;
+        (&code[open + 1..end], "")
+    } else {
+        let Some((Statement::Return { value: Some(_) }, ret_span)) = user.last() else {
+            return None;
         };
-        // Where the statement holding the call begins, and what kind of statement it is.
-        let call = st.span.clone()?;
-        if !a.text(&call).trim_start().starts_with(name) {
-            continue;
+        // One `return` is `inline_expression_helpers`' unless `let`s name its parts. Those
+        // are spelled out where the helper computes an index (an integer or integer vector),
+        // which the operators must read; a pure value helper with `let`s (an activation) is
+        // left a call, which the operators re-emit as written.
+        let integers = f.result.as_ref().is_some_and(|r| {
+            matches!(
+                module.types[r.ty].inner.scalar_kind(),
+                Some(naga::ScalarKind::Sint | naga::ScalarKind::Uint)
+            )
+        });
+        if user.len() < 2 && !(has_lets(f) && integers) {
+            return None;
         }
-        let call_open = code[call.start..].find('(')? + call.start;
-        let call_close = matching_paren(code, call_open)?;
-        let start = statement_start(code, call.start)?;
-        let head = code[start..call.start].trim_start();
-        let word = identifiers(head).first().copied().unwrap_or("");
-        if matches!(
-            word,
-            "for" | "while" | "loop" | "else" | "break" | "continuing" | "switch" | "case"
-        ) || head.contains("&&")
-            || head.contains("||")
-            || in_continuing(a, n)
-        {
-            continue;
+        let ret = ret_span.to_range()?;
+        let open = code[fn_span.start..ret.start].find('{')? + fn_span.start;
+        let returned = code[ret.clone()]
+            .trim()
+            .strip_prefix("return")?
+            .trim()
+            .trim_end_matches(';')
+            .trim();
+        let after = code[ret.end..]
+            .trim_start()
+            .trim_start_matches(';')
+            .trim_start();
+        if !after.starts_with('}') {
+            return None;
         }
-        // A call without a result is a statement of its own: `helper(args);`.
-        if void && (start != call.start || !code[call_close + 1..].trim_start().starts_with(';')) {
-            continue;
-        }
-        let args = argument_texts(a, arguments)?;
-        let indent = a.indent_at(start);
-        let mut text = String::new();
-        for (arg, value) in f.arguments.iter().zip(&args) {
-            let pname = fresh(arg.name.as_deref()?);
-            text.push_str(&format!(
-                "let {pname}: {} = ({value});\n{indent}",
-                a.type_name(arg.ty)
-            ));
-        }
-        if void {
-            // The statement's `;` stays, an empty statement after the body.
-            text.push_str(&format!(
-                "// {name}(..), inlined\n{indent}{}\n{indent}",
-                reindent(&before, indent)
-            ));
-            return Some(vec![Edit::replace(call.start..call_close + 1, text)]);
-        }
-        let result = format!("kf_ret_{n}");
+        (&code[open + 1..ret.start], returned)
+    };
+    // The helper's own names are renamed apart (`kf3_sum`), so none captures or is captured.
+    let helper_names = declared_names(f);
+    if helper_names.iter().any(|h| module_names.contains(h)) {
+        return None;
+    }
+    let read = identifiers(before)
+        .into_iter()
+        .chain(identifiers(returned))
+        .filter(|w| !helper_names.contains(w));
+    if read.clone().any(|w| entry_names.contains(&w)) {
+        return None;
+    }
+    let fresh = |w: &str| format!("kf{n}_{w}");
+    if helper_names.iter().any(|h| code.contains(&fresh(h))) {
+        return None;
+    }
+    let renamed: Vec<String> = helper_names.iter().map(|h| fresh(h)).collect();
+    let rename = |text: &str| replace_names(text, &helper_names, &renamed, false, &[]);
+    let (Some(before), Some(returned)) = (rename(before), rename(returned)) else {
+        return None;
+    };
+    // Where the statement holding the call begins, and what kind of statement it is.
+    let call = st.span.clone()?;
+    if !a.text(&call).trim_start().starts_with(name) {
+        return None;
+    }
+    let call_open = code[call.start..].find('(')? + call.start;
+    let call_close = matching_paren(code, call_open)?;
+    let start = statement_start(code, call.start)?;
+    let head = code[start..call.start].trim_start();
+    let word = identifiers(head).first().copied().unwrap_or("");
+    if matches!(
+        word,
+        "for" | "while" | "loop" | "else" | "break" | "continuing" | "switch" | "case"
+    ) || head.contains("&&")
+        || head.contains("||")
+        || in_continuing(a, n)
+    {
+        return None;
+    }
+    // A call without a result is a statement of its own: `helper(args);`.
+    let alone = code[call_close + 1..].trim_start().starts_with(';');
+    if void && (start != call.start || !alone) {
+        return None;
+    }
+    // One with effects is the whole value of its statement (`let t = helper(args);`), so
+    // nothing of the statement is evaluated before the effects that was evaluated after them.
+    if effects && !void && !(alone && is_binding_head(head)) {
+        return None;
+    }
+    let args = argument_texts(a, arguments)?;
+    let indent = a.indent_at(start);
+    let mut text = String::new();
+    for (arg, value) in f.arguments.iter().zip(&args) {
+        let pname = fresh(arg.name.as_deref()?);
         text.push_str(&format!(
-            "// {name}(..), inlined\n{indent}{}\n{indent}let {result} = {returned};\n{indent}",
+            "let {pname}: {} = ({value});\n{indent}",
+            a.type_name(arg.ty)
+        ));
+    }
+    if void {
+        // The statement's `;` stays, an empty statement after the body.
+        text.push_str(&format!(
+            "// {name}(..), inlined\n{indent}{}\n{indent}",
             reindent(&before, indent)
         ));
-        return Some(vec![
+        return Some((start, vec![Edit::replace(call.start..call_close + 1, text)]));
+    }
+    let result = format!("kf_ret_{n}");
+    text.push_str(&format!(
+        "// {name}(..), inlined\n{indent}{}\n{indent}let {result} = {returned};\n{indent}",
+        reindent(&before, indent)
+    ));
+    Some((
+        start,
+        vec![
             Edit::insert(start, text),
             Edit::replace(call.start..call_close + 1, result),
-        ]);
+        ],
+    ))
+}
+
+/// Whether `head`, the text of a statement before its value, binds that value to a name: `let x
+/// =`, `let x: T =`, `var x =`, `var x: T =` or `x =`.
+fn is_binding_head(head: &str) -> bool {
+    let Some(lhs) = head.trim().strip_suffix('=') else {
+        return false;
+    };
+    if lhs.ends_with(['=', '!', '<', '>', '+', '-', '*', '/', '%', '&', '|', '^']) {
+        return false;
     }
-    None
+    let lhs = lhs
+        .trim()
+        .strip_prefix("let ")
+        .or_else(|| lhs.trim().strip_prefix("var "))
+        .unwrap_or(lhs.trim());
+    let name = lhs.split(':').next().unwrap_or("").trim();
+    !name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
 /// A helper's statements moved to `indent`: trimmed, and every line after the first shifted by
@@ -1184,18 +1237,37 @@ fn has_lets(f: &naga::Function) -> bool {
 /// only at its end: a statement helper such as tfjs's `setOutputAtIndex(i, v) { result[i] = v;
 /// }`, which runs where the call was when spelled out there.
 fn writes_plainly(f: &naga::Function) -> bool {
-    straight_body(f, true)
+    straight_body(f, Effects::Memory)
 }
 
 /// Whether `f` stores only to its own local variables and uses no call, barrier or atomic.
 fn writes_only_locals(f: &naga::Function) -> bool {
-    straight_body(f, false)
+    straight_body(f, Effects::Locals)
 }
 
-/// Whether `f`'s statements are plain stores (to its own locals only, unless `memory`), control
-/// flow and evaluations, with no call, barrier or atomic, and a `return` only last (or one naga
-/// added at the end of a path, which has no text).
-fn straight_body(f: &naga::Function, memory: bool) -> bool {
+/// Whether `f` may also wait at barriers and call other helpers, returning only at its end: a
+/// workgroup reduction written as a helper (`fn run_reduction(lane: u32) -> f32 { W[lane] = ..;
+/// workgroupBarrier(); reduce(lane, 64u); .. return W[0]; }`), which runs where the call was when
+/// spelled out there, each barrier reached by the same invocations in the same order.
+fn runs_in_place(f: &naga::Function) -> bool {
+    straight_body(f, Effects::Barriers)
+}
+
+/// What a helper's statements may do besides computing values and storing to its own locals.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Effects {
+    Locals,
+    /// Plain stores to memory.
+    Memory,
+    /// Plain stores, workgroup and memory barriers, and calls of helpers.
+    Barriers,
+}
+
+/// Whether `f`'s statements are plain stores (to its own locals only, unless `effects` allows
+/// memory), control flow and evaluations, with no call, barrier or atomic (unless `effects` is
+/// `Barriers`, which allows barriers and calls), and a `return` only last (or one naga added at
+/// the end of a path, which has no text).
+fn straight_body(f: &naga::Function, effects: Effects) -> bool {
     let local = |mut p: Handle<Expression>| loop {
         match f.expressions[p] {
             Expression::LocalVariable(_) => break true,
@@ -1207,24 +1279,35 @@ fn straight_body(f: &naga::Function, memory: bool) -> bool {
         f: &naga::Function,
         block: &naga::Block,
         store_ok: &dyn Fn(Handle<Expression>) -> bool,
+        effects: Effects,
     ) -> bool {
         block.span_iter().all(|(s, span)| match s {
             Statement::Store { pointer, .. } => store_ok(*pointer),
             Statement::Return { value: None } if !span.is_defined() => true,
             Statement::Return { .. } => std::ptr::eq(s, f.body.last().unwrap_or(s)),
-            Statement::Block(b) => ok(f, b, store_ok),
+            Statement::Block(b) => ok(f, b, store_ok, effects),
             Statement::If { accept, reject, .. } => {
-                ok(f, accept, store_ok) && ok(f, reject, store_ok)
+                ok(f, accept, store_ok, effects) && ok(f, reject, store_ok, effects)
             }
             Statement::Loop {
                 body, continuing, ..
-            } => ok(f, body, store_ok) && ok(f, continuing, store_ok),
-            Statement::Switch { cases, .. } => cases.iter().all(|c| ok(f, &c.body, store_ok)),
+            } => ok(f, body, store_ok, effects) && ok(f, continuing, store_ok, effects),
+            Statement::Switch { cases, .. } => {
+                cases.iter().all(|c| ok(f, &c.body, store_ok, effects))
+            }
             Statement::Emit(_) | Statement::Break | Statement::Continue => true,
+            Statement::ControlBarrier(_) | Statement::MemoryBarrier(_) | Statement::Call { .. } => {
+                effects == Effects::Barriers
+            }
             _ => false,
         })
     }
-    ok(f, &f.body, &|p| memory || local(p))
+    ok(
+        f,
+        &f.body,
+        &|p| effects >= Effects::Memory || local(p),
+        effects,
+    )
 }
 
 /// Whether statement `s` sits in a loop's `continuing` block.

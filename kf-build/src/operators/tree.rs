@@ -233,6 +233,15 @@ impl<'m> Sim<'_, 'm> {
         fr
     }
 
+    /// Evaluates the expressions an `Emit` brings into scope afresh (a loop emits them again on
+    /// every trip, with new values).
+    fn emit(&self, fr: &mut Frame<'m>, range: &naga::Range<Expression>) {
+        for h in range.clone() {
+            fr.values.remove(&h);
+            self.eval(fr, h);
+        }
+    }
+
     fn eval(&self, fr: &mut Frame<'m>, h: Handle<Expression>) -> Sym {
         if let Some(v) = fr.values.get(&h) {
             return *v;
@@ -329,12 +338,7 @@ impl<'m> Sim<'_, 'm> {
         depth: usize,
     ) -> Result<Flow, String> {
         match stmt {
-            Statement::Emit(range) => {
-                for h in range.clone() {
-                    fr.values.remove(&h);
-                    self.eval(fr, h);
-                }
-            }
+            Statement::Emit(range) => self.emit(fr, range),
             Statement::ControlBarrier(b) if b.contains(naga::Barrier::WORK_GROUP) => {
                 events.push(Event::Barrier)
             }
@@ -421,12 +425,7 @@ impl<'m> Sim<'_, 'm> {
         let mut stores = Vec::new();
         for stmt in accept.iter() {
             match stmt {
-                Statement::Emit(range) => {
-                    for h in range.clone() {
-                        fr.values.remove(&h);
-                        self.eval(fr, h);
-                    }
-                }
+                Statement::Emit(range) => self.emit(fr, range),
                 Statement::Store { pointer, value } => stores.push((*pointer, *value)),
                 Statement::Return { value: None } if !fr.entry && !stores.is_empty() => {}
                 _ => return Err(not_a_step()),
@@ -559,10 +558,7 @@ impl<'m> Sim<'_, 'm> {
             fr.locals.insert(v, Sym::Unknown);
         }
         if let Statement::Emit(range) = stmt {
-            for h in range.clone() {
-                fr.values.remove(&h);
-                self.eval(fr, h);
-            }
+            self.emit(fr, range);
         }
     }
 
@@ -601,7 +597,7 @@ impl<'m> Sim<'_, 'm> {
         let mut kind: Option<Vec<(Handle<GlobalVariable>, AccOp)>> = None;
         let mut last = None;
         let mut trailing = false;
-        'walk: for (k, (j, events, _)) in ran.iter().enumerate() {
+        'walk: for (k, (_, events, _)) in ran.iter().enumerate() {
             for (n, e) in events.iter().enumerate() {
                 match e {
                     Event::Barrier => {
@@ -650,7 +646,6 @@ impl<'m> Sim<'_, 'm> {
                                 trailing = true;
                                 last = Some(k + 1);
                             }
-                            let _ = j;
                             break 'walk;
                         }
                     }
@@ -682,7 +677,7 @@ impl<'m> Sim<'_, 'm> {
         // Locals declared outside the region that it changes keep their final values.
         // Locals declared inside it and used after it are declared again, with those values.
         let mut finals = Vec::new();
-        let (region_start, region_end) = self.text_bounds(body, i, ran[last].0)?;
+        let (region_start, region_end) = self.text_bounds(i, ran[last].0)?;
         let ids = top_level_ids(self.a);
         let end_id = ids
             .get(ran[last].0 + 1)
@@ -722,12 +717,7 @@ impl<'m> Sim<'_, 'm> {
     }
 
     /// The text the top-level statements `first..=last` span (their `;` included).
-    fn text_bounds(
-        &self,
-        body: &[&'m Statement],
-        first: usize,
-        last: usize,
-    ) -> Result<(usize, usize), String> {
+    fn text_bounds(&self, first: usize, last: usize) -> Result<(usize, usize), String> {
         let spans: Vec<_> = self
             .a
             .function
@@ -737,7 +727,6 @@ impl<'m> Sim<'_, 'm> {
             .filter(|(k, (s, _))| *k >= first && *k <= last && !matches!(s, Statement::Emit(_)))
             .filter_map(|(_, (_, span))| span.to_range())
             .collect();
-        let _ = body;
         let start = spans.iter().map(|r| r.start).min();
         let end = spans.iter().map(|r| self.a.with_semicolon(r).end).max();
         match (start, end) {
@@ -803,41 +792,40 @@ impl<'m> Sim<'_, 'm> {
             _ => None,
         });
         let until = reset.map_or(body.len(), |(k, _)| k);
-        for k in region.last + 1..until {
-            let lo = ids[k];
-            let hi = ids.get(k + 1).copied().unwrap_or(a.stmts.len());
-            for (h, e) in f.expressions.iter() {
-                if !a.evaluated_at(h).is_some_and(|s| s >= lo && s < hi)
-                    || reset.is_some_and(|(_, p)| p == h)
-                {
-                    continue;
-                }
-                let at_zero = match *e {
-                    Expression::Access { base, index } if matches!(f.expressions[base], Expression::GlobalVariable(g) if g == global) => {
-                        Some(a.const_int(index) == Some(0))
-                    }
-                    Expression::AccessIndex { base, index } if matches!(f.expressions[base], Expression::GlobalVariable(g) if g == global) => {
-                        Some(index == 0)
-                    }
-                    Expression::Load { pointer } if matches!(f.expressions[pointer], Expression::GlobalVariable(g) if g == global) => {
-                        Some(false)
-                    }
-                    _ => None,
-                };
-                if at_zero == Some(false) {
-                    return Err(format!(
-                        "`{name}` is read at an index other than 0 after the tree, whose other slots would hold different values"
-                    ));
-                }
+        // The top-level statements between the tree and the reset are contiguous in `stmts`.
+        let lo = end_id;
+        let hi = ids.get(until).copied().unwrap_or(a.stmts.len());
+        for (h, e) in f.expressions.iter() {
+            if !a.evaluated_at(h).is_some_and(|s| s >= lo && s < hi)
+                || reset.is_some_and(|(_, p)| p == h)
+            {
+                continue;
             }
-            for s in lo..hi {
-                if let Statement::Call { function, .. } = a.stmts[s].stmt
-                    && function_touches(a.module, *function, global, 0)
-                {
-                    return Err(format!(
-                        "a function called after the tree uses `{name}`, whose slots other than 0 would hold different values"
-                    ));
+            let at_zero = match *e {
+                Expression::Access { base, index } if matches!(f.expressions[base], Expression::GlobalVariable(g) if g == global) => {
+                    Some(a.const_int(index) == Some(0))
                 }
+                Expression::AccessIndex { base, index } if matches!(f.expressions[base], Expression::GlobalVariable(g) if g == global) => {
+                    Some(index == 0)
+                }
+                Expression::Load { pointer } if matches!(f.expressions[pointer], Expression::GlobalVariable(g) if g == global) => {
+                    Some(false)
+                }
+                _ => None,
+            };
+            if at_zero == Some(false) {
+                return Err(format!(
+                    "`{name}` is read at an index other than 0 after the tree, whose other slots would hold different values"
+                ));
+            }
+        }
+        for s in lo..hi {
+            if let Statement::Call { function, .. } = a.stmts[s].stmt
+                && function_touches(a.module, *function, global, 0)
+            {
+                return Err(format!(
+                    "a function called after the tree uses `{name}`, whose slots other than 0 would hold different values"
+                ));
             }
         }
         Ok(())
@@ -1052,12 +1040,11 @@ fn render(a: &Analysis<'_>, regions: &[Region], slots: u64) -> Result<String, Sk
         global_is_local: false,
         wg: 0,
     };
-    let body: Vec<&Statement> = a.function.body.iter().collect();
     let mut edits = vec![Edit::replace(sig.params.clone(), params)];
     let mut helpers: Vec<(AccOp, String)> = Vec::new();
     let mut memories: Vec<String> = Vec::new();
     for r in regions {
-        let (start, end) = sim.text_bounds(&body, r.first, r.last).map_err(Skip)?;
+        let (start, end) = sim.text_bounds(r.first, r.last).map_err(Skip)?;
         let indent = a.indent_at(start);
         let mut text = format!(
             "// KernelFoundry: the tree folded in subgroups; only slot 0 holds what it left.\n{indent}workgroupBarrier();\n{indent}{{"

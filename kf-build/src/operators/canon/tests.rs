@@ -1115,3 +1115,78 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
     };
     assert!(main_of(&k).contains("at("), "{}", main_of(&k));
 }
+
+/// A workgroup reduction written as helpers: one that returns the total and one per step, each
+/// step ending with a barrier and combining through a third helper. `receive` is the statement
+/// that receives the total as `t`.
+fn helper_tree_kernel(receive: &str) -> kf_runtime::resolve::ResolvedKernel {
+    let wgsl = format!(
+        "@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+var<workgroup> part: array<f32, 64>;
+
+fn plus(a: f32, b: f32) -> f32 {{ return a + b; }}
+
+fn halve(lane: u32, s: u32) {{
+    if (lane < s) {{
+        part[lane] = plus(part[lane], part[lane + s]);
+    }}
+    workgroupBarrier();
+}}
+
+fn block_sum(lane: u32, v: f32) -> f32 {{
+    part[lane] = v;
+    workgroupBarrier();
+    for (var s = 32u; s > 0u; s = s / 2u) {{
+        halve(lane, s);
+    }}
+    return part[0];
+}}
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {{
+    let v = x[wid.x * 64u + lid.x];
+    {receive}
+    if (lid.x == 0u) {{ y[wid.x] = t; }}
+}}
+"
+    );
+    testkit::resolve(
+        "k.wgsl",
+        "sizes(n = 5), bind(x = input(n * 64), y = output(n)), workgroups = (n)",
+        &wgsl,
+    )
+}
+
+#[test]
+fn helpers_that_wait_at_barriers_are_spelled_out_where_they_are_the_whole_value() {
+    // The total's helper, each step's helper (called in a loop) and the combine all end up in
+    // the entry point, where subgroup-tree reads the tree.
+    let k = helper_tree_kernel("let t = block_sum(lid.x, v);");
+    let r = canonical_of(&k).expect("normalised");
+    let text = r.program.wgsl.to_string();
+    let entry: String = text[text.find("@compute").unwrap()..]
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for call in ["block_sum(", "halve(", "plus("] {
+        assert!(!entry.contains(call), "{call} still called in\n{entry}");
+    }
+    assert_eq!(entry.matches("workgroupBarrier()").count(), 2, "{entry}");
+    assert!(r.step.contains("inline-fn"), "{}", r.step);
+    let fired = testkit::apply(&crate::operators::tree::SubgroupTree, &k, &testkit::h200())
+        .expect("the tree is found once spelled out");
+    assert_eq!(fired.len(), 1);
+    check_valid(&k, &fired[0]);
+
+    // Where the call is only part of the value, a load before it would be evaluated after the
+    // helper's stores once spelled out: the call stays.
+    let k = helper_tree_kernel("let t = part[5] + block_sum(lid.x, v);");
+    let entry = canonical_of(&k).map_or_else(
+        || k.baseline.wgsl.to_string(),
+        |r| r.program.wgsl.to_string(),
+    );
+    let entry = &entry[entry.find("@compute").unwrap()..];
+    assert!(entry.contains("block_sum(lid.x, v)"), "{entry}");
+}
