@@ -110,10 +110,11 @@
 //!   A helper that computes an index through `let`s (tfjs's `getCoordsFromIndex`) is spelled
 //!   out the same way, and so is a call statement of a helper without a result (tfjs's
 //!   `setOutputAtIndex(i, v);`, which may store to memory), and so is a helper that also waits at
-//!   barriers and calls helpers (a workgroup reduction that returns its total, `let t =
-//!   block_sum(lane, v);`, and its steps, `halve(lane, 32u);`) where the call is a statement of
-//!   its own or the whole value of a `let`, `var` or assignment. An integer `dot(u, v)` becomes the
-//!   sum of the components' products (`int-dot`), so an index computed as a `dot` reads as one.
+//!   barriers and calls helpers (a workgroup reduction that returns its total, called as
+//!   `let t = block_sum(lane, v);`, and its steps, `halve(lane, 32u);`) where the call is a
+//!   statement of its own or the whole value of a `let`, `var` or assignment. An integer
+//!   `dot(u, v)` becomes the sum of the components' products (`int-dot`), so an index computed
+//!   as a `dot` reads as one.
 //!   Exact: the helper writes nothing but its own locals and runs where the call ran, once, on
 //!   the same values; refused where a name could be captured either way, and where the call
 //!   sits in a loop header, an `else if`, behind `&&`/`||` or in `continuing`.
@@ -1037,7 +1038,7 @@ fn inline_statement_helper(
     let name = f.name.as_deref()?;
     let void = f.result.is_none();
     let pure = writes_only_locals(f);
-    let effects = !pure && !(void && writes_plainly(f));
+    let effects = !(pure || void && writes_plainly(f));
     if effects && !runs_in_place(f) {
         return None;
     }

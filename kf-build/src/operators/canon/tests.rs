@@ -7,6 +7,17 @@ use crate::operators::testkit::{self, check_valid};
 
 const ATTR: &str = "sizes(n = 4, d = 100), bind(x = input(n * d), y = output(n), dims = uniform(n, d)), grid = (n)";
 
+/// The text of a rewrite's entry point onwards, comment lines left out (an inlined helper leaves
+/// `// name(..), inlined` behind).
+fn entry_code(r: &Rewrite) -> String {
+    let text = r.program.wgsl.to_string();
+    text[text.find("@compute").expect("an entry point")..]
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// A row kernel over `x` (rows of `dims.d`, one per invocation, guarded) whose body after the
 /// guard is `body`.
 fn row_kernel(body: &str) -> kf_runtime::resolve::ResolvedKernel {
@@ -936,12 +947,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 ";
     let k = testkit::resolve("k.wgsl", ATTR, wgsl);
     let r = canonical_of(&k).expect("normalised");
-    let text = r.program.wgsl.to_string();
-    let entry: String = text[text.find("@compute").unwrap()..]
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let entry = entry_code(&r);
     for helper in ["coords_of(", "flat(", "put(", "dot("] {
         assert!(!entry.contains(helper), "{helper} still in\n{entry}");
     }
@@ -1164,12 +1170,7 @@ fn helpers_that_wait_at_barriers_are_spelled_out_where_they_are_the_whole_value(
     // the entry point, where subgroup-tree reads the tree.
     let k = helper_tree_kernel("let t = block_sum(lid.x, v);");
     let r = canonical_of(&k).expect("normalised");
-    let text = r.program.wgsl.to_string();
-    let entry: String = text[text.find("@compute").unwrap()..]
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let entry = entry_code(&r);
     for call in ["block_sum(", "halve(", "plus("] {
         assert!(!entry.contains(call), "{call} still called in\n{entry}");
     }
