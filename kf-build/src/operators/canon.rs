@@ -1150,7 +1150,7 @@ fn inline_statement_helper(
     }
     // One with effects is the whole value of its statement (`let t = helper(args);`), so
     // nothing of the statement is evaluated before the effects that was evaluated after them.
-    if effects && !void && !(alone && is_binding_head(head)) {
+    if effects && !void && !whole_value(head, &code[call_close + 1..]) {
         return None;
     }
     let args = argument_texts(a, arguments)?;
@@ -1183,6 +1183,22 @@ fn inline_statement_helper(
             Edit::replace(call.start..call_close + 1, result),
         ],
     ))
+}
+
+/// Whether a call is the whole value its statement binds: `head`, the statement's text before the
+/// call, is a binding ([`is_binding_head`]) and parentheses opened after it close right after the
+/// call (`after`, the text that follows the call), before the `;`.
+fn whole_value(head: &str, after: &str) -> bool {
+    let mut head = head.trim_end();
+    let mut after = after.trim_start();
+    while let Some(h) = head.strip_suffix('(') {
+        let Some(a) = after.strip_prefix(')') else {
+            return false;
+        };
+        head = h.trim_end();
+        after = a.trim_start();
+    }
+    after.starts_with(';') && is_binding_head(head)
 }
 
 /// Whether `head`, the text of a statement before its value, binds that value to a name: `let x
