@@ -9,7 +9,7 @@ use kf_tests::*;
 
 /// Operators whose rewrites change the kernel's structure (the parameter and loop-shape operators,
 /// and `coarsen`, are covered by the corpus tests).
-const STRUCTURAL: [&str; 10] = [
+const STRUCTURAL: [&str; 11] = [
     "reduce",
     "scan",
     "tile",
@@ -20,6 +20,7 @@ const STRUCTURAL: [&str; 10] = [
     "transpose-tile",
     "widen",
     "subgroup-tree",
+    "subgroup-scan",
 ];
 
 #[test]

@@ -986,29 +986,8 @@ pub(super) fn identifiers(text: &str) -> Vec<&str> {
 /// helper's parameters and locals are renamed apart (`kf3_sum`), so they capture nothing of the
 /// entry point's. Every such call a round, one a statement.
 fn inline_statement_helpers(a: &Analysis<'_>) -> Vec<Vec<Edit>> {
-    let mut out = Vec::new();
-    let mut starts = Vec::new();
-    for (n, function, arguments) in helper_calls(a) {
-        if let Some((start, edits)) = inline_statement_helper(a, n, function, arguments)
-            && !starts.contains(&start)
-        {
-            starts.push(start);
-            out.push(edits);
-        }
-    }
-    out
-}
-
-/// The edits that spell out the call of `function` in statement `n`, and where that statement
-/// starts.
-fn inline_statement_helper(
-    a: &Analysis<'_>,
-    n: usize,
-    function: Handle<naga::Function>,
-    arguments: &[Handle<Expression>],
-) -> Option<(usize, Vec<Edit>)> {
     let module = a.module;
-    let code = a.code();
+    // The names a spelled-out helper must not shadow or be shadowed by, once for every call.
     let entry_names = declared_names(a.function);
     let module_names: Vec<&str> = module
         .global_variables
@@ -1033,6 +1012,31 @@ fn inline_statement_helper(
                 .filter_map(|(_, f)| f.name.as_deref()),
         )
         .collect();
+    let names = (entry_names.as_slice(), module_names.as_slice());
+    let mut out = Vec::new();
+    let mut starts = Vec::new();
+    for (n, function, arguments) in helper_calls(a) {
+        if let Some((start, edits)) = inline_statement_helper(a, names, n, function, arguments)
+            && !starts.contains(&start)
+        {
+            starts.push(start);
+            out.push(edits);
+        }
+    }
+    out
+}
+
+/// The edits that spell out the call of `function` in statement `n`, and where that statement
+/// starts. `names`: the entry point's locals and the module's names.
+fn inline_statement_helper(
+    a: &Analysis<'_>,
+    (entry_names, module_names): (&[&str], &[&str]),
+    n: usize,
+    function: Handle<naga::Function>,
+    arguments: &[Handle<Expression>],
+) -> Option<(usize, Vec<Edit>)> {
+    let module = a.module;
+    let code = a.code();
     let st = &a.stmts[n];
     let f = &module.functions[function];
     let name = f.name.as_deref()?;

@@ -18,8 +18,9 @@
 //!
 //! It skips (never guesses) when the invocations of a workgroup combine values (workgroup memory,
 //! barriers, subgroup operations) and the data is split among workgroups by the size
-//! (`wid.x * 256u`): each workgroup's result then depends on the size, as in a grid-stride sum
-//! writing one partial sum per workgroup. It also skips when any other integer literal equal to S remains in the entry point
+//! (`wid.x * 256u`, or `global_invocation_id.x`, which is that plus the lane): each workgroup's
+//! result then depends on the size, as in a grid-stride sum writing one partial sum per workgroup
+//! or a block scan. It also skips when any other integer literal equal to S remains in the entry point
 //! or the functions it calls, when a workgroup array of length S is not indexed by L, and when a
 //! literal S/2, S/4, … or S−1 is compared or combined with L outside those roles (an unrolled
 //! reduction `if (lid.x < 128u)` only works for the size it was written for).
@@ -86,6 +87,8 @@ impl Operator for LiftWorkgroupSize {
         // The local index (L) and the workgroup-grid builtins, from the entry point's arguments.
         let mut seeds = Vec::new();
         let mut grid_seeds = Vec::new();
+        // `global_invocation_id.x` read: `workgroup_id.x * size + lane`, a slice per workgroup.
+        let mut global_x = false;
         for b in loops::builtins(module, &r.info, ep) {
             let x_of = |exprs: &[Handle<Expression>]| -> Vec<Handle<Expression>> {
                 f.expressions
@@ -102,6 +105,7 @@ impl Operator for LiftWorkgroupSize {
                 naga::BuiltIn::WorkGroupId | naga::BuiltIn::NumWorkGroups => {
                     grid_seeds.extend(x_of(&b.exprs))
                 }
+                naga::BuiltIn::GlobalInvocationId => global_x |= !x_of(&b.exprs).is_empty(),
                 _ => {}
             }
         }
@@ -300,8 +304,9 @@ impl Operator for LiftWorkgroupSize {
         }
 
         // Invocations that combine their values (workgroup memory, barriers, subgroups) over a
-        // slice of the data whose extent is the workgroup size (`wid.x * 256u`) produce one result
-        // per slice: another size partitions the data differently and changes those results.
+        // slice of the data whose extent is the workgroup size (`wid.x * 256u`, or
+        // `global_invocation_id.x`, which is that plus the lane) produce one result per slice:
+        // another size partitions the data differently and changes those results.
         let combines = module
             .global_variables
             .iter()
@@ -309,7 +314,7 @@ impl Operator for LiftWorkgroupSize {
             || loops::reachable(module, ep)
                 .into_iter()
                 .any(|fr| loops::workgroup_sync(&loops::function(module, fr).body).is_some());
-        if combines && roles.contains(&"workgroup-grid") {
+        if combines && (roles.contains(&"workgroup-grid") || global_x) {
             return Err(Skip(
                 "the invocations of a workgroup combine their values over a slice of the data as large as the workgroup: another size changes what each workgroup produces".into(),
             ));

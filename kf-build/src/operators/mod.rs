@@ -224,6 +224,7 @@ pub fn all() -> Vec<Box<dyn Operator>> {
         Box::new(vectorize::VectorizedAccess),
         Box::new(widen::Widen),
         Box::new(tree::SubgroupTree),
+        Box::new(tree::SubgroupScan),
     ]
 }
 

@@ -2179,7 +2179,7 @@ fn arg_helper(op: AccOp, ties: ir::Ties, vt: &str, it: &str, combine: Combine) -
 }
 
 /// A WGSL identifier fragment for a type (`vec4<f32>` → `vec4f32`).
-fn type_ident(name: &str) -> String {
+pub(crate) fn type_ident(name: &str) -> String {
     name.chars().filter(|c| c.is_ascii_alphanumeric()).collect()
 }
 

@@ -31,7 +31,7 @@
 //! Needs the adapter's subgroup operations. The workgroup size stays what it was (a lifted
 //! `KF_WG_X` too: the fold does not depend on it).
 
-use super::reduce::{combine_expr, op_name, subgroup_fn};
+use super::reduce::{combine_expr, op_name, subgroup_fn, type_ident};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::expr::{literal_int, operands};
 use crate::analysis::ir::{self, AccOp, Analysis, Edit};
@@ -57,68 +57,83 @@ impl Operator for SubgroupTree {
     }
 
     fn apply(&self, subject: &Subject<'_>) -> Result<Vec<Rewrite>, Skip> {
-        if !subject.target.has_subgroups() {
-            return Err(Skip("the adapter has no subgroup operations".into()));
-        }
-        let wg = subject.program.workgroup_size;
-        if wg[1] != 1 || wg[2] != 1 || wg[0] < 2 {
-            return Err(Skip(format!(
-                "the workgroup is {}×{}×{}; the tree's lanes are one dimension",
-                wg[0], wg[1], wg[2]
-            )));
-        }
-        let parsed = ir::parse(&subject.program.wgsl).map_err(|e| Skip(e.to_string()))?;
-        let a = parsed
-            .analyse(&subject.program.entry)
-            .map_err(|e| Skip(e.to_string()))?;
-        let constants: Vec<(&str, f64)> = subject
-            .program
-            .constants
-            .iter()
-            .map(|(k, v)| (k.as_ref(), *v))
-            .collect();
-        // With one workgroup along x, the global id's x is the local one.
-        let x = &subject.program.dispatch.size[0];
-        let one_workgroup = match subject.program.dispatch.mode {
-            kf_runtime::DispatchMode::Workgroups => x.as_constant() == Some(1),
-            kf_runtime::DispatchMode::Grid => x.as_constant() == Some(u64::from(wg[0])),
-        };
-        let sim = Sim {
-            a: &a,
-            constants: &constants,
-            global_is_local: one_workgroup,
-            wg: i64::from(wg[0]),
-        };
-        let regions = sim.regions(i64::from(wg[0]))?;
-        let max_invocations = subject
-            .target
-            .limit("max_compute_invocations_per_workgroup", 256)
-            .max(u64::from(wg[0]));
-        let min_subgroup = subject.target.limit("subgroup_min_size", 1).max(1);
-        let slots = max_invocations.div_ceil(min_subgroup);
-        let text = render(&a, &regions, slots)?;
-        let mut what: Vec<String> = Vec::new();
-        for t in regions.iter().flat_map(|r| &r.trees) {
-            let s = format!("{} {}", op_name(t.op), global_name(&a, t.global));
-            if !what.contains(&s) {
-                what.push(s);
+        let (text, step) = with_sim(subject, "tree", |sim, slots| {
+            let a = sim.a;
+            let regions = sim.regions(sim.wg)?;
+            let text = render(a, &regions, slots)?;
+            let mut what: Vec<String> = Vec::new();
+            for t in regions.iter().flat_map(|r| &r.trees) {
+                let s = format!("{} {}", op_name(t.op), global_name(a, t.global));
+                if !what.contains(&s) {
+                    what.push(s);
+                }
             }
-        }
-        let float = regions
-            .iter()
-            .flat_map(|r| &r.trees)
-            .any(|t| matches!(t.op, AccOp::Add | AccOp::Mul) && is_float(&a, t.element));
-        let step = format!(
-            "subgroup-tree({}{})",
-            what.join(", "),
-            if float {
-                "; float sums reassociated"
-            } else {
-                ""
-            }
-        );
+            let float = regions
+                .iter()
+                .flat_map(|r| &r.trees)
+                .any(|t| matches!(t.op, AccOp::Add | AccOp::Mul) && is_float(a, t.element));
+            let step = format!(
+                "subgroup-tree({}{})",
+                what.join(", "),
+                if float {
+                    "; float sums reassociated"
+                } else {
+                    ""
+                }
+            );
+            Ok((text, step))
+        })?;
         Ok(vec![super::finish(subject, text, &[], step, Vec::new())?])
     }
+}
+
+/// Runs `f` on the simulator over the subject's entry point, with the number of slots one per
+/// subgroup needs (the most invocations over the smallest subgroup), after the checks both
+/// subgroup operators share: the adapter has subgroups, the workgroup is one-dimensional. `what`
+/// names the pattern in the skip.
+fn with_sim<R>(
+    subject: &Subject<'_>,
+    what: &str,
+    f: impl FnOnce(&Sim<'_, '_>, u64) -> Result<R, Skip>,
+) -> Result<R, Skip> {
+    if !subject.target.has_subgroups() {
+        return Err(Skip("the adapter has no subgroup operations".into()));
+    }
+    let wg = subject.program.workgroup_size;
+    if wg[1] != 1 || wg[2] != 1 || wg[0] < 2 {
+        return Err(Skip(format!(
+            "the workgroup is {}×{}×{}; the {what}'s lanes are one dimension",
+            wg[0], wg[1], wg[2]
+        )));
+    }
+    let parsed = ir::parse(&subject.program.wgsl).map_err(|e| Skip(e.to_string()))?;
+    let a = parsed
+        .analyse(&subject.program.entry)
+        .map_err(|e| Skip(e.to_string()))?;
+    let constants: Vec<(&str, f64)> = subject
+        .program
+        .constants
+        .iter()
+        .map(|(k, v)| (k.as_ref(), *v))
+        .collect();
+    // With one workgroup along x, the global id's x is the local one.
+    let x = &subject.program.dispatch.size[0];
+    let one_workgroup = match subject.program.dispatch.mode {
+        kf_runtime::DispatchMode::Workgroups => x.as_constant() == Some(1),
+        kf_runtime::DispatchMode::Grid => x.as_constant() == Some(u64::from(wg[0])),
+    };
+    let sim = Sim {
+        a: &a,
+        constants: &constants,
+        global_is_local: one_workgroup,
+        wg: i64::from(wg[0]),
+    };
+    let max_invocations = subject
+        .target
+        .limit("max_compute_invocations_per_workgroup", 256)
+        .max(u64::from(wg[0]));
+    let min_subgroup = subject.target.limit("subgroup_min_size", 1).max(1);
+    f(&sim, max_invocations.div_ceil(min_subgroup))
 }
 
 /// One recognised tree: top-level statements `first..=last` of the entry point.
@@ -158,7 +173,29 @@ enum Sym {
     GlobalX,
     /// `lane < k`.
     LaneBelow(i64),
+    /// `lane >= k`.
+    LaneAtLeast(i64),
+    /// While a scan runs (`subgroup-scan`): the combination of the scanned values of lanes
+    /// `lane - a ..= lane - b` (`a >= b`), of lane 0 onwards where `lane - a` is below 0.
+    Prefix(i64, i64),
     Unknown,
+}
+
+/// The state of a workgroup scan being run (`subgroup-scan`): what every lane's slot of the
+/// array holds and what the barriers allow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ScanState {
+    global: Handle<GlobalVariable>,
+    /// What every lane's own slot holds (a `Sym::Prefix`, or `Unknown`).
+    held: Sym,
+    /// Whether a barrier followed the last store to the array, so other lanes' slots may be read.
+    published: bool,
+    /// Whether another lane's slot was read since the last barrier, so no slot may be stored.
+    read_across: bool,
+    /// What the `if`s around the statement running prove: the lane is at least this.
+    at_least: i64,
+    /// Reads of other lanes' slots so far.
+    steps: u32,
 }
 
 /// What a statement does that the tree is made of.
@@ -190,6 +227,8 @@ struct Frame<'m> {
     args: Vec<Sym>,
     locals: HashMap<Handle<LocalVariable>, Sym>,
     values: HashMap<Handle<Expression>, Sym>,
+    /// The scan being run, if any (never while trees are looked for).
+    scan: Option<ScanState>,
 }
 
 struct Sim<'a, 'm> {
@@ -212,6 +251,7 @@ impl<'m> Sim<'_, 'm> {
             args,
             locals: HashMap::new(),
             values: HashMap::new(),
+            scan: None,
         };
         for (h, v) in f.local_variables.iter() {
             let value = match v.init {
@@ -279,6 +319,9 @@ impl<'m> Sim<'_, 'm> {
             },
             Expression::Load { pointer } => match fr.f.expressions[pointer] {
                 Expression::LocalVariable(v) => fr.locals.get(&v).copied().unwrap_or(Sym::Unknown),
+                Expression::Access { base, index } if fr.scan.is_some() => {
+                    self.scan_read(fr, base, index)
+                }
                 _ => Sym::Unknown,
             },
             Expression::As {
@@ -340,12 +383,22 @@ impl<'m> Sim<'_, 'm> {
         match stmt {
             Statement::Emit(range) => self.emit(fr, range),
             Statement::ControlBarrier(b) if b.contains(naga::Barrier::WORK_GROUP) => {
+                if let Some(scan) = &mut fr.scan {
+                    if scan.at_least > 0 {
+                        return Err("a barrier inside an `if` on the lane".into());
+                    }
+                    scan.published = true;
+                    scan.read_across = false;
+                }
                 events.push(Event::Barrier)
             }
             Statement::Store { pointer, value } => match fr.f.expressions[*pointer] {
                 Expression::LocalVariable(v) => {
                     let value = self.eval(fr, *value);
                     fr.locals.insert(v, value);
+                }
+                Expression::Access { base, index } if fr.scan.is_some() => {
+                    self.scan_store(fr, base, index, *value)?
                 }
                 _ => return Err("a store outside a step".into()),
             },
@@ -356,7 +409,10 @@ impl<'m> Sim<'_, 'm> {
             } => match self.eval(fr, *condition) {
                 Sym::Bool(true) => return self.run(fr, accept, events, depth),
                 Sym::Bool(false) => return self.run(fr, reject, events, depth),
-                Sym::LaneBelow(stride) => {
+                Sym::LaneAtLeast(k) if fr.scan.is_some() => {
+                    return self.scan_if(fr, k, accept, reject, depth);
+                }
+                Sym::LaneBelow(stride) if fr.scan.is_none() => {
                     // naga ends a helper's last `if` with a `return` in both branches.
                     let returns =
                         |b: &Block| matches!(b.last(), Some(Statement::Return { value: None }));
@@ -500,31 +556,49 @@ impl<'m> Sim<'_, 'm> {
 
     /// Every tree among the entry point's top-level statements, with the checks on what follows.
     fn regions(&self, wg: i64) -> Result<Vec<Region>, Skip> {
-        let a = self.a;
-        let f = a.function;
+        self.top_level(
+            // A tree starts at a barrier, or at a helper call whose body starts with one.
+            |s| {
+                matches!(
+                    s,
+                    Statement::ControlBarrier(_) | Statement::Call { result: None, .. }
+                )
+            },
+            |fr, body, i| {
+                let (region, after) = self.region_at(fr, body, i, wg)?;
+                self.follows_safely(body, &region)?;
+                let last = region.last;
+                Ok((region, last, after))
+            },
+            "no workgroup tree reduction (barrier-separated halving steps `if (lane < s) { W[lane] = W[lane] ⊕ W[lane + s]; }`)",
+        )
+    }
+
+    /// Every region among the entry point's top-level statements, for either operator: `at` is
+    /// tried at each statement `starts` accepts and gives the region, the index of its last
+    /// statement and the frame after it; every other statement is stepped over. `none` is the
+    /// skip when no region was found and no attempt that started said why ([`NOT_STARTED`]).
+    fn top_level<R>(
+        &self,
+        starts: impl Fn(&Statement) -> bool,
+        at: impl Fn(&Frame<'m>, &[&'m Statement], usize) -> Result<(R, usize, Frame<'m>), String>,
+        none: &str,
+    ) -> Result<Vec<R>, Skip> {
+        let f = self.a.function;
         let body: Vec<&'m Statement> = f.body.iter().collect();
         let mut fr = self.frame(f, true, Vec::new());
         let mut out = Vec::new();
         let mut why: Option<String> = None;
         let mut i = 0;
         while i < body.len() {
-            // A tree starts at a barrier, or at a helper call whose body starts with one.
-            if matches!(
-                body[i],
-                Statement::ControlBarrier(_) | Statement::Call { result: None, .. }
-            ) {
-                match self.region_at(&fr, &body, i, wg) {
-                    Ok((region, after)) => match self.follows_safely(&body, &region) {
-                        Ok(()) => {
-                            i = region.last + 1;
-                            fr = after;
-                            out.push(region);
-                            continue;
-                        }
-                        Err(e) => {
-                            why.get_or_insert(e);
-                        }
-                    },
+            if starts(body[i]) {
+                match at(&fr, &body, i) {
+                    Ok((region, last, after)) => {
+                        i = last + 1;
+                        fr = after;
+                        out.push(region);
+                        continue;
+                    }
                     Err(e) => {
                         if e != NOT_STARTED {
                             why.get_or_insert(e);
@@ -536,9 +610,7 @@ impl<'m> Sim<'_, 'm> {
             i += 1;
         }
         if out.is_empty() {
-            return Err(Skip(why.unwrap_or_else(|| {
-                "no workgroup tree reduction (barrier-separated halving steps `if (lane < s) { W[lane] = W[lane] ⊕ W[lane + s]; }`)".into()
-            })));
+            return Err(Skip(why.unwrap_or_else(|| none.into())));
         }
         Ok(out)
     }
@@ -674,15 +746,40 @@ impl<'m> Sim<'_, 'm> {
             });
         }
         let after = ran[last].2.clone();
-        // Locals declared outside the region that it changes keep their final values.
-        // Locals declared inside it and used after it are declared again, with those values.
         let mut finals = Vec::new();
-        let (region_start, region_end) = self.text_bounds(i, ran[last].0)?;
+        for (v, value, declared_inside) in self.changed_locals(fr, &after, i, ran[last].0)? {
+            match value {
+                Sym::Int(k) => finals.push((v, k, declared_inside)),
+                _ => return Err("the tree leaves a local with a value it cannot restate".into()),
+            }
+        }
+        Ok((
+            Region {
+                first: i,
+                last: ran[last].0,
+                trees,
+                trailing_barrier: trailing,
+                finals,
+            },
+            after,
+        ))
+    }
+
+    /// The locals whose values after top-level statements `first..=last` (`after`) must be
+    /// restated by whatever replaces them: those declared before them that they change, and those
+    /// declared in them that are used after them; each with its value and whether it is declared
+    /// inside, in the order of their handles.
+    fn changed_locals(
+        &self,
+        before: &Frame<'m>,
+        after: &Frame<'m>,
+        first: usize,
+        last: usize,
+    ) -> Result<Vec<(Handle<LocalVariable>, Sym, bool)>, String> {
+        let (region_start, region_end) = self.text_bounds(first, last)?;
         let ids = top_level_ids(self.a);
-        let end_id = ids
-            .get(ran[last].0 + 1)
-            .copied()
-            .unwrap_or(self.a.stmts.len());
+        let end_id = ids.get(last + 1).copied().unwrap_or(self.a.stmts.len());
+        let mut out = Vec::new();
         for (v, value) in &after.locals {
             let declared_inside = self
                 .a
@@ -694,26 +791,15 @@ impl<'m> Sim<'_, 'm> {
                 .iter()
                 .any(|&l| self.a.evaluated_at(l).is_some_and(|s| s >= end_id))
                 || self.a.stores_to(*v).iter().any(|&s| s >= end_id);
-            if declared_inside && !used_after || !declared_inside && fr.locals.get(v) == Some(value)
+            if declared_inside && !used_after
+                || !declared_inside && before.locals.get(v) == Some(value)
             {
                 continue;
             }
-            match value {
-                Sym::Int(k) => finals.push((*v, *k, declared_inside)),
-                _ => return Err("the tree leaves a local with a value it cannot restate".into()),
-            }
+            out.push((*v, *value, declared_inside));
         }
-        finals.sort_by_key(|(v, _, _)| v.index());
-        Ok((
-            Region {
-                first: i,
-                last: ran[last].0,
-                trees,
-                trailing_barrier: trailing,
-                finals,
-            },
-            after,
-        ))
+        out.sort_by_key(|(v, _, _)| v.index());
+        Ok(out)
     }
 
     /// The text the top-level statements `first..=last` span (their `;` included).
@@ -744,18 +830,13 @@ impl<'m> Sim<'_, 'm> {
             .try_for_each(|t| self.follows_safely_for(body, region, t.global))
     }
 
-    fn follows_safely_for(
-        &self,
-        body: &[&'m Statement],
-        region: &Region,
-        global: Handle<GlobalVariable>,
-    ) -> Result<(), String> {
+    /// Whether no value computed in top-level statements `first..=last` is used after them.
+    fn values_stay_inside(&self, first: usize, last: usize) -> Result<(), String> {
         let a = self.a;
         let f = a.function;
-        let name = global_name(a, global);
         let ids = top_level_ids(a);
-        let start_id = ids[region.first];
-        let end_id = ids.get(region.last + 1).copied().unwrap_or(a.stmts.len());
+        let start_id = ids[first];
+        let end_id = ids.get(last + 1).copied().unwrap_or(a.stmts.len());
         let in_region = |s: Option<usize>| s.is_some_and(|s| s >= start_id && s < end_id);
         let made: HashSet<Handle<Expression>> = f
             .expressions
@@ -767,16 +848,31 @@ impl<'m> Sim<'_, 'm> {
             if a.evaluated_at(h).is_some_and(|s| s >= end_id)
                 && operands(e).iter().any(|o| made.contains(o))
             {
-                return Err("a value computed in the tree is used after it".into());
+                return Err("a value computed in the region is used after it".into());
             }
         }
         for s in end_id..a.stmts.len() {
             let mut uses = false;
             ir::for_each_stmt_operand(a.stmts[s].stmt, &mut |o| uses |= made.contains(&o));
             if uses {
-                return Err("a value computed in the tree is used after it".into());
+                return Err("a value computed in the region is used after it".into());
             }
         }
+        Ok(())
+    }
+
+    fn follows_safely_for(
+        &self,
+        body: &[&'m Statement],
+        region: &Region,
+        global: Handle<GlobalVariable>,
+    ) -> Result<(), String> {
+        let a = self.a;
+        let f = a.function;
+        let name = global_name(a, global);
+        let ids = top_level_ids(a);
+        let end_id = ids.get(region.last + 1).copied().unwrap_or(a.stmts.len());
+        self.values_stay_inside(region.first, region.last)?;
         // Every lane storing its own slot again at the top level ends what the tree left.
         let lane_frame = self.frame(f, true, Vec::new());
         let reset = (region.last + 1..body.len()).find_map(|k| match body[k] {
@@ -869,17 +965,35 @@ fn binary(op: BinaryOperator, l: Sym, r: Sym) -> Sym {
         },
         (Sym::Lane(k), Sym::Int(b)) => match op {
             B::Add => Sym::Lane(k + b),
-            B::Subtract if k >= b => Sym::Lane(k - b),
+            // Below the lane itself only where an `if` proves the lane large enough (the scan's
+            // reads check that); trees never read there.
+            B::Subtract => Sym::Lane(k - b),
             B::Less if k == 0 => Sym::LaneBelow(b),
             B::LessEqual if k == 0 => Sym::LaneBelow(b + 1),
+            B::GreaterEqual if k == 0 => Sym::LaneAtLeast(b),
+            B::Greater | B::NotEqual if k == 0 && (op == B::Greater || b == 0) => {
+                Sym::LaneAtLeast(b + 1)
+            }
             _ => Sym::Unknown,
         },
         (Sym::Int(b), Sym::Lane(k)) => match op {
             B::Add => Sym::Lane(k + b),
             B::Greater if k == 0 => Sym::LaneBelow(b),
             B::GreaterEqual if k == 0 => Sym::LaneBelow(b + 1),
+            B::LessEqual if k == 0 => Sym::LaneAtLeast(b),
+            B::Less | B::NotEqual if k == 0 && (op == B::Less || b == 0) => Sym::LaneAtLeast(b + 1),
             _ => Sym::Unknown,
         },
+        // Two adjacent runs of lanes combine into one (the scan's step).
+        (Sym::Prefix(a, b), Sym::Prefix(c, d)) if op == B::Add => {
+            if d == a + 1 {
+                Sym::Prefix(c, b)
+            } else if b == c + 1 {
+                Sym::Prefix(a, d)
+            } else {
+                Sym::Unknown
+            }
+        }
         _ => Sym::Unknown,
     }
 }
@@ -996,7 +1110,19 @@ fn builtin_text(
     fresh.to_owned()
 }
 
-fn render(a: &Analysis<'_>, regions: &[Region], slots: u64) -> Result<String, Skip> {
+/// The entry point's parameters with the builtins a subgroup rewrite reads (the lane, its
+/// subgroup and its place in it, and with `count` the number of subgroups), each the entry
+/// point's own parameter where it has one, else a new one named with `prefix`.
+struct Lanes {
+    params_range: ir::TextRange,
+    params: String,
+    lane: String,
+    sg: String,
+    sg_lane: String,
+    n_sg: String,
+}
+
+fn lanes(a: &Analysis<'_>, prefix: &str, count: bool) -> Result<Lanes, Skip> {
     let sig = a
         .entry_signature()
         .ok_or_else(|| Skip("cannot find the entry point's text".into()))?;
@@ -1009,38 +1135,63 @@ fn render(a: &Analysis<'_>, regions: &[Region], slots: u64) -> Result<String, Sk
         (Some(arg), _) => arg.name.clone(),
         (None, Some(arg)) => format!("{}.x", arg.name),
         (None, None) => {
-            params.push_str(", @builtin(local_invocation_index) kf_tree_lane: u32");
-            "kf_tree_lane".into()
+            params.push_str(&format!(
+                ", @builtin(local_invocation_index) {prefix}_lane: u32"
+            ));
+            format!("{prefix}_lane")
         }
     };
     let sg = builtin_text(
         a,
         BuiltIn::SubgroupId,
         "subgroup_id",
-        "kf_tree_sg",
+        &format!("{prefix}_sg"),
         &mut params,
     );
     let sg_lane = builtin_text(
         a,
         BuiltIn::SubgroupInvocationId,
         "subgroup_invocation_id",
-        "kf_tree_sg_lane",
+        &format!("{prefix}_sg_lane"),
         &mut params,
     );
-    let n_sg = builtin_text(
-        a,
-        BuiltIn::NumSubgroups,
-        "num_subgroups",
-        "kf_tree_n_sg",
-        &mut params,
-    );
+    let n_sg = if count {
+        builtin_text(
+            a,
+            BuiltIn::NumSubgroups,
+            "num_subgroups",
+            &format!("{prefix}_n_sg"),
+            &mut params,
+        )
+    } else {
+        String::new()
+    };
+    Ok(Lanes {
+        params_range: sig.params.clone(),
+        params,
+        lane,
+        sg,
+        sg_lane,
+        n_sg,
+    })
+}
+
+fn render(a: &Analysis<'_>, regions: &[Region], slots: u64) -> Result<String, Skip> {
+    let Lanes {
+        params_range,
+        params,
+        lane,
+        sg,
+        sg_lane,
+        n_sg,
+    } = lanes(a, "kf_tree", true)?;
     let sim = Sim {
         a,
         constants: &[],
         global_is_local: false,
         wg: 0,
     };
-    let mut edits = vec![Edit::replace(sig.params.clone(), params)];
+    let mut edits = vec![Edit::replace(params_range, params)];
     let mut helpers: Vec<(AccOp, String)> = Vec::new();
     let mut memories: Vec<String> = Vec::new();
     for r in regions {
@@ -1077,24 +1228,8 @@ fn render(a: &Analysis<'_>, regions: &[Region], slots: u64) -> Result<String, Sk
             text.push_str(&format!("\n{indent}workgroupBarrier();"));
         }
         for (v, value, declare) in &r.finals {
-            let local = &a.function.local_variables[*v];
-            let lname = local
-                .name
-                .as_deref()
-                .ok_or_else(|| Skip("a counter has no name".into()))?;
-            let suffix = match a.module.types[local.ty].inner {
-                TypeInner::Scalar(naga::Scalar {
-                    kind: naga::ScalarKind::Sint,
-                    ..
-                }) => "i",
-                _ => "u",
-            };
-            if *declare {
-                let ty = a.type_name(local.ty);
-                text.push_str(&format!("\n{indent}var {lname}: {ty} = {value}{suffix};"));
-            } else {
-                text.push_str(&format!("\n{indent}{lname} = {value}{suffix};"));
-            }
+            let literal = int_literal(a, *v, *value);
+            text.push_str(&restate_local(a, *v, &literal, *declare, indent)?);
         }
         edits.push(Edit::replace(start..end, text));
     }
@@ -1121,13 +1256,42 @@ fn render(a: &Analysis<'_>, regions: &[Region], slots: u64) -> Result<String, Sk
     Ok(text)
 }
 
-fn type_ident(name: &str) -> String {
-    name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect::<String>()
-        .trim_matches('_')
-        .replace("__", "_")
+/// `value` written as a literal of local `v`'s integer type.
+fn int_literal(a: &Analysis<'_>, v: Handle<LocalVariable>, value: i64) -> String {
+    let suffix = match a.module.types[a.function.local_variables[v].ty].inner {
+        TypeInner::Scalar(naga::Scalar {
+            kind: naga::ScalarKind::Sint,
+            ..
+        }) => "i",
+        _ => "u",
+    };
+    format!("{value}{suffix}")
 }
+
+/// The statement that gives local `v` the value `value` after a replaced region: declared again
+/// where it was declared inside the region, assigned otherwise.
+fn restate_local(
+    a: &Analysis<'_>,
+    v: Handle<LocalVariable>,
+    value: &str,
+    declare: bool,
+    indent: &str,
+) -> Result<String, Skip> {
+    let local = &a.function.local_variables[v];
+    let name = local
+        .name
+        .as_deref()
+        .ok_or_else(|| Skip("a local the region changes has no name".into()))?;
+    Ok(if declare {
+        let ty = a.type_name(local.ty);
+        format!("\n{indent}var {name}: {ty} = {value};")
+    } else {
+        format!("\n{indent}{name} = {value};")
+    })
+}
+
+mod scan;
+pub use scan::SubgroupScan;
 
 #[cfg(test)]
 mod tests;

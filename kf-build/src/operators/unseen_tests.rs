@@ -82,7 +82,7 @@ fn wanted(class: &str) -> &'static [&'static str] {
         "conv" => &["implicit-gemm"],
         "depthwise" => &["unroll", "coarsen"],
         "attention" => &["flash-attention"],
-        "scan" => &["scan"],
+        "scan" => &["scan", "subgroup-scan"],
         "transpose" => &["transpose-tile"],
         "elementwise" | "gather" => &["widen", "coarsen"],
         "filter" => &["unroll", "coarsen"],
