@@ -15,7 +15,8 @@
 //! * one local integer variable, the counter, is written in the loop only by one update that runs
 //!   on every iteration (a top-level store of the continuing block; or of the body, after the
 //!   exit test, when no `continue` can skip it), and is never handed to a call;
-//! * the update moves it by a constant: `i ± c`, or `i / c`, `i >> c` towards zero; or up by a
+//! * the update moves it by a constant: `i ± c`, or `i / c`, `i >> c` towards zero, or a `u32`
+//!   counter `i * c`, `i << c` away from it (`s *= 2u`, a scan's doubling stride); or up by a
 //!   `u32` step that has one value for the whole loop (computed before it, or from invocation
 //!   inputs and uniform or read-only storage memory: `i += params.stride`,
 //!   `i += num_workgroups.x * 64u`);
@@ -30,8 +31,11 @@
 //! `i < min(n, MAX - c + 1)`. A step known only at run time is clamped the same way at the test,
 //! `i < min(n, MAX - max(c, 1) + 1) && c != 0`, its expressions evaluated again there when the
 //! loop computes them. The clamp changes nothing for an input on which the loop ends; on the
-//! inputs where it would change the result the original loop never ends. If any loop of the
-//! module is not proven, the module is built with the forced bound as before.
+//! inputs where it would change the result the original loop never ends. A multiplied counter
+//! is clamped so that it cannot wrap either, `i < min(n, MAX / c + 1)`, and the loop goes on only
+//! while `i != 0` (from 0 it would never move); taken only where nothing else leaves the loop
+//! (no `break` of it, no `return`), so at 0 the original loop could not have ended. If any loop
+//! of the module is not proven, the module is built with the forced bound as before.
 
 use naga::{
     Arena, BinaryOperator, Block, Expression, Handle, Literal, MathFunction, Module, ScalarKind,
@@ -195,6 +199,9 @@ struct Clamp {
     signed: bool,
     /// The rest of the condition, kept as it is (see `Test::rest`).
     rest: Vec<(Handle<Expression>, bool)>,
+    /// Whether the loop goes on only while the counter (`side`) is not zero: a multiplied
+    /// counter never moves from 0.
+    nonzero: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -212,6 +219,8 @@ enum Step {
     Down(i64),
     /// `i / c` or `i >> c`: towards zero.
     Halve,
+    /// `i * c` or `i << k` (`c = 2^k`), `c >= 2`: away from zero, unless it is zero.
+    Grow(i64),
 }
 
 fn analyse(
@@ -281,6 +290,7 @@ fn analyse(
             limit,
             signed,
             rest: test.rest.clone(),
+            nonzero: matches!(step, Step::Grow(_)),
         }))
     };
     let constant = |fun, limit| clamp(fun, Limit::Constant(limit));
@@ -298,6 +308,25 @@ fn analyse(
         (Step::Halve, B::Greater) if offset == 0 && !signed => None,
         (Step::Halve, B::Greater) if offset == 0 => constant(MathFunction::Max, 0)?,
         (Step::Halve, B::GreaterEqual) if offset == 0 => constant(MathFunction::Max, 1)?,
+        (Step::Grow(c), B::Less | B::LessEqual) if offset == 0 && !signed => {
+            let exit_at = match exit {
+                Exit::Guard { at, .. } => Some(at),
+                Exit::BreakIf => None,
+            };
+            if leaves(body, exit_at, false) {
+                return Err(
+                    "the counter is multiplied and something else leaves the loop: from 0 it \
+                     would wait for that exit"
+                        .into(),
+                );
+            }
+            let limit = if test.op == B::Less {
+                max / c + 1
+            } else {
+                max / c
+            };
+            constant(MathFunction::Min, limit)?
+        }
         (step, op) => {
             return Err(format!(
                 "the counter moves {step:?} but the loop goes on while `{op:?}`"
@@ -684,6 +713,17 @@ fn update(
         (B::ShiftRight, true, false) => constant(right)
             .filter(|&c| (1..32).contains(&c))
             .map(|_| Step::Halve),
+        (B::Multiply, true, false) | (B::Multiply, false, true) => {
+            let c = if load_of_local(left, ctx) == Some(counter) {
+                right
+            } else {
+                left
+            };
+            constant(c).filter(|&c| c >= 2).map(Step::Grow)
+        }
+        (B::ShiftLeft, true, false) => constant(right)
+            .filter(|&k| (1..32).contains(&k))
+            .map(|k| Step::Grow(1 << k)),
         _ => None,
     };
     match step {
@@ -791,6 +831,30 @@ fn top_level_store_in(statement: &Statement, value: Handle<Expression>) -> bool 
         Statement::Block(b) => top_level_store(b, value),
         _ => false,
     }
+}
+
+/// Whether `block` (a loop's body, the statement at `skip` aside: its exit test) can leave the
+/// loop another way: a `break` of this loop (not of a nested loop or `switch`, `inner`), or a
+/// `return` or `kill` anywhere.
+fn leaves(block: &Block, skip: Option<usize>, inner: bool) -> bool {
+    block.iter().enumerate().any(|(i, s)| {
+        Some(i) != skip
+            && match s {
+                Statement::Break => !inner,
+                Statement::Return { .. } | Statement::Kill => true,
+                Statement::Block(b) => leaves(b, None, inner),
+                Statement::If { accept, reject, .. } => {
+                    leaves(accept, None, inner) || leaves(reject, None, inner)
+                }
+                Statement::Switch { cases, .. } => {
+                    cases.iter().any(|c| leaves(&c.body, None, true))
+                }
+                Statement::Loop {
+                    body, continuing, ..
+                } => leaves(body, None, true) || leaves(continuing, None, true),
+                _ => false,
+            }
+    })
 }
 
 /// Whether a `continue` of this loop (not of a nested one) appears in `block`.
@@ -970,12 +1034,13 @@ fn apply(
             right: bound,
         },
     );
-    if let Some(step) = step {
+    // A run-time step, and a multiplied counter, must not be 0: neither would ever move.
+    for moving in step.into_iter().chain(clamp.nonzero.then_some(clamp.side)) {
         let moves = emit(
             exprs,
             Expression::Binary {
                 op: BinaryOperator::NotEqual,
-                left: step,
+                left: moving,
                 right: zero,
             },
         );
@@ -1206,6 +1271,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
     }
 
     #[test]
+    fn multiplied_counters_are_clamped_and_stop_at_zero() {
+        for body in [
+            "for (var s = 1u; s < p.n; s = s * 2u) { acc += 1.0; }",
+            "for (var s = 1u; s < WG; s *= 2u) { acc += 1.0; }",
+            "for (var s = 1u; s <= p.n; s = 4u * s) { acc += 1.0; }",
+            "var s = gid.x; while (s < p.n) { acc += 1.0; s <<= 1u; }",
+            "var s = 1u; loop { if s >= p.n { break; } acc += 1.0; continuing { s = s << 2u; } }",
+            "for (var s = 1u; s < p.n; s *= 2u) { for (var j = 0u; j < 4u; j++) { if acc > 2.0 { break; } acc += 1.0; } }",
+        ] {
+            // The nested loop counts up by one (no clamp); its `break` leaves it, not the outer.
+            assert_proof(&kernel(body), body.matches("for").count().max(1), 1, body);
+        }
+    }
+
+    #[test]
     fn nested_loops_and_helpers_are_each_proven() {
         let wgsl = format!(
             "fn dot_row(r: u32, n: u32) -> f32 {{ var s = 0.0; for (var k = 0u; k < n; k++) {{ s += f32(r + k); }} return s; }}
@@ -1236,8 +1316,24 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
                 "written 2 times",
             ),
             (
-                "for (var i = 0u; i < p.n; i = i * 2u) { acc += 1.0; }",
+                "for (var i = 1u; i < p.n; i = i * 1u) { acc += 1.0; }",
                 "step",
+            ),
+            (
+                "for (var i: i32 = 1; i < p.m; i = i * 2) { acc += 1.0; }",
+                "goes on while",
+            ),
+            (
+                "for (var i = 0u; i < p.n; i = i * 2u) { acc += 1.0; if acc > 5.0 { break; } }",
+                "something else leaves",
+            ),
+            (
+                "for (var i = 0u; i < p.n; i <<= 1u) { if acc > 5.0 { return; } acc += 1.0; }",
+                "something else leaves",
+            ),
+            (
+                "for (var i = 1u; i > p.n; i *= 2u) { acc += 1.0; }",
+                "goes on while",
             ),
             (
                 "for (var i = 0u; i > p.n; i++) { acc += 1.0; }",

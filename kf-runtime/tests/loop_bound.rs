@@ -8,10 +8,11 @@ use kf_runtime::{Dispatch, DispatchMode, LoopBound, Program};
 use std::borrow::Cow;
 use wgpu::util::DeviceExt;
 
-/// Five loops the proof must clamp or take as they are: a stride with an offset (`i + 3u < n`,
+/// Seven loops the proof must clamp or take as they are: a stride with an offset (`i + 3u < n`,
 /// step `4 * STRIDE`), halving down to one (`>=`, clamped to 1), counting down by one under a
-/// `loop`/`break`, a `break if` stepping by 3 (clamped), and a stride read from a uniform
-/// (clamped at run time), and a counted test `&&` a data test, stepping by 2 (clamped).
+/// `loop`/`break`, a `break if` stepping by 3 (clamped), a stride read from a uniform (clamped at
+/// run time), a counted test `&&` a data test, stepping by 2 (clamped), and a counter tripled
+/// from the invocation's index (clamped, and stopped at 0, where the loop as written never ends).
 const WGSL: &str = "
 struct P { n: u32, stride: u32 }
 @group(0) @binding(0) var<storage, read> x: array<u32>;
@@ -47,7 +48,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var i = gid.x; i < p.n; i += p.stride) { r += x[i]; }
     var e = 0u;
     for (var i = gid.x; i < p.n && x[i] % 5u != 0u; i += 2u) { e += 1u; }
-    out[gid.x] = s * 1000003u + h * 31u + d * 7u + t + r * 13u + e * 101u;
+    var q = 0u;
+    for (var v = gid.x; v < p.n; v *= 3u) { q += v; }
+    out[gid.x] = s * 1000003u + h * 31u + d * 7u + t + r * 13u + e * 101u + q * 17u;
 }
 ";
 
@@ -93,12 +96,21 @@ fn cpu(x: &[u32], n: u32, runtime_stride: u32, g: u32, stride: u32) -> u32 {
         e += 1;
         i += 2;
     }
+    // From 0 the tripled counter stops at once (the clamp's `v != 0`): the original loop would
+    // never end there.
+    let mut q = 0u32;
+    let mut v = g;
+    while v < n && v != 0 {
+        q = q.wrapping_add(v);
+        v *= 3;
+    }
     s.wrapping_mul(1_000_003)
         .wrapping_add(h.wrapping_mul(31))
         .wrapping_add(d.wrapping_mul(7))
         .wrapping_add(t)
         .wrapping_add(r.wrapping_mul(13))
         .wrapping_add(e.wrapping_mul(101))
+        .wrapping_add(q.wrapping_mul(17))
 }
 
 #[test]
@@ -122,7 +134,7 @@ fn proven_loops_build_without_the_counter_and_compute_the_same() {
         workspace: Cow::Borrowed(&[]),
     };
     let proof = kf_runtime::termination::prove_program(&program).expect("every loop is proven");
-    assert_eq!((proof.loops, proof.clamped), (6, 5), "{proof:?}");
+    assert_eq!((proof.loops, proof.clamped), (7, 6), "{proof:?}");
 
     let instance = wgpu::Instance::default();
     let adapter =
