@@ -149,6 +149,15 @@ pub struct Target {
     pub fault: Option<String>,
 }
 
+/// Mesa's CPU driver stops counting an invocation's loop iterations at 65 535, for all its loops
+/// together, and then leaves them (measured with Mesa 22.3's lavapipe: one loop of 70 000
+/// iterations ran 65 535; a loop of 60 000 left 5 535 to the next). What loops longer computes
+/// wrong values there, the kernel as written included, so the user hears it before a tune whose
+/// baseline may be wrong.
+const LLVMPIPE_LOOPS: &str = "note: llvmpipe stops the loops of one invocation after 65 535 \
+     iterations in all; a kernel that loops longer per invocation computes wrong values on this \
+     adapter, as written too (keep tune shapes small here)";
+
 /// Runs a tune: opens the backends, the targets, the LLM session and the run directories, and
 /// tunes every kernel of `found` on every target.
 pub fn tune(
@@ -179,6 +188,9 @@ pub fn tune(
             adapter.key,
             backend.describe()
         ));
+        if adapter.identity.name.contains("llvmpipe") {
+            say(LLVMPIPE_LOOPS.to_owned());
+        }
         let ceilings = super::ceilings(backend.evaluator(), Some(&ws.root), |name| {
             say(format!("measuring copy bandwidth and FMA rate of {name} …"));
         });
