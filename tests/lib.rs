@@ -33,12 +33,23 @@ pub fn cargo() -> Command {
     cmd
 }
 
-/// The `cargo-kernelfoundry` binary, built once per test run.
+/// The `cargo-kernelfoundry` binary, built once per test run. kf-runtime's default features are
+/// asked for because this test crate depends on kf-runtime with them: with the same features,
+/// the build reuses the kf-build library the tests were linked against instead of compiling it
+/// (at opt-level 2) a second time.
 pub fn bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let out = cargo()
-            .args(["build", "-p", "kf-build", "--bin", "cargo-kernelfoundry"])
+            .args([
+                "build",
+                "-p",
+                "kf-build",
+                "--bin",
+                "cargo-kernelfoundry",
+                "--features",
+                "kf-runtime/default",
+            ])
             .current_dir(root())
             .output()
             .expect("cargo runs");
@@ -134,8 +145,9 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// Copies the crate at `rel` (relative to the workspace root) into a fresh temporary directory,
-/// without its cache or build output, with its path dependencies made absolute and the
-/// workspace's lock file, so it builds against the same dependency versions.
+/// without its cache or build output, with its path dependencies made absolute, the workspace's
+/// lock file and the workspace's test-build profile (see [`shared_profile`]), so it builds against
+/// the same dependency versions and shares their builds.
 pub fn copy_crate(rel: &str) -> tempfile::TempDir {
     let dir = tempfile::Builder::new()
         .prefix("kf-e2e-")
@@ -163,9 +175,36 @@ pub fn copy_crate(rel: &str) -> tempfile::TempDir {
     if !fixed.contains("[workspace]") {
         fixed.push_str("\n[workspace]\n");
     }
+    fixed.push_str(&shared_profile());
     std::fs::write(&manifest, fixed).unwrap();
     std::fs::copy(root().join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
     dir
+}
+
+/// The workspace's `[profile.dev]` table and its naga and kf-runtime overrides, for a copied
+/// crate: a copy is its own workspace, and with a profile of its own it would build wgpu, naga and
+/// everything above them a second time instead of sharing the workspace's builds.
+fn shared_profile() -> String {
+    let text = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let mut out = String::new();
+    let mut keep = false;
+    for line in text.lines() {
+        if line.starts_with('[') {
+            keep = matches!(
+                line.trim(),
+                "[profile.dev]" | "[profile.dev.package.naga]" | "[profile.dev.package.kf-runtime]"
+            );
+        }
+        if keep {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    assert!(
+        out.contains("[profile.dev]") && out.contains("naga"),
+        "the workspace's Cargo.toml has no [profile.dev] or naga override:\n{out}"
+    );
+    out
 }
 
 /// `cargo build` of the crate in `dir`; returns its output (warnings are in stderr).

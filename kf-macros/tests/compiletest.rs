@@ -35,6 +35,14 @@ fn ui() {
     let dir = trybuild_crate_dir();
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy("tests/ui/broken.wgsl", dir.join("broken.wgsl")).unwrap();
+    // trybuild builds the cases and every dependency (wgpu, naga, ..) in a target directory of
+    // its own, with cargo's default profile: without debug info that build is quicker, and no
+    // diagnostic depends on it. The cargo it starts inherits this process's environment.
+    // SAFETY: set before trybuild starts any thread or process, in the test binary's only test.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("CARGO_PROFILE_DEV_DEBUG", "false");
+    }
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");
     t.pass("tests/ui-pass/*.rs");

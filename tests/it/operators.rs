@@ -12,7 +12,7 @@ use kf_build::operators::implicit::ImplicitGemm;
 use kf_build::operators::reduce::ParallelReduction;
 use kf_build::operators::scan::Scan;
 use kf_build::operators::transpose::TransposeTile;
-use kf_build::operators::tree::SubgroupTree;
+use kf_build::operators::tree::{SubgroupScan, SubgroupTree};
 use kf_build::operators::vectorize::VectorizedAccess;
 use kf_build::operators::widen::Widen;
 use kf_build::operators::{Operator, Subject, Target};
@@ -88,16 +88,36 @@ pub(crate) fn corpus() -> Vec<CorpusKernel> {
     out
 }
 
-/// The final plan's verification (tune shapes with three seeds, unseen verification shapes, the
-/// rerun on reused buffers, the re-verification with new inputs) without its timing: these tests
-/// never assert speed.
+/// The final plan's verification (tune shapes with three seeds, unseen verification shapes with
+/// two, the rerun on reused buffers, the re-verification with new inputs) without its timing:
+/// these tests never assert speed.
 pub(crate) fn verify_plan(kernel: &ResolvedKernel) -> kf_build::evaluate::EvalPlan {
     let mut plan = kf_build::search::final_plan(kernel, 1, 7);
     plan.time_shapes.clear();
     plan
 }
 
-/// One rewrite through the worker with the final verification plan.
+/// [`verify_plan`] with one seed per shape: every tune shape and every unseen verification shape
+/// still runs, on fresh poisoned buffers, with the rerun and the re-verification, but not again
+/// with other inputs of the same shape. For the corpus tests, which evaluate hundreds of rewrites
+/// on a CPU adapter and look for rewrites that compute something else: a wrong index or a lost
+/// guard shows on any input of a shape, and the shapes are what catch a wrong size or launch.
+/// What the tool runs on a winner is the full plan, tested by the tune tests and the cheats.
+pub(crate) fn corpus_plan(kernel: &ResolvedKernel) -> kf_build::evaluate::EvalPlan {
+    one_seed_per_shape(verify_plan(kernel))
+}
+
+/// `plan` with only the first trial of each shape (see [`corpus_plan`]).
+pub(crate) fn one_seed_per_shape(
+    mut plan: kf_build::evaluate::EvalPlan,
+) -> kf_build::evaluate::EvalPlan {
+    let mut seen = std::collections::HashSet::new();
+    plan.verify
+        .retain(|t| seen.insert(format!("{:?}", t.shape)));
+    plan
+}
+
+/// One rewrite through the worker with the corpus plan (see [`corpus_plan`]).
 pub(crate) fn verify(
     worker: &mut WorkerProcess,
     kernel: &ResolvedKernel,
@@ -111,7 +131,7 @@ pub(crate) fn verify(
             origin: r.step.clone(),
             program: r.program.clone(),
         },
-        plan: verify_plan(kernel),
+        plan: corpus_plan(kernel),
         ceilings: None,
         deadline_s: None,
     })
@@ -128,6 +148,7 @@ fn operators() -> Vec<Box<dyn Operator>> {
         Box::new(FlashAttention),
         Box::new(TransposeTile),
         Box::new(SubgroupTree),
+        Box::new(SubgroupScan),
     ]
 }
 

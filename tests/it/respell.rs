@@ -2,7 +2,7 @@
 //! kernelbench row reduction (with the suite's own attribute, at small sizes) and of respelled
 //! corpus kernels must be correct (level 5) through the worker. Speed is never asserted.
 
-use super::operators::{corpus, resolve, verify_plan};
+use super::operators::{corpus, corpus_plan, resolve};
 use kf_build::evaluate::process::WorkerProcess;
 use kf_build::evaluate::{Candidate, EvalRequest, Evaluator};
 use kf_build::operators::attention::FlashAttention;
@@ -64,7 +64,7 @@ fn rewrite_and_verify(
                 origin: r.step.clone(),
                 program: r.program.clone(),
             },
-            plan: verify_plan(kernel),
+            plan: corpus_plan(kernel),
             ceilings: None,
             deadline_s: None,
         });
@@ -301,7 +301,7 @@ fn column_groups_verify_at_several_parameter_points() {
                     origin: r.step.clone(),
                     program: program.clone(),
                 },
-                plan: verify_plan(kernel),
+                plan: corpus_plan(kernel),
                 ceilings: None,
                 deadline_s: None,
             });

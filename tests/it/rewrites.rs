@@ -1,6 +1,6 @@
 //! Every rewrite the offline operators make of the kernels in `tests/data/kernels/loops/`, run
 //! through the real evaluator (a worker process on the adapter wgpu finds) with the final
-//! verification plan, must compute what the kernel computes (ladder level 5); and each operator
+//! verification plan (one seed per shape), must compute what the kernel computes (ladder level 5); and each operator
 //! must decline (`Skip`) where its header says it does not apply.
 //!
 //! A kernel file starts with:
@@ -158,7 +158,9 @@ fn every_rewrite_of_the_loop_corpus_is_correct_and_every_skip_is_declared() {
             let report = worker.evaluate(&EvalRequest {
                 kernel: kernel.clone(),
                 candidate: Candidate::new(program, label.clone()),
-                plan: kf_build::search::final_plan(&kernel, 2, 7),
+                plan: crate::operators::one_seed_per_shape(kf_build::search::final_plan(
+                    &kernel, 2, 7,
+                )),
                 ceilings: None,
                 deadline_s: None,
             });

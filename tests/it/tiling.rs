@@ -1,7 +1,7 @@
 //! The tiling operator on real kernels through the real worker. Every rewrite of every matmul in
 //! `tests/data/kernels/tile/` is evaluated the way a search winner is (`search::final_plan`: new
-//! seeds, the spec's unseen odd verification shapes, a re-verification after timing) and must be
-//! correct (level 5); every other kernel there must be skipped. Speed is never asserted: on a CPU
+//! seeds, the spec's unseen odd verification shapes, a re-verification after timing; one seed per
+//! shape here) and must be correct (level 5); every other kernel there must be skipped. Speed is never asserted: on a CPU
 //! driver a tiled matmul is not reliably faster.
 //!
 //! Adding a case is adding a file whose header gives the spec and the expectation:
@@ -111,7 +111,9 @@ fn every_tiling_of_every_matmul_is_correct_and_other_kernels_are_skipped() {
                         origin: rewrite.step.clone(),
                         program: program.clone(),
                     },
-                    plan: kf_build::search::final_plan(&kernel, 3, 7),
+                    plan: timed_once(crate::operators::one_seed_per_shape(
+                        kf_build::search::final_plan(&kernel, 1, 7),
+                    )),
                     kernel: kernel.clone(),
                     ceilings: None,
                     deadline_s: None,
@@ -146,4 +148,13 @@ fn every_tiling_of_every_matmul_is_correct_and_other_kernels_are_skipped() {
     // rows form (two launches over a workspace the harness allocates and poisons, as the runtime
     // allocates it in an app).
     assert!(split >= 35 + 12, "only {split} split-K evaluations");
+}
+
+/// The final plan with one warm-up and one timed sample (and one seed per shape, see
+/// `operators::corpus_plan`): the re-verification after timing still runs on the buffers the
+/// timing reused, and no speed is asserted here.
+fn timed_once(mut plan: kf_build::evaluate::EvalPlan) -> kf_build::evaluate::EvalPlan {
+    plan.warmup = 1;
+    plan.samples = 1;
+    plan
 }
