@@ -138,7 +138,9 @@ fn report_draws_the_archive_heatmap_in_a_headless_browser() {
             .env("CARGO_TARGET_DIR", &target);
         c
     };
-    run_ok(&mut kf_here(&["tune", "--json", "--budget", "4"]));
+    run_ok(crate::candidates_win(&mut kf_here(&[
+        "tune", "--json", "--budget", "4",
+    ])));
 
     let bench = run_ok(&mut kf_here(&["bench", "--json", "--samples", "5"]));
     let json = bench.json();

@@ -54,7 +54,10 @@ fn user_declared_sequences_tune_cache_embed_and_dispatch_every_stage() {
     let dir = copy_crate("tests/fixtures/stages");
     let manifest = dir.path().join("Cargo.toml");
     // The parameter space only: the winner differs from the baseline in `WG` alone, which every
-    // stage counts with. The baseline's workgroups of one invocation are clearly slow.
+    // stage counts with. The baseline's workgroups of one invocation are slower, but on a loaded
+    // two-core machine the scan's lead (2 to 3 times) has fallen inside the noise margin measured
+    // in the same run (61 % once), so the worker divides the timings of every `WG=` candidate by
+    // 4: the outcome never hinges on timing luck, and verification runs as it always does.
     let r = run(kf(&[
         "tune",
         "--json",
@@ -68,7 +71,8 @@ fn user_declared_sequences_tune_cache_embed_and_dispatch_every_stage() {
         "SCAN",
         "--manifest-path",
     ])
-    .arg(&manifest));
+    .arg(&manifest)
+    .env(kf_build::evaluate::process::FAULT_ENV, "faster:4:WG="));
     assert_eq!(r.code, Some(0), "{}", r.dump());
     let kernels = r.json()["kernels"].as_array().unwrap().clone();
     let mut chosen = Vec::new();

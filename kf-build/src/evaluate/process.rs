@@ -29,9 +29,10 @@ use std::time::Duration;
 pub const WORKER_VERB: &str = "__worker";
 
 /// Test hook: `crash:<text>` or `hang:<text>` makes the worker abort or hang when it evaluates a
-/// candidate whose id or origin contains `<text>`; `ceiling:<gbps>` clamps every copy bandwidth
-/// the worker measures to `<gbps>` (a ceiling that stays low when measured again). Only the test
-/// suite sets it.
+/// candidate whose id or origin contains `<text>`; `faster:<factor>:<text>` divides the timings of
+/// such a candidate by `<factor>` (the baseline's are kept), so a test that needs it to win does
+/// not hinge on timing noise; `ceiling:<gbps>` clamps every copy bandwidth the worker measures to
+/// `<gbps>` (a ceiling that stays low when measured again). Only the test suite sets it.
 pub const FAULT_ENV: &str = "KERNELFOUNDRY_TEST_FAULT";
 
 /// Runs the worker loop on stdin/stdout until stdin closes.
@@ -84,6 +85,11 @@ pub fn serve() -> std::io::Result<()> {
                 },
                 Some(runner) => {
                     inject_fault(fault.as_deref(), &req);
+                    runner.speed_up_for_tests(test_speedup(
+                        fault.as_deref(),
+                        &req.candidate.id,
+                        &req.candidate.origin,
+                    ));
                     Response::Evaluated(Box::new(runner.evaluate(&req)))
                 }
             },
@@ -122,6 +128,23 @@ pub fn serve() -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The factor of a `faster:<factor>:<text>` fault for this request's candidate; 1 otherwise. An
+/// empty `<text>` takes every candidate; the baseline itself is never sped up, so the noise
+/// margin, measured by timing the baseline against itself, stays what it is.
+fn test_speedup(fault: Option<&str>, id: &str, origin: &str) -> f64 {
+    let Some((factor, needle)) = fault
+        .and_then(|f| f.strip_prefix("faster:"))
+        .and_then(|f| f.split_once(':'))
+    else {
+        return 1.0;
+    };
+    let hit = id != "baseline" && (id.contains(needle) || origin.contains(needle));
+    match factor.parse::<f64>() {
+        Ok(f) if hit && f.is_finite() && f > 0.0 => f,
+        _ => 1.0,
+    }
 }
 
 fn inject_fault(fault: Option<&str>, req: &EvalRequest) {
@@ -492,6 +515,27 @@ impl Evaluator for WorkerProcess {
             Ok(other) => Err(format!("unexpected answer: {other:?}")),
             Err(CallError::Timeout(t)) => Err(format!("the probe did not finish within {t:?}")),
             Err(CallError::Crash(log)) => Err(log),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_speedup;
+
+    #[test]
+    fn the_faster_fault_divides_only_the_matching_candidates_timings() {
+        let f = Some("faster:4:WG=");
+        assert_eq!(test_speedup(f, "a1b2", "param(WG=64)"), 4.0);
+        assert_eq!(test_speedup(f, "a1b2", "coarsen"), 1.0);
+        // An empty text takes every candidate but the baseline.
+        assert_eq!(test_speedup(Some("faster:4:"), "a1b2", "coarsen"), 4.0);
+        assert_eq!(test_speedup(Some("faster:4:"), "baseline", "baseline"), 1.0);
+        // Other faults, no fault, and factors that are not a positive number change nothing.
+        assert_eq!(test_speedup(Some("crash:WG="), "a1b2", "param(WG=64)"), 1.0);
+        assert_eq!(test_speedup(None, "a1b2", "param(WG=64)"), 1.0);
+        for bad in ["faster:0:", "faster:-2:", "faster:x:", "faster:inf:"] {
+            assert_eq!(test_speedup(Some(bad), "a1b2", "coarsen"), 1.0, "{bad}");
         }
     }
 }
