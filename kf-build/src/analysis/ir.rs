@@ -1514,6 +1514,70 @@ impl<'a> Analysis<'a> {
         }
     }
 
+    /// Whether `h` is a load of the counter `v`, or that plus a value that is the same in every
+    /// iteration of loop `id` ([`Analysis::loop_invariant`]), as in `head_offset / 4u + i`:
+    /// distinct values of the counter give distinct indices, whatever the other term is.
+    pub fn counter_plus_invariant(
+        &self,
+        h: Handle<Expression>,
+        v: Handle<LocalVariable>,
+        id: usize,
+    ) -> bool {
+        self.counter_offset(h, v, id).is_some()
+    }
+
+    /// For `h` spelled as [`Analysis::counter_plus_invariant`] accepts: the term added to the
+    /// counter (`None` for the counter alone).
+    pub fn counter_offset(
+        &self,
+        h: Handle<Expression>,
+        v: Handle<LocalVariable>,
+        id: usize,
+    ) -> Option<Option<Handle<Expression>>> {
+        let e = &self.function.expressions;
+        let counter = |x: Handle<Expression>| {
+            matches!(e[x], Expression::Load { pointer }
+                if matches!(e[pointer], Expression::LocalVariable(w) if w == v))
+        };
+        match e[h] {
+            _ if counter(h) => Some(None),
+            Expression::Binary {
+                op: naga::BinaryOperator::Add,
+                left,
+                right,
+            } => {
+                if counter(left) && self.loop_invariant(right, id) {
+                    Some(Some(right))
+                } else if counter(right) && self.loop_invariant(left, id) {
+                    Some(Some(left))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether `h` has one value wherever the function evaluates it: it reads no local variable,
+    /// no call's result and no buffer the function writes (invocation ids, `let`s of such values,
+    /// uniforms and read-only buffers).
+    pub fn fixed_value(&self, h: Handle<Expression>) -> bool {
+        let mut ok = true;
+        self.visit(h, &mut |e| match *e {
+            Expression::LocalVariable(_)
+            | Expression::CallResult(_)
+            | Expression::AtomicResult { .. } => ok = false,
+            Expression::GlobalVariable(g)
+                if self.accesses.iter().any(|x| x.global == g && x.write)
+                    || self.effectful_functions.iter().any(|&f| f) =>
+            {
+                ok = false
+            }
+            _ => {}
+        });
+        ok
+    }
+
     /// Whether expression `h` has the same value in every iteration of loop `id`: it reads no
     /// local written in the loop, no call result, and no global the loop (or a call in it)
     /// writes.

@@ -251,6 +251,9 @@ fn normalisations(
     for found in counted_loops_to_for(a) {
         take(found, &mut out);
     }
+    for e in registers::interchange_accumulations(a) {
+        take((vec![e], "interchange"), &mut out);
+    }
     for edits in registers::global_accumulators(a) {
         take((edits, "register-acc"), &mut out);
     }

@@ -1864,10 +1864,16 @@ fn splittable(
         if a.stmts[acc.stmt].loops.last() != Some(&id) {
             return Err(format!("`{}` is written inside a nested loop", acc.name));
         }
+        // Distinct iterations store distinct elements: the index's form has a term in the
+        // counter, or the index is the counter plus a value the loop does not change (a row's
+        // offset spelled with a division, `head_offset / 4u + i`, has no affine form).
         let coeff = digit_form(a, acc)
             .map(|form| form.coeff(Var::Loop(f.var)))
             .unwrap_or_default();
-        if coeff.is_zero() {
+        let offset = acc
+            .index
+            .is_some_and(|i| a.counter_plus_invariant(i, f.var, id));
+        if coeff.is_zero() && !offset {
             return Err(format!(
                 "a store to `{}` does not move with the loop variable",
                 acc.name
@@ -2033,7 +2039,25 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec
                         r.coeff(Var::Loop(ref_for.var)) == f.coeff(Var::Loop(fl.var))
                             && r_rest == f_rest
                     }
-                    _ => false,
+                    // No affine form: both indices the counter plus one fixed value (a row's
+                    // offset spelled with a division), so equal counters reach equal elements.
+                    _ => match (
+                        reference
+                            .index
+                            .and_then(|i| a.counter_offset(i, ref_for.var, ref_loop.id)),
+                        x.index.and_then(|i| a.counter_offset(i, fl.var, sl.id)),
+                    ) {
+                        (Some(None), Some(None)) => true,
+                        (Some(Some(r)), Some(Some(o))) => {
+                            a.fixed_value(r)
+                                && a.fixed_value(o)
+                                && matches!(
+                                    (a.expr_wgsl(r, Naming::Inline), a.expr_wgsl(o, Naming::Inline)),
+                                    (Some(p), Some(q)) if p == q
+                                )
+                        }
+                        _ => false,
+                    },
                 };
             if !same_lane {
                 // Another lane's element: only in a loop that does not write the buffer and

@@ -445,6 +445,161 @@ pub(super) fn assigned_once(a: &Analysis<'_>) -> Vec<Edit> {
     out
 }
 
+/// `for (t ..) { lets; for (i ..) { c[base + i] += f(t, i); } }` →
+/// `for (i ..) { for (t ..) { lets; c[base + i] += f(t, i); } }`: an accumulation into the output
+/// buffer that runs over an outer loop (web-llm's attention sums its values so: every key
+/// position adds its weighted value row into the output row) with the loops interchanged, so each
+/// element's accumulation becomes one inner loop that [`global_accumulators`] keeps in a register
+/// and the operators split. Exact, not reassociated: the elements `base + i` of distinct `i` are
+/// distinct, so each element receives the same updates in the same order of `t` as before.
+/// Proven from the IR: both are `for` loops declaring their counters in their headers; the outer
+/// body is `let`s and the inner loop, nothing else; the inner body stores only to `c`, and makes
+/// no calls; every access to `c` in the outer loop is in the inner one, at one index `base + i`
+/// (`i` the inner counter, `base` the same in every iteration of the outer loop); no other buffer
+/// is written in the outer loop; the inner loop's start, bounds and step are the same in every
+/// iteration of the outer loop; the `let`s do not name the inner counter and the outer header
+/// does not name it either, so no name changes meaning when the headers swap.
+pub(super) fn interchange_accumulations(a: &Analysis<'_>) -> Vec<Edit> {
+    let mut out: Vec<Edit> = Vec::new();
+    for (outer, lo) in a.loops.iter().enumerate() {
+        let Some(edit) = interchange(a, outer, lo) else {
+            continue;
+        };
+        if !out.iter().any(|e| super::overlaps(&e.range, &edit.range)) {
+            out.push(edit);
+        }
+    }
+    out
+}
+
+/// The edit that interchanges loop `outer` with the one loop in its body (see
+/// [`interchange_accumulations`]).
+fn interchange(a: &Analysis<'_>, outer: usize, lo: &ir::LoopInfo<'_>) -> Option<Edit> {
+    let ft = lo.for_loop.as_ref()?;
+    // The one loop directly inside.
+    let inner_ids: Vec<usize> = a
+        .loops
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.parent == Some(outer))
+        .map(|(id, _)| id)
+        .collect();
+    let [inner] = inner_ids[..] else {
+        return None;
+    };
+    let li = &a.loops[inner];
+    let fi = li.for_loop.as_ref()?;
+    if ft.kind != ir::LoopKind::For
+        || fi.kind != ir::LoopKind::For
+        || !ft.declared_in_header
+        || !fi.declared_in_header
+        || a.loops.iter().any(|l| l.parent == Some(inner))
+    {
+        return None;
+    }
+    let is_header_test = |s: usize, f: &ir::ForLoop| match *a.stmts[s].stmt {
+        Statement::If { condition, .. } => condition == f.cond,
+        Statement::Break => a.stmts[s].parent.is_some_and(
+            |p| matches!(*a.stmts[p].stmt, Statement::If { condition, .. } if condition == f.cond),
+        ),
+        _ => false,
+    };
+    // The outer body: `let`s (emits) and the inner loop; the inner body: emits and stores to `c`.
+    let mut stores = Vec::new();
+    for s in a.loop_stmts(outer) {
+        let in_inner = a.in_loop(s, inner);
+        let f = if in_inner { fi } else { ft };
+        let ok = match *a.stmts[s].stmt {
+            // naga wraps a `for` (its counter's start and the loop) and a body in blocks.
+            Statement::Emit(_) | Statement::Block(_) => true,
+            Statement::Loop { .. } => s == li.stmt,
+            Statement::Store { .. } if s == f.step_stmt => true,
+            // The inner counter's start, stored again in every iteration of the outer loop.
+            Statement::Store { pointer, .. }
+                if !in_inner
+                    && matches!(a.function.expressions[pointer],
+                        Expression::LocalVariable(v) if v == fi.var) =>
+            {
+                true
+            }
+            Statement::Store { pointer, .. } if in_inner => {
+                stores.push(a.root_global(pointer)?);
+                true
+            }
+            _ => s == f.step_stmt || is_header_test(s, f),
+        };
+        if !ok {
+            return None;
+        }
+    }
+    let g = *stores.first()?;
+    if stores.iter().any(|&x| x != g) {
+        return None;
+    }
+    // Every access to `c` at one index `base + i`; nothing else written.
+    let mut index = None;
+    for x in a.accesses.iter().filter(|x| a.in_loop(x.stmt, outer)) {
+        if x.write && x.global != g {
+            return None;
+        }
+        if x.global != g {
+            continue;
+        }
+        if !a.in_loop(x.stmt, inner) || x.component.is_some() {
+            return None;
+        }
+        let i = x.index?;
+        match index {
+            None => index = Some(i),
+            Some(first) if super::same_value(a, first, i) => {}
+            Some(_) => return None,
+        }
+    }
+    if !a.counter_plus_invariant(index?, fi.var, outer) {
+        return None;
+    }
+    // The inner loop's range is the same in every iteration of the outer one.
+    let range_exprs = fi.init.into_iter().chain(std::iter::once(fi.step)).chain(
+        fi.bounds
+            .iter()
+            .flat_map(|b| std::iter::once(b.bound).chain(b.offset)),
+    );
+    for h in range_exprs {
+        if !invariant(a, h, outer, &mut Vec::new()) {
+            return None;
+        }
+    }
+    // The text: the outer header, the `let`s before the inner loop, the inner header and body.
+    let code = a.code();
+    let (outer_span, inner_span) = (lo.span.clone()?, li.span.clone()?);
+    let (th, tb) = (ft.header_span.clone()?, ft.body_span.clone()?);
+    let (ih, ib) = (fi.header_span.clone()?, fi.body_span.clone()?);
+    if !(tb.start < inner_span.start && inner_span.end < tb.end) {
+        return None;
+    }
+    let lets = &code[tb.start + 1..inner_span.start];
+    let after = &code[inner_span.end..tb.end - 1];
+    if !after.trim().is_empty()
+        || super::identifiers(lets).contains(&fi.var_name.as_str())
+        || super::identifiers(&code[th.clone()]).contains(&fi.var_name.as_str())
+    {
+        return None;
+    }
+    let line_start = code[..outer_span.start].rfind('\n').map_or(0, |p| p + 1);
+    let indent: String = code[line_start..outer_span.start]
+        .chars()
+        .take_while(|c| c.is_whitespace())
+        .collect();
+    let text = format!(
+        "{} {{\n{indent}    {} {{{}{}}}\n{indent}}}",
+        code[ih].trim_end(),
+        code[th].trim_end(),
+        lets,
+        &code[ib.start + 1..ib.end - 1],
+    );
+    Some(Edit::replace(outer_span, text))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::operators::testkit;

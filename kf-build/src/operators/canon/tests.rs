@@ -1191,3 +1191,83 @@ fn helpers_that_wait_at_barriers_are_spelled_out_where_they_are_the_whole_value(
     let entry = &entry[entry.find("@compute").unwrap()..];
     assert!(entry.contains("block_sum(lid.x, v)"), "{entry}");
 }
+
+/// A row kernel whose output row `y[r * d ..]` is summed over an outer loop, with `inner` as the
+/// inner loop's body (web-llm's attention sums its value rows so).
+fn outer_sum_kernel(lets: &str, header: &str, inner: &str) -> kf_runtime::resolve::ResolvedKernel {
+    row_kernel_with(
+        "sizes(n = 4, d = 100), bind(x = input(n * d), y = output(n * d), dims = uniform(n, d)), grid = (n)",
+        &format!(
+            "    for (var j = 0u; j < dims.d; j++) {{ y[r * dims.d + j] = 0.0; }}
+    for (var t = 0u; t < dims.d; t++) {{
+        // the weight of this position
+        let w = x[r * dims.d + t];
+{lets}
+        {header} {{
+            {inner}
+        }}
+    }}"
+        ),
+    )
+}
+
+#[test]
+fn an_accumulation_into_the_output_over_an_outer_loop_is_interchanged_into_a_register() {
+    let plain = "y[r * dims.d + j] += w * x[r * dims.d + (t + j) % dims.d];";
+    for (lets, header, inner) in [
+        ("", "for (var j = 0u; j < dims.d; j++)", plain),
+        // The counter on the left of the index, the update spelled out, a second let.
+        (
+            "        let s = w * 0.5;",
+            "for (var j = 0u; j < dims.d; j += 1u)",
+            "y[j + r * dims.d] = y[j + r * dims.d] + s * x[r * dims.d + (t + j) % dims.d];",
+        ),
+    ] {
+        let k = outer_sum_kernel(lets, header, inner);
+        let r = canonical_of(&k).expect("normalised");
+        assert!(r.step.contains("interchange"), "{}", r.step);
+        assert!(r.step.contains("register-acc"), "{}", r.step);
+        let entry = entry_code(&r);
+        let (j, t) = (
+            entry.rfind("for (var j").unwrap(),
+            entry.find("for (var t").unwrap(),
+        );
+        assert!(j < t, "the element loop is outside:\n{entry}");
+        assert!(entry.contains("kf_acc"), "{entry}");
+    }
+}
+
+#[test]
+fn an_outer_accumulation_is_not_interchanged_where_the_order_or_the_values_could_change() {
+    let refused = [
+        // The element depends on the outer counter.
+        (
+            "",
+            "for (var j = 0u; j < dims.d; j++)",
+            "y[r * dims.d + (t + j) % dims.d] += w;",
+        ),
+        // Two counters reach one element (`j / 2`): the updates of an element would reorder.
+        (
+            "",
+            "for (var j = 0u; j < dims.d; j++)",
+            "y[r * dims.d + j / 2u] += w;",
+        ),
+        // A triangular range: the inner bound moves with the outer counter.
+        (
+            "",
+            "for (var j = 0u; j < t; j++)",
+            "y[r * dims.d + j] += w;",
+        ),
+        // A let reads the output, which the inner loop changes.
+        (
+            "        let u = y[r * dims.d];",
+            "for (var j = 0u; j < dims.d; j++)",
+            "y[r * dims.d + j] += u;",
+        ),
+    ];
+    for (lets, header, inner) in refused {
+        let k = outer_sum_kernel(lets, header, inner);
+        let step = canonical_of(&k).map(|r| r.step).unwrap_or_default();
+        assert!(!step.contains("interchange"), "{inner}: {step}");
+    }
+}
