@@ -2015,6 +2015,9 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec
             .for_loop
             .as_ref()
             .expect("split loops are counted");
+        // Offsets, in units of the counter's coefficient, of the accesses on the elements of
+        // their own iteration (`c[(k + 1) * s + r]` beside `c[k * s + r]`: offset 1).
+        let mut offsets: Vec<i64> = Vec::new();
         for x in &accesses {
             let Some(sl) = split_of(x.stmt) else {
                 return Err(Skip(format!(
@@ -2036,8 +2039,21 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec
                             terms: vec![(Var::Loop(fl.var), f.coeff(Var::Loop(fl.var)))],
                             offset: Default::default(),
                         });
-                        r.coeff(Var::Loop(ref_for.var)) == f.coeff(Var::Loop(fl.var))
-                            && r_rest == f_rest
+                        let coeff = r.coeff(Var::Loop(ref_for.var));
+                        let offset = if r_rest == f_rest {
+                            Some(0)
+                        } else if only_ids(&r_rest) && only_ids(&f_rest) {
+                            multiple_of(&f_rest.sub(&r_rest), &coeff)
+                        } else {
+                            None
+                        };
+                        match offset {
+                            Some(c) if coeff == f.coeff(Var::Loop(fl.var)) => {
+                                offsets.push(c);
+                                true
+                            }
+                            _ => false,
+                        }
                     }
                     // No affine form: both indices the counter plus one fixed value (a row's
                     // offset spelled with a division), so equal counters reach equal elements.
@@ -2084,8 +2100,42 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec
                 }
             }
         }
+        // Iterations' counters differ by multiples of the step, so accesses whose offsets span
+        // less than the step reach disjoint elements in distinct iterations (a block of columns
+        // `k .. k + 4` per iteration of `k += 4u`).
+        if let (Some(lo), Some(hi)) = (offsets.iter().min(), offsets.iter().max())
+            && hi > lo
+            && !a
+                .const_int(ref_for.step)
+                .is_some_and(|step| !ref_for.decreasing && hi - lo < step)
+        {
+            return Err(Skip(format!(
+                "`{name}` is accessed at offsets that reach another iteration's elements, which another lane may own"
+            )));
+        }
     }
     Ok(barriers)
+}
+
+/// Whether an index form's terms are all invocation ids (no loop variable): the same on every
+/// lane of a workgroup that stands for one invocation.
+fn only_ids(form: &ir::IndexForm) -> bool {
+    form.terms.iter().all(|(v, _)| !matches!(v, Var::Loop(_)))
+}
+
+/// The integer `c` with `d = c · coeff`, when `d` has no terms and its uniform part is such a
+/// multiple of the non-zero `coeff`.
+fn multiple_of(d: &ir::IndexForm, coeff: &ir::Poly) -> Option<i64> {
+    if !d.terms.is_empty() {
+        return None;
+    }
+    let first = coeff.0.first()?;
+    let matching = d.offset.0.iter().find(|m| m.atoms == first.atoms)?;
+    if first.k == 0 || matching.k % first.k != 0 {
+        return None;
+    }
+    let c = matching.k / first.k;
+    (coeff.scale(c) == d.offset).then_some(c)
 }
 
 /// The index form of `x` in which a flat id taken apart by `/` and `%` reads as its digits

@@ -1220,3 +1220,45 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         "{text}"
     );
 }
+
+#[test]
+fn blocks_of_columns_stored_side_by_side_are_split_only_when_iterations_cannot_overlap() {
+    // Iteration `j` stores columns `j .. j + 3`: with `j += 4u` no two iterations share one, so
+    // the lanes take the blocks; with `j += 2u` neighbouring iterations would both store
+    // `j + 2` and `j + 3`, which the lanes would race on.
+    let wgsl = |step: u32| {
+        format!(
+            "struct D {{ m: u32, n: u32 }}
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+@group(0) @binding(2) var<uniform> dims: D;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    let row = gid.x;
+    if (row >= dims.m) {{ return; }}
+    for (var j = 0u; j < dims.n; j += {step}u) {{
+        let x = a[row * dims.n + j];
+        out[row * dims.n + j] = x;
+        out[row * dims.n + j + 1u] = x * 2.0;
+        out[row * dims.n + j + 2u] = x * 3.0;
+        out[row * dims.n + j + 3u] = x * 4.0;
+    }}
+}}"
+        )
+    };
+    let spec = "sizes(m = 4, n = 16), bind(a = input(m * n), out = output(m * n), dims = uniform(m, n)), grid = (m), constraints(n % 4 == 0)";
+    let k = testkit::resolve("blocks.wgsl", spec, &wgsl(4));
+    let rewrites = apply(&ParallelReduction, &k, &testkit::h200()).unwrap();
+    assert!(!rewrites.is_empty());
+    for r in &rewrites {
+        testkit::check_valid(&k, r);
+    }
+    let k = testkit::resolve("overlapping.wgsl", spec, &wgsl(2));
+    let why = apply(&ParallelReduction, &k, &testkit::h200()).unwrap_err();
+    assert!(
+        why.0
+            .contains("offsets that reach another iteration's elements"),
+        "{}",
+        why.0
+    );
+}
