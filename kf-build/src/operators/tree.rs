@@ -243,6 +243,18 @@ struct Sim<'a, 'm> {
 /// More iterations than any tree over a workgroup has.
 const MAX_TRIPS: usize = 64;
 
+impl<'a, 'm> Sim<'a, 'm> {
+    /// A simulator that only locates statements' text (the renderers' use).
+    fn for_text(a: &'a Analysis<'m>) -> Self {
+        Sim {
+            a,
+            constants: &[],
+            global_is_local: false,
+            wg: 0,
+        }
+    }
+}
+
 impl<'m> Sim<'_, 'm> {
     fn frame(&self, f: &'m Function, entry: bool, args: Vec<Sym>) -> Frame<'m> {
         let mut fr = Frame {
@@ -1185,12 +1197,7 @@ fn render(a: &Analysis<'_>, regions: &[Region], slots: u64) -> Result<String, Sk
         sg_lane,
         n_sg,
     } = lanes(a, "kf_tree", true)?;
-    let sim = Sim {
-        a,
-        constants: &[],
-        global_is_local: false,
-        wg: 0,
-    };
+    let sim = Sim::for_text(a);
     let mut edits = vec![Edit::replace(params_range, params)];
     let mut helpers: Vec<(AccOp, String)> = Vec::new();
     let mut memories: Vec<String> = Vec::new();

@@ -369,12 +369,7 @@ fn render(a: &Analysis<'_>, regions: &[ScanRegion], slots: u64) -> Result<String
         sg_lane,
         ..
     } = lanes(a, "kf_scan", false)?;
-    let sim = Sim {
-        a,
-        constants: &[],
-        global_is_local: false,
-        wg: 0,
-    };
+    let sim = Sim::for_text(a);
     let mut edits = vec![Edit::replace(params_range, params)];
     let mut types: Vec<String> = Vec::new();
     for (n, r) in regions.iter().enumerate() {
