@@ -579,7 +579,9 @@ fn interchange(a: &Analysis<'_>, outer: usize, lo: &ir::LoopInfo<'_>) -> Option<
     }
     let lets = &code[tb.start + 1..inner_span.start];
     let after = &code[inner_span.end..tb.end - 1];
-    if !after.trim().is_empty()
+    if !crate::analysis::text::blank_comments(after)
+        .trim()
+        .is_empty()
         || super::identifiers(lets).contains(&fi.var_name.as_str())
         || super::identifiers(&code[th.clone()]).contains(&fi.var_name.as_str())
     {

@@ -1206,6 +1206,7 @@ fn outer_sum_kernel(lets: &str, header: &str, inner: &str) -> kf_runtime::resolv
         {header} {{
             {inner}
         }}
+        // the row is summed
     }}"
         ),
     )
