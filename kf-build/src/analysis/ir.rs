@@ -1558,26 +1558,6 @@ impl<'a> Analysis<'a> {
         }
     }
 
-    /// Whether `h` has one value wherever the function evaluates it: it reads no local variable,
-    /// no call's result and no buffer the function writes (invocation ids, `let`s of such values,
-    /// uniforms and read-only buffers).
-    pub fn fixed_value(&self, h: Handle<Expression>) -> bool {
-        let mut ok = true;
-        self.visit(h, &mut |e| match *e {
-            Expression::LocalVariable(_)
-            | Expression::CallResult(_)
-            | Expression::AtomicResult { .. } => ok = false,
-            Expression::GlobalVariable(g)
-                if self.accesses.iter().any(|x| x.global == g && x.write)
-                    || self.effectful_functions.iter().any(|&f| f) =>
-            {
-                ok = false
-            }
-            _ => {}
-        });
-        ok
-    }
-
     /// Whether expression `h` has the same value in every iteration of loop `id`: it reads no
     /// local written in the loop, no call result, and no global the loop (or a call in it)
     /// writes.

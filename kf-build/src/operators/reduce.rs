@@ -2065,8 +2065,8 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec
                     ) {
                         (Some(None), Some(None)) => true,
                         (Some(Some(r)), Some(Some(o))) => {
-                            a.fixed_value(r)
-                                && a.fixed_value(o)
+                            naga_uniform(a, r)
+                                && naga_uniform(a, o)
                                 && matches!(
                                     (a.expr_wgsl(r, Naming::Inline), a.expr_wgsl(o, Naming::Inline)),
                                     (Some(p), Some(q)) if p == q
