@@ -90,6 +90,30 @@ pub fn operands(e: &Expression) -> Vec<Handle<Expression>> {
     }
 }
 
+/// Whether `e` is the result of something other than its operands: a call, an atomic, a load
+/// through `workgroupUniformLoad`, a subgroup operation, an image read or query, a derivative, a
+/// ray query or a cooperative-matrix operation. Such a value is never loop-invariant, and a
+/// function that computes one is not pure.
+pub fn is_effect_result(e: &Expression) -> bool {
+    matches!(
+        e,
+        Expression::CallResult(_)
+            | Expression::AtomicResult { .. }
+            | Expression::WorkGroupUniformLoadResult { .. }
+            | Expression::SubgroupBallotResult
+            | Expression::SubgroupOperationResult { .. }
+            | Expression::ImageSample { .. }
+            | Expression::ImageLoad { .. }
+            | Expression::ImageQuery { .. }
+            | Expression::Derivative { .. }
+            | Expression::RayQueryProceedResult
+            | Expression::RayQueryGetIntersection { .. }
+            | Expression::RayQueryVertexPositions { .. }
+            | Expression::CooperativeLoad { .. }
+            | Expression::CooperativeMultiplyAdd { .. }
+    )
+}
+
 /// How WGSL spells a binary operator.
 pub fn binary_op_wgsl(op: BinaryOperator) -> &'static str {
     use BinaryOperator as B;

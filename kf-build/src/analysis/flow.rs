@@ -18,8 +18,8 @@
 //! makes the caller skip the kernel.
 
 use super::Skip;
-use super::expr::binary_op_wgsl;
 use super::ir::{Analysis, Mono};
+use super::print::{Leaf, Leaves, Wgsl};
 use kf_runtime::expr::{Op, SizeExpr};
 use kf_runtime::resolve::ResolvedKernel;
 use naga::{Expression, Handle, LocalVariable, Statement};
@@ -502,19 +502,7 @@ pub fn is_pure(module: &naga::Module, f: Handle<naga::Function>) -> bool {
         return false;
     }
     let expressions_ok = func.expressions.iter().all(|(_, x)| {
-        !matches!(
-            x,
-            Expression::GlobalVariable(_)
-                | Expression::CallResult(_)
-                | Expression::AtomicResult { .. }
-                | Expression::ImageSample { .. }
-                | Expression::ImageLoad { .. }
-                | Expression::ImageQuery { .. }
-                | Expression::WorkGroupUniformLoadResult { .. }
-                | Expression::SubgroupBallotResult
-                | Expression::SubgroupOperationResult { .. }
-                | Expression::RayQueryProceedResult
-        )
+        !matches!(x, Expression::GlobalVariable(_)) && !super::expr::is_effect_result(x)
     });
     fn block_ok(b: &naga::Block, func: &naga::Function) -> bool {
         b.iter().all(|s| match s {
@@ -973,180 +961,53 @@ impl Printer<'_> {
 
     /// An expression's value.
     pub fn expr(&self, h: Handle<Expression>) -> Result<String, Skip> {
-        use Expression as E;
         let e = self.x.e;
-        let func = &e.func;
-        Ok(match &func.expressions[h] {
-            E::Literal(l) => literal(l).ok_or_else(|| self.no("a 64-bit literal"))?,
-            E::Constant(c) => e.module.constants[*c]
-                .name
-                .clone()
-                .ok_or_else(|| self.no("an unnamed constant"))?,
-            E::Override(o) => e.module.overrides[*o]
-                .name
-                .clone()
-                .ok_or_else(|| self.no("an unnamed override"))?,
-            E::ZeroValue(ty) => format!("{}()", e.type_name(*ty)),
-            E::Compose { ty, components } => {
-                let parts: Result<Vec<_>, _> = components.iter().map(|c| self.expr(*c)).collect();
-                format!("{}({})", e.type_name(*ty), parts?.join(", "))
-            }
-            E::Splat { value, .. } => format!("{}({})", e.ty_name(h), self.expr(*value)?),
-            E::Swizzle {
-                size,
-                vector,
-                pattern,
-            } => {
-                let comps: String = pattern[..*size as usize]
-                    .iter()
-                    .map(|c| ['x', 'y', 'z', 'w'][*c as usize])
-                    .collect();
-                format!("{}.{comps}", self.expr(*vector)?)
-            }
-            E::FunctionArgument(i) if Some(*i) == e.gid_arg => format!("({})", self.gid),
-            E::FunctionArgument(_) => return Err(self.no("an entry point argument")),
-            E::Access { base, index } => format!("{}[{}]", self.expr(*base)?, self.expr(*index)?),
-            E::AccessIndex { base, index } => self.access_index(*base, *index, false)?,
-            E::Load { pointer } => match func.expressions[*pointer] {
-                E::LocalVariable(_) => {
-                    let v = self
-                        .x
-                        .locals
-                        .loads
-                        .get(&h)
-                        .ok_or_else(|| self.no("a load of a local"))?;
-                    self.value(*v)?
-                }
-                _ => self.place(*pointer)?,
-            },
-            E::Unary { op, expr } => {
-                let o = match op {
-                    naga::UnaryOperator::Negate => "-",
-                    naga::UnaryOperator::LogicalNot => "!",
-                    naga::UnaryOperator::BitwiseNot => "~",
-                };
-                format!("({o}{})", self.expr(*expr)?)
-            }
-            E::Binary { op, left, right } => {
-                format!(
-                    "({} {} {})",
-                    self.expr(*left)?,
-                    binary_op_wgsl(*op),
-                    self.expr(*right)?
-                )
-            }
-            E::Select {
-                condition,
-                accept,
-                reject,
-            } => format!(
-                "select({}, {}, {})",
-                self.expr(*reject)?,
-                self.expr(*accept)?,
-                self.expr(*condition)?
-            ),
-            E::Relational { fun, argument } => {
-                let f = super::expr::relational_wgsl(*fun).ok_or_else(|| self.no("isNan/isInf"))?;
-                format!("{f}({})", self.expr(*argument)?)
-            }
-            E::Math {
-                fun,
-                arg,
-                arg1,
-                arg2,
-                arg3,
-            } => {
-                use naga::common::wgsl::TryToWgsl;
-                let name = fun
-                    .try_to_wgsl()
-                    .ok_or_else(|| self.no("a math function"))?;
-                let args: Result<Vec<_>, _> = [Some(*arg), *arg1, *arg2, *arg3]
-                    .into_iter()
-                    .flatten()
-                    .map(|a| self.expr(a))
-                    .collect();
-                format!("{name}({})", args?.join(", "))
-            }
-            E::As {
-                expr,
-                convert: Some(_),
-                ..
-            } => format!("{}({})", e.ty_name(h), self.expr(*expr)?),
-            E::As {
-                expr,
-                convert: None,
-                ..
-            } => format!("bitcast<{}>({})", e.ty_name(h), self.expr(*expr)?),
-            E::ArrayLength(p) => format!("arrayLength(&{})", self.place(*p)?),
-            E::CallResult(f) => {
-                let (_, args) = self
-                    .x
-                    .locals
-                    .calls
-                    .get(&h)
-                    .ok_or_else(|| self.no("the result of a call that is not pure"))?;
-                let name = e.module.functions[*f]
-                    .name
-                    .clone()
-                    .ok_or_else(|| self.no("a call to an unnamed function"))?;
-                let args: Result<Vec<_>, _> = args.iter().map(|a| self.expr(*a)).collect();
-                format!("{name}({})", args?.join(", "))
-            }
-            _ => return Err(self.no("this kind of expression")),
-        })
+        Wgsl {
+            module: e.module,
+            func: e.func,
+            info: e.info,
+            leaves: self,
+            max_depth: 512,
+        }
+        .print(h)
     }
 
     /// A reference to memory (the target of a store, or what a load reads).
     pub fn place(&self, pointer: Handle<Expression>) -> Result<String, Skip> {
-        use Expression as E;
-        let e = self.x.e;
-        Ok(match &e.func.expressions[pointer] {
-            E::GlobalVariable(g) => e.module.global_variables[*g]
-                .name
-                .clone()
-                .ok_or_else(|| self.no("an unnamed global"))?,
-            E::Access { base, index } => format!("{}[{}]", self.place(*base)?, self.expr(*index)?),
-            E::AccessIndex { base, index } => self.access_index(*base, *index, true)?,
-            _ => return Err(self.no("a pointer into local memory")),
-        })
-    }
-
-    fn access_index(
-        &self,
-        base: Handle<Expression>,
-        index: u32,
-        pointer: bool,
-    ) -> Result<String, Skip> {
-        let e = self.x.e;
-        let mut inner = e.ty(base);
-        if let naga::TypeInner::Pointer { base: b, .. } = inner {
-            inner = &e.module.types[*b].inner;
-        }
-        let base_text = if pointer {
-            self.place(base)?
-        } else {
-            self.expr(base)?
-        };
-        Ok(match inner {
-            naga::TypeInner::Struct { members, .. } => {
-                let m = members
-                    .get(index as usize)
-                    .and_then(|m| m.name.clone())
-                    .ok_or_else(|| self.no("an unnamed struct member"))?;
-                format!("{base_text}.{m}")
-            }
-            _ => format!("{base_text}[{index}]"),
-        })
+        self.expr(pointer)
     }
 }
 
-/// A literal for the inlining printer: negative integers parenthesised (and `i32::MIN`, which
-/// has no literal, as a conversion), so they can stand after any operator.
-fn literal(l: &naga::Literal) -> Option<String> {
-    match *l {
-        naga::Literal::I32(i32::MIN) => Some("i32(-2147483648)".to_owned()),
-        naga::Literal::I32(v) if v < 0 => Some(format!("({v}i)")),
-        l => super::expr::literal_wgsl(l),
+/// The leaves of a printer in a new context: the invocation id and loop-carried values as the
+/// caller chose, a local's load as the value it holds there, a pure call with its arguments.
+impl Leaves for &Printer<'_> {
+    fn leaf(&self, w: &Wgsl<'_, Self>, h: Handle<Expression>, depth: u32) -> Leaf {
+        use Expression as E;
+        let e = self.x.e;
+        Some(match e.func.expressions[h] {
+            E::FunctionArgument(i) if Some(i) == e.gid_arg => Ok(format!("({})", self.gid)),
+            E::FunctionArgument(_) => Err(self.no("an entry point argument")),
+            E::LocalVariable(_) => Err(self.no("a pointer into local memory")),
+            E::Load { pointer } if matches!(e.func.expressions[pointer], E::LocalVariable(_)) => {
+                match self.x.locals.loads.get(&h) {
+                    Some(v) => self.value(*v),
+                    None => Err(self.no("a load of a local")),
+                }
+            }
+            E::CallResult(f) => {
+                let Some((_, args)) = self.x.locals.calls.get(&h) else {
+                    return Some(Err(self.no("the result of a call that is not pure")));
+                };
+                let Some(name) = e.module.functions[f].name.clone() else {
+                    return Some(Err(self.no("a call to an unnamed function")));
+                };
+                args.iter()
+                    .map(|a| w.at(*a, depth + 1))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|args| format!("{name}({})", args.join(", ")))
+            }
+            _ => return None,
+        })
     }
 }
 
@@ -1209,8 +1070,8 @@ mod tests {
             &format!(
                 "{HEAD}@compute @workgroup_size(8, 8)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    let row = gid.y;\n    if (row >= d.m || gid.x >= d.n) {{ return; }}\n    o[row * d.n + gid.x] = row;\n}}\n"
             ),
-            "select(true, ((g)[0] >= d.n), (!((g)[1] >= d.m)))",
-            "(g)[1]",
+            "select(true, ((g).x >= d.n), !(((g).y >= d.m)))",
+            "(g).y",
             [true, true, false],
         );
     }
@@ -1221,8 +1082,8 @@ mod tests {
             &format!(
                 "{HEAD}@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    var x = gid.x;\n    let before = x + 1u;\n    x = x * 2u;\n    if (!(x < d.n && gid.z == 0u)) {{ return; }}\n    o[x] = before + x;\n}}\n"
             ),
-            "(!select(false, ((g)[2] == 0u), (((g)[0] * 2u) < d.n)))",
-            "(((g)[0] + 1u) + ((g)[0] * 2u))",
+            "!(select(false, ((g).z == 0u), (((g).x * 2u) < d.n)))",
+            "(((g).x + 1u) + ((g).x * 2u))",
             [true, false, true],
         );
     }

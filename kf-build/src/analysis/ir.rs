@@ -36,9 +36,11 @@
 //! Invariant: analysis never fails on valid WGSL. Whatever is not recognised is reported as not
 //! recognised (a `None`, or a reason string), never guessed; operators must `Skip` on it.
 
+use super::Skip;
 use super::access::for_each_stmt;
+use super::print::{Leaf, Leaves, Wgsl};
 pub use super::text::{Edit, apply_edits};
-use naga::common::wgsl::{TryToWgsl, TypeContext};
+use naga::common::wgsl::TypeContext;
 use naga::{
     BinaryOperator, Block, BuiltIn, Expression, Handle, LocalVariable, MathFunction, ScalarKind,
     Statement, TypeInner,
@@ -2757,127 +2759,53 @@ impl<'a> Analysis<'a> {
         self.print(h, naming, 0)
     }
 
-    fn print(&self, h: Handle<Expression>, naming: Naming, depth: u32) -> Option<String> {
-        if depth > 64 {
-            return None;
+    fn print(&self, h: Handle<Expression>, naming: Naming, _depth: u32) -> Option<String> {
+        Wgsl {
+            module: self.module,
+            func: self.function,
+            info: self.info,
+            leaves: IrLeaves { a: self, naming },
+            max_depth: 64,
         }
-        let f = self.function;
-        if naming == Naming::Names
+        .print(h)
+        .ok()
+    }
+}
+
+/// The leaves of [`Analysis::expr_wgsl`]: names as the user wrote them, or (inlining) the single
+/// value a local holds.
+struct IrLeaves<'r, 'a> {
+    a: &'r Analysis<'a>,
+    naming: Naming,
+}
+
+impl Leaves for IrLeaves<'_, '_> {
+    fn leaf(&self, w: &Wgsl<'_, Self>, h: Handle<Expression>, depth: u32) -> Leaf {
+        let f = self.a.function;
+        if self.naming == Naming::Names
             && let Some(name) = f.named_expressions.get(&h)
             && name != "phony"
         {
-            return Some(name.clone());
+            return Some(Ok(name.clone()));
         }
-        let p = |e: Handle<Expression>| self.print(e, naming, depth + 1);
-        let ctx = self.module.to_ctx();
-        Some(match f.expressions[h] {
-            Expression::Literal(l) => super::expr::literal_wgsl(l)?,
-            Expression::Constant(c) => self.module.constants[c].name.clone()?,
-            Expression::Override(o) => self.module.overrides[o].name.clone()?,
-            Expression::ZeroValue(ty) => format!("{}()", ctx.type_to_string(ty)),
-            Expression::Compose { ty, ref components } => format!(
-                "{}({})",
-                ctx.type_to_string(ty),
-                components
-                    .iter()
-                    .map(|&c| p(c))
-                    .collect::<Option<Vec<_>>>()?
-                    .join(", ")
-            ),
-            Expression::Access { base, index } => format!("{}[{}]", p(base)?, p(index)?),
-            Expression::AccessIndex { base, index } => {
-                let base_text = p(base)?;
-                match pointee(self.module, self.type_of(base)) {
-                    Some(TypeInner::Struct { members, .. }) => {
-                        format!("{base_text}.{}", members.get(index as usize)?.name.clone()?)
+        let unnamed = || Skip("an unnamed argument or local".into());
+        match f.expressions[h] {
+            Expression::FunctionArgument(i) => {
+                Some(f.arguments[i as usize].name.clone().ok_or_else(unnamed))
+            }
+            Expression::LocalVariable(v) => {
+                Some(f.local_variables[v].name.clone().ok_or_else(unnamed))
+            }
+            Expression::Load { pointer } if self.naming == Naming::Inline => {
+                match f.expressions[pointer] {
+                    Expression::LocalVariable(v) if !self.a.is_loop_var(v) => {
+                        self.a.single_value(v).map(|value| w.at(value, depth + 1))
                     }
-                    Some(TypeInner::Vector { .. }) => {
-                        format!("{base_text}.{}", ["x", "y", "z", "w"].get(index as usize)?)
-                    }
-                    _ => format!("{base_text}[{index}]"),
+                    _ => None,
                 }
             }
-            Expression::Splat { size, value } => {
-                format!("vec{}({})", size as u8, p(value)?)
-            }
-            Expression::Swizzle {
-                size,
-                vector,
-                pattern,
-            } => {
-                let letters: String = pattern[..size as usize]
-                    .iter()
-                    .map(|c| ["x", "y", "z", "w"][*c as usize])
-                    .collect();
-                format!("{}.{letters}", p(vector)?)
-            }
-            Expression::FunctionArgument(i) => f.arguments[i as usize].name.clone()?,
-            Expression::GlobalVariable(g) => self.module.global_variables[g].name.clone()?,
-            Expression::LocalVariable(v) => f.local_variables[v].name.clone()?,
-            Expression::Load { pointer } => match f.expressions[pointer] {
-                Expression::LocalVariable(v) if naming == Naming::Inline => {
-                    match self.single_value(v) {
-                        Some(value) if !self.is_loop_var(v) => p(value)?,
-                        _ => p(pointer)?,
-                    }
-                }
-                _ => p(pointer)?,
-            },
-            Expression::Unary { op, expr } => {
-                let o = match op {
-                    naga::UnaryOperator::Negate => "-",
-                    naga::UnaryOperator::LogicalNot => "!",
-                    naga::UnaryOperator::BitwiseNot => "~",
-                };
-                format!("{o}({})", p(expr)?)
-            }
-            Expression::Binary { op, left, right } => {
-                format!(
-                    "({} {} {})",
-                    p(left)?,
-                    super::expr::binary_op_wgsl(op),
-                    p(right)?
-                )
-            }
-            Expression::Select {
-                condition,
-                accept,
-                reject,
-            } => format!("select({}, {}, {})", p(reject)?, p(accept)?, p(condition)?),
-            Expression::Relational { fun, argument } => {
-                let name = super::expr::relational_wgsl(fun)?;
-                format!("{name}({})", p(argument)?)
-            }
-            Expression::Math {
-                fun,
-                arg,
-                arg1,
-                arg2,
-                arg3,
-            } => {
-                let mut args = vec![p(arg)?];
-                for a in [arg1, arg2, arg3].into_iter().flatten() {
-                    args.push(p(a)?);
-                }
-                format!("{}({})", fun.try_to_wgsl()?, args.join(", "))
-            }
-            Expression::As {
-                expr,
-                kind,
-                convert,
-            } => {
-                let target = self.type_name_of(h);
-                match convert {
-                    Some(_) => format!("{target}({})", p(expr)?),
-                    None => {
-                        let _ = kind;
-                        format!("bitcast<{target}>({})", p(expr)?)
-                    }
-                }
-            }
-            Expression::ArrayLength(e) => format!("arrayLength(&{})", p(e)?),
-            _ => return None,
-        })
+            _ => None,
+        }
     }
 }
 
@@ -2942,15 +2870,7 @@ fn trim_range(code: &str, r: TextRange, extra: &[char]) -> TextRange {
     r.start + start_trim..r.start + trimmed_end.len().max(start_trim)
 }
 
-/// The type a pointer (or value) of type `ty` refers to.
-fn pointee<'t>(module: &'t naga::Module, ty: &'t TypeInner) -> Option<&'t TypeInner> {
-    match ty {
-        TypeInner::Pointer { base, .. } => Some(&module.types[*base].inner),
-        TypeInner::ValuePointer { size: Some(_), .. } => Some(ty),
-        TypeInner::ValuePointer { .. } => None,
-        other => Some(other),
-    }
-}
+use super::print::pointee;
 
 fn int_binary(op: BinaryOperator, a: i64, b: i64) -> Option<i64> {
     use BinaryOperator as B;

@@ -925,20 +925,7 @@ impl LoopScope {
                 };
                 readonly && self.is_invariant(module, f, *pointer)
             }
-            Expression::CallResult(_)
-            | Expression::AtomicResult { .. }
-            | Expression::WorkGroupUniformLoadResult { .. }
-            | Expression::SubgroupBallotResult
-            | Expression::SubgroupOperationResult { .. }
-            | Expression::ImageSample { .. }
-            | Expression::ImageLoad { .. }
-            | Expression::ImageQuery { .. }
-            | Expression::Derivative { .. }
-            | Expression::RayQueryProceedResult
-            | Expression::RayQueryGetIntersection { .. }
-            | Expression::RayQueryVertexPositions { .. }
-            | Expression::CooperativeLoad { .. }
-            | Expression::CooperativeMultiplyAdd { .. } => false,
+            other if super::expr::is_effect_result(other) => false,
             other => operands(other)
                 .into_iter()
                 .all(|o| self.is_invariant(module, f, o)),

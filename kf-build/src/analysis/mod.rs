@@ -18,6 +18,7 @@
 //! - [`loops`]: loop and workgroup queries over the entry point and the functions it calls.
 //! - [`flow`]: flow-sensitive values of locals, dependencies, and a printer for new contexts.
 //! - [`facts`]: the memory, compute and parallelism facts behind the behaviour descriptor.
+//! - [`print`]: the one printer of IR expressions as WGSL, with the leaves each caller states.
 //! - [`text`]: the one edit type, edits at naga's spans and one-token reads of the source.
 //! - [`expr`]: the one operand walker and operator spelling of naga expressions.
 //! - [`uniforms`]: which size of the spec a uniform value holds.
@@ -36,6 +37,7 @@ pub mod facts;
 pub mod flow;
 pub mod ir;
 pub mod loops;
+pub mod print;
 pub mod text;
 pub mod uniforms;
 pub mod workgroup;

@@ -1,6 +1,7 @@
 //! Tests of the IR analysis on kernels written the ways people write them.
 
 use super::*;
+use naga::common::wgsl::TryToWgsl;
 
 const SOFTMAX: &str = include_str!("../../../../examples/quickstart/src/shaders/softmax.wgsl");
 
@@ -246,7 +247,7 @@ fn while_loop_and_continuing_spellings() {
         );
         assert_eq!(
             a.expr_wgsl(max, Naming::Names).unwrap(),
-            "max(acc, vec4(x[k]).y)"
+            "max(acc, vec4<f32>(x[k]).y)"
         );
     });
 }
