@@ -31,6 +31,13 @@
 //! invocations along it: every id the original ran is run once, and no other. The literal travels
 //! with the rewritten text, so a later change of the workgroup size keeps it true.
 //!
+//! Where the extent depends on sizes (`workgroups = (cdiv(dim / 2, 64))` over an unguarded rotary
+//! embedding), the bound is the same whole-workgroup extent printed as WGSL from the uniforms the
+//! spec fills with those sizes (`uniforms::size_in_uniform`, as `tile` bounds an unguarded axis),
+//! whether the kernel reads them or not; where no uniform holds a size it needs, the kernel is
+//! skipped with that size named. The expression is written with today's workgroup size as a
+//! literal, so it too stays the parent's launch whatever a later parameter search changes.
+//!
 //! A launch rule that counts workgroups (`workgroups = (cdiv(n, 256))`: burn's, TVM's and most
 //! hand-written hosts' `dispatch_workgroups`) is read as the grid of the invocations it launches
 //! (`launched`, from `operators::grid_extent`): `W` workgroups of `S` invocations along an axis
@@ -89,7 +96,7 @@ impl Operator for Coarsen {
         let mut out = Vec::new();
         for k in FACTORS {
             for mapping in [Mapping::Contiguous, Mapping::Strided] {
-                let text = render(&a, dim, extent, k, mapping)?;
+                let text = render(&a, dim, &extent, k, mapping)?;
                 let reflected =
                     kf_runtime::resolve::reflect(&text, Some(&subject.program.entry), "coarsen")
                         .map_err(|e| {
@@ -103,7 +110,7 @@ impl Operator for Coarsen {
                     )));
                 }
                 out.push(Rewrite {
-                    program: coarsened_program(subject, text, dim, k, extent),
+                    program: coarsened_program(subject, text, dim, k, &extent),
                     step: format!(
                         "coarsen({k}, {}, {})",
                         match mapping {
@@ -127,13 +134,13 @@ pub(crate) fn coarsened_program(
     text: String,
     dim: usize,
     k: u32,
-    extent: Option<u64>,
+    extent: &Extent,
 ) -> kf_runtime::Program {
     let parent = subject.program;
     let mut size = [0, 1, 2].map(|d| launched(parent, d));
     let wg = parent.workgroup_size[dim];
     size[dim] = if parent.dispatch.mode == DispatchMode::Workgroups
-        && extent.is_none()
+        && extent.literal().is_none()
         && wg.is_multiple_of(k)
     {
         // `⌈W·S / k⌉ = W·(S / k)` when `k` divides `S`.
@@ -143,7 +150,7 @@ pub(crate) fn coarsened_program(
         }
         SizeExpr::from_ops(ops)
     } else {
-        coarsened_extent(&size[dim], k, extent)
+        coarsened_extent(&size[dim], k, extent.literal())
     };
     kf_runtime::Program {
         wgsl: Cow::Owned(text),
@@ -191,13 +198,59 @@ pub(crate) fn coarsened_extent(size: &SizeExpr, k: u32, extent: Option<u64>) -> 
     }
 }
 
+/// Where the original launch stops along the coarsened dimension.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Extent {
+    /// A bounds test of the component comes before every side effect: ids past the launch do
+    /// nothing.
+    Guarded,
+    /// No bounds test, and the original launch ran exactly the ids below this constant (whole
+    /// workgroups).
+    Literal(u64),
+    /// No bounds test, and the original launch ran exactly the ids below this WGSL expression
+    /// (whole workgroups, a multiple of `multiple`), printed from the uniforms the spec fills
+    /// with its sizes (`(((u32(shape.nrows) / 2u) + 64u - 1u) / 64u) * 64u`).
+    Uniform { text: String, multiple: u64 },
+}
+
+impl Extent {
+    /// The constant extent, if the launch has one.
+    pub(crate) fn literal(&self) -> Option<u64> {
+        match self {
+            Extent::Literal(x) => Some(*x),
+            _ => None,
+        }
+    }
+
+    /// Whether `n` divides the extent on every shape (a guarded launch has no extent to divide).
+    pub(crate) fn multiple_of(&self, n: u64) -> bool {
+        match self {
+            Extent::Guarded => true,
+            Extent::Literal(x) => x.is_multiple_of(n),
+            Extent::Uniform { multiple, .. } => multiple.is_multiple_of(n),
+        }
+    }
+
+    /// The bound as WGSL (`4096u`, or the uniform expression), for an unguarded launch, with the
+    /// comment that says where it comes from.
+    pub(crate) fn bound(&self) -> Option<(String, String)> {
+        match self {
+            Extent::Guarded => None,
+            Extent::Literal(x) => Some((format!("{x}u"), format!("{x}"))),
+            Extent::Uniform { text, .. } => Some((
+                text.clone(),
+                "the workgroups it counts, in the sizes the uniforms hold".to_owned(),
+            )),
+        }
+    }
+}
+
 /// What the checks established.
 pub(crate) struct Plan {
     /// The id component to coarsen.
     pub(crate) dim: usize,
-    /// `Some(X)` when the kernel has no bounds test of that component but the original launch
-    /// ran exactly the ids below `X` along it (a constant extent in whole workgroups).
-    pub(crate) extent: Option<u64>,
+    /// Where the original launch stops along it.
+    pub(crate) extent: Extent,
 }
 
 /// The checks of every rewrite that runs the entry point as a function of the invocation id
@@ -277,7 +330,10 @@ pub(crate) fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip
     });
     let dim = unit.unwrap_or(used[0]);
     if guarded(a, dim as u32) {
-        return Ok(Plan { dim, extent: None });
+        return Ok(Plan {
+            dim,
+            extent: Extent::Guarded,
+        });
     }
     let wg = u64::from(subject.program.workgroup_size[dim]);
     // A launch over sizes the constraints pin (`n == 2`, as templates that bake their shapes in
@@ -290,13 +346,36 @@ pub(crate) fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip
     {
         Some(n) if n > 0 && wg > 0 => Ok(Plan {
             dim,
-            extent: Some(n.div_ceil(wg) * wg),
+            extent: Extent::Literal(n.div_ceil(wg) * wg),
         }),
-        _ => Err(Skip(format!(
-            "no bounds test of the invocation id's {c} before the kernel's stores, and the launch \
-             rule's extent along {c} is not a constant",
-            c = ["x", "y", "z"][dim]
-        ))),
+        _ if wg > 0 => {
+            // The extent over sizes: whole workgroups (a grid rounded up to them), printed from
+            // the uniforms the spec fills with the sizes, whether the kernel reads them or not.
+            let mut ops = extent.ops().to_vec();
+            if subject.program.dispatch.mode == DispatchMode::Grid {
+                ops.extend([Op::Lit(wg), Op::CeilDiv, Op::Lit(wg), Op::Mul]);
+            }
+            let text = SizeExpr::from_ops(ops)
+                .to_wgsl(&|name| {
+                    crate::analysis::uniforms::size_in_uniform(a.module, subject.kernel, name)
+                        .map(|t| format!("u32({t})"))
+                })
+                .map_err(|name| {
+                    Skip(format!(
+                        "no bounds test of the invocation id's {c} before the kernel's stores, \
+                         the launch rule's extent along {c} is not a constant, and its size \
+                         `{name}` is in no uniform the kernel binds",
+                        c = ["x", "y", "z"][dim]
+                    ))
+                })?;
+            Ok(Plan {
+                dim,
+                extent: Extent::Uniform { text, multiple: wg },
+            })
+        }
+        _ => Err(Skip(
+            "the workgroup size along the coarsened axis is zero".into(),
+        )),
     }
 }
 
@@ -435,7 +514,7 @@ pub(crate) fn guarded(a: &Analysis<'_>, d: u32) -> bool {
 fn render(
     a: &Analysis<'_>,
     dim: usize,
-    extent: Option<u64>,
+    extent: &Extent,
     k: u32,
     mapping: Mapping,
 ) -> Result<String, Skip> {
@@ -501,15 +580,15 @@ fn render(
             )
         }
     };
-    let call = match extent {
+    let call = match extent.bound() {
         None => format!(
             "        {body_fn}(vec3<u32>({}, {}, {}));\n",
             ids[0], ids[1], ids[2]
         ),
-        Some(x) => {
+        Some((x, what)) => {
             let id = std::mem::replace(&mut ids[dim], "kf_id".to_owned());
             format!(
-                "        // The original launch ran exactly the ids below {x} along {c}.\n        let kf_id = {id};\n        if (kf_id < {x}u) {{\n            {body_fn}(vec3<u32>({}, {}, {}));\n        }}\n",
+                "        // The original launch ran exactly the ids below {what} along {c}.\n        let kf_id = {id};\n        if (kf_id < {x}) {{\n            {body_fn}(vec3<u32>({}, {}, {}));\n        }}\n",
                 ids[0], ids[1], ids[2]
             )
         }

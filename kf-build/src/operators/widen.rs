@@ -95,14 +95,14 @@ impl Operator for Widen {
             return Err(Skip("the kernel already reads vectors".into()));
         }
         let coarsen::Plan { dim, extent } = coarsen::plan(&a, subject)?;
-        if extent.is_some_and(|x| !x.is_multiple_of(u64::from(WIDTH))) {
+        if !extent.multiple_of(u64::from(WIDTH)) {
             return Err(Skip(format!(
                 "the launch's extent along {} is not a multiple of {WIDTH}",
                 ["x", "y", "z"][dim]
             )));
         }
         let views = views(&a, subject, dim)?;
-        let text = render(&a, dim, extent, &views)?;
+        let text = render(&a, dim, &extent, &views)?;
         let reflected = kf_runtime::resolve::reflect(&text, Some(&subject.program.entry), "widen")
             .map_err(|e| Skip(format!("the widened kernel is not valid WGSL: {e}")))?;
         let mismatches = subject.kernel.mismatches(&reflected.interface);
@@ -115,7 +115,7 @@ impl Operator for Widen {
         let mut names: Vec<&str> = views.iter().map(|v| v.name.as_str()).collect();
         names.dedup();
         Ok(vec![Rewrite {
-            program: coarsen::coarsened_program(subject, text, dim, WIDTH, extent),
+            program: coarsen::coarsened_program(subject, text, dim, WIDTH, &extent),
             step: format!(
                 "widen({} as vec{WIDTH}, along {})",
                 names.join(", "),
@@ -606,7 +606,7 @@ fn declared_type(
 fn render(
     a: &Analysis<'_>,
     dim: usize,
-    extent: Option<u64>,
+    extent: &coarsen::Extent,
     views: &[View],
 ) -> Result<String, Skip> {
     let sig = a
@@ -683,10 +683,13 @@ fn render(
     }
     let c = ["x", "y", "z"][dim];
     let mut body = String::new();
-    if let Some(x) = extent {
+    if let Some((x, what)) = extent.bound() {
+        let vectors = match extent.literal() {
+            Some(n) => format!("{}u", n / u64::from(WIDTH)),
+            None => format!("({x}) / {WIDTH}u"),
+        };
         body.push_str(&format!(
-            "    // The original launch ran exactly the ids below {x} along {c}.\n    if (kf_gid.{c} >= {}u) {{\n        return;\n    }}\n",
-            x / u64::from(WIDTH)
+            "    // The original launch ran exactly the ids below {what} along {c}.\n    if (kf_gid.{c} >= {vectors}) {{\n        return;\n    }}\n"
         ));
     }
     if views.iter().any(|v| v.gather) {

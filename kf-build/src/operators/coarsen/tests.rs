@@ -196,14 +196,37 @@ fn a_flattened_index_with_a_constant_extent_is_coarsened_within_the_original_ids
 }
 
 #[test]
-fn an_unguarded_id_with_a_size_dependent_extent_skips() {
+fn an_unguarded_id_with_a_size_dependent_extent_is_coarsened_below_the_extent_a_uniform_gives() {
+    // The guard tests the flat index, not the id; the launch along x is `n / 10` in workgroups
+    // of 20, which no constant bounds, but the uniform `p` holds `n`: the rewrite calls the body
+    // only below the workgroups the parent launched, printed from it.
     let k = testkit::resolve(
         "K",
         "sizes(n = 1000), bind(x = input(n), y = output(n), p = uniform(n)), grid = (n / 10, 10)",
         "struct P { n: u32 }\n@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@group(0) @binding(2) var<uniform> p: P;\n@compute @workgroup_size(20)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) { let i = g.y * 100u + g.x; if (i >= p.n) { return; } y[i] = x[i]; }\n",
     );
-    let why = apply(&Coarsen, &k, &testkit::lavapipe()).unwrap_err().0;
-    assert!(why.contains("not a constant"), "{why}");
+    let rewrites = apply(&Coarsen, &k, &testkit::lavapipe()).unwrap();
+    assert_eq!(rewrites.len(), 6);
+    let bound = "if (kf_id < ((((u32(p.n) / 10u) + 20u - 1u) / 20u) * 20u)) {";
+    for r in &rewrites {
+        assert!(r.program.wgsl.contains(bound), "{}", r.program.wgsl);
+        check_valid(&k, r);
+        // 990 / 10 = 99 ids ran as 100 (five workgroups of 20); 1000 / 10 exactly 100.
+        for n in [1000u64, 990, 2000, 10] {
+            let limit = (n / 10).div_ceil(20) * 20;
+            check_cover(&k.baseline, r, 0, Some(limit), None, &[("n", n)]);
+        }
+    }
+    // Without a uniform that holds `n`, the bound cannot be written.
+    let hidden = testkit::resolve(
+        "K",
+        "sizes(n = 1000), bind(x = input(n), y = output(n), p = uniform(n + 1)), grid = (n / 10, 10)",
+        "struct P { n: u32 }\n@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@group(0) @binding(2) var<uniform> p: P;\n@compute @workgroup_size(20)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) { let i = g.y * 100u + g.x; if (i >= p.n - 1u) { return; } y[i] = x[i]; }\n",
+    );
+    let why = apply(&Coarsen, &hidden, &testkit::lavapipe())
+        .unwrap_err()
+        .0;
+    assert!(why.contains("`n` is in no uniform"), "{why}");
 }
 
 #[test]
@@ -268,7 +291,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
         assert_eq!(rws.len(), 6, "{guard}");
     }
     // A negated lower bound does not keep the ids past `n` out; nor does a test whose branch
-    // writes before the `return` naga gives the last statement of a function.
+    // writes before the `return` naga gives the last statement of a function. Those ids then
+    // write, in the parent as in the rewrite: the rewrite runs exactly the parent's ids, below
+    // the workgroups its launch counts, printed from the uniform that holds `n`.
     let wgsl = "@group(0) @binding(0) var<storage, read_write> y: array<f32>;
 @group(0) @binding(1) var<uniform> n: u32;
 @compute @workgroup_size(64)
@@ -289,8 +314,25 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             "sizes(n = 100), bind(y = output(n), n = uniform(n)), grid = (n)",
             wgsl,
         );
-        let r = apply(&Coarsen, &k, &testkit::lavapipe());
-        assert!(r.is_err(), "{wgsl}");
+        let rws = apply(&Coarsen, &k, &testkit::lavapipe()).unwrap();
+        for r in &rws {
+            let text = &r.program.wgsl;
+            assert!(
+                text.contains("if (kf_id < (((u32(n) + 64u - 1u) / 64u) * 64u)) {"),
+                "{text}"
+            );
+            check_valid(&k, r);
+            for n in [100u64, 64, 1, 129] {
+                check_cover(
+                    &k.baseline,
+                    r,
+                    0,
+                    Some(n.div_ceil(64) * 64),
+                    None,
+                    &[("n", n)],
+                );
+            }
+        }
     }
 }
 
