@@ -993,52 +993,25 @@ impl<'a> Analysis<'a> {
     /// `fn <entry>(` (naga records no span for entry points).
     pub fn entry_signature(&self) -> Option<EntrySignature> {
         let code = &self.code;
-        let bytes = code.as_bytes();
         let name = self.entry.name.as_str();
-        let mut search = 0;
-        while let Some(rel) = code[search..].find("fn") {
-            let at = search + rel;
-            search = at + 2;
-            if at > 0 && is_ident_byte(bytes[at - 1]) {
-                continue;
-            }
-            let rest = &code[at + 2..];
-            let trimmed = rest.trim_start();
-            if rest.len() == trimmed.len() || !trimmed.starts_with(name) {
-                continue;
-            }
-            let name_start = code.len() - trimmed.len();
-            let after_name = &trimmed[name.len()..];
-            if after_name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_alphanumeric() || c == '_')
-            {
-                continue;
-            }
-            let open = code.len() - after_name.trim_start().len();
-            if bytes.get(open) != Some(&b'(') {
-                continue;
-            }
-            let close = matching(code, open, b'(', b')')?;
-            // The attributes between the previous item and `fn`.
-            let item_start = code[..at].rfind(['}', ';']).map_or(0, |p| p + 1);
-            let attrs_start = item_start + code[item_start..at].find('@')?;
-            let attrs = &code[item_start..at];
-            let rel = attrs.find("@workgroup_size")?;
-            let wg_open = item_start + rel + attrs[rel..].find('(')?;
-            let wg_close = matching(code, wg_open, b'(', b')')?;
-            let body_open = close + code[close..].find('{')?;
-            let body_close = matching(code, body_open, b'{', b'}')?;
-            return Some(EntrySignature {
-                attributes: attrs_start..at,
-                name: name_start..name_start + name.len(),
-                params: open + 1..close,
-                workgroup_size: wg_open + 1..wg_close,
-                body: body_open..body_close + 1,
-            });
-        }
-        None
+        let (at, name_start, open) = super::text::fn_declaration(code, name)?;
+        let close = matching(code, open, b'(', b')')?;
+        // The attributes between the previous item and `fn`.
+        let item_start = code[..at].rfind(['}', ';']).map_or(0, |p| p + 1);
+        let attrs_start = item_start + code[item_start..at].find('@')?;
+        let attrs = &code[item_start..at];
+        let rel = attrs.find("@workgroup_size")?;
+        let wg_open = item_start + rel + attrs[rel..].find('(')?;
+        let wg_close = matching(code, wg_open, b'(', b')')?;
+        let body_open = close + code[close..].find('{')?;
+        let body_close = matching(code, body_open, b'{', b'}')?;
+        Some(EntrySignature {
+            attributes: attrs_start..at,
+            name: name_start..name_start + name.len(),
+            params: open + 1..close,
+            workgroup_size: wg_open + 1..wg_close,
+            body: body_open..body_close + 1,
+        })
     }
 
     // ----- builtins ---------------------------------------------------------------------------

@@ -164,6 +164,38 @@ pub fn tokens(src: &str, range: Range<usize>) -> Vec<Range<usize>> {
     }
 }
 
+/// Where function `name` is declared in comment-blanked `code`: the byte offsets of its `fn`
+/// keyword, of its name and of the `(` that opens its parameters. naga records no span for entry
+/// points, so the rewrites that edit a signature find it lexically, here: the first `fn` that is
+/// a whole word, followed by `name` as a whole word and then `(`.
+pub fn fn_declaration(code: &str, name: &str) -> Option<(usize, usize, usize)> {
+    let bytes = code.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut search = 0;
+    while let Some(rel) = code[search..].find("fn") {
+        let at = search + rel;
+        search = at + 2;
+        if at > 0 && ident(bytes[at - 1]) {
+            continue;
+        }
+        let rest = &code[at + 2..];
+        let trimmed = rest.trim_start();
+        if rest.len() == trimmed.len() || !trimmed.starts_with(name) {
+            continue;
+        }
+        let name_start = code.len() - trimmed.len();
+        let after_name = &trimmed[name.len()..];
+        if after_name.bytes().next().is_some_and(ident) {
+            continue;
+        }
+        let open = code.len() - after_name.trim_start().len();
+        if bytes.get(open) == Some(&b'(') {
+            return Some((at, name_start, open));
+        }
+    }
+    None
+}
+
 /// 1-based line of byte `pos`, for messages.
 pub fn line_of(src: &str, pos: usize) -> usize {
     src[..pos.min(src.len())].matches('\n').count() + 1
@@ -215,6 +247,17 @@ pub fn blank_comments(src: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_function_is_found_by_its_whole_name_before_its_parameters() {
+        let code = "fn mainly() {}\nconst fnmain = 1;\nfn main_2(x: u32) {}\n@compute @workgroup_size(1)\nfn  main (x: u32) {}\n";
+        let (at, name, open) = fn_declaration(code, "main").unwrap();
+        assert_eq!(&code[at..at + 2], "fn");
+        assert_eq!(&code[name..name + 4], "main");
+        assert_eq!(&code[open..], "(x: u32) {}\n");
+        assert_eq!(fn_declaration(code, "mai"), None);
+        assert_eq!(fn_declaration("let fn_main = 1;", "main"), None);
+    }
 
     #[test]
     fn edits_apply_in_order_and_refuse_overlaps() {

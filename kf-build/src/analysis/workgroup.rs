@@ -11,41 +11,12 @@
 /// Names of the overrides a lifted workgroup size uses.
 pub const LIFTED: [&str; 3] = ["KF_WG_X", "KF_WG_Y", "KF_WG_Z"];
 
-fn is_ident_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
 /// The text between the parentheses of `entry`'s `@workgroup_size(..)` attribute (`16, 16, 1`),
 /// and where the entry point's attributes start; `None` when the attribute cannot be found
 /// unambiguously. Comments are skipped.
 pub fn workgroup_size_args(wgsl: &str, entry: &str) -> Option<(std::ops::Range<usize>, usize)> {
     let clean = super::text::blank_comments(wgsl);
-    let bytes = clean.as_bytes();
-    // Find `fn <entry>` as a whole word.
-    let mut fn_pos = None;
-    let mut search = 0;
-    while let Some(rel) = clean[search..].find("fn") {
-        let at = search + rel;
-        search = at + 2;
-        if at > 0 && is_ident_byte(bytes[at - 1]) {
-            continue;
-        }
-        let rest = clean[at + 2..].trim_start();
-        if rest.starts_with(entry)
-            && !rest
-                .as_bytes()
-                .get(entry.len())
-                .copied()
-                .is_some_and(is_ident_byte)
-        {
-            let after = rest[entry.len()..].trim_start();
-            if after.starts_with('(') {
-                fn_pos = Some(at);
-                break;
-            }
-        }
-    }
-    let fn_pos = fn_pos?;
+    let (fn_pos, _, _) = super::text::fn_declaration(&clean, entry)?;
     // The attributes of the entry point sit between the previous item's end and `fn`.
     let item_start = clean[..fn_pos].rfind(['}', ';']).map_or(0, |p| p + 1);
     let attrs = &clean[item_start..fn_pos];
