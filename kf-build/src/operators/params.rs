@@ -109,6 +109,9 @@ impl Operator for Params {
             256,
         );
         let launch = super::launch_params(subject.kernel, program);
+        // Which id components a bounds test guards, for the moves of the workgroup size.
+        let parsed = crate::analysis::ir::parse(&program.wgsl).ok();
+        let analysis = parsed.as_ref().and_then(|p| p.analyse(&program.entry).ok());
         let mut out = Vec::new();
         for axis in &ax.axes {
             for choice in axis {
@@ -133,6 +136,10 @@ impl Operator for Params {
                 if wg.iter().map(|&d| u64::from(d)).product::<u64>() > max_inv {
                     continue;
                 }
+                let follows = choice.iter().any(|(k, _)| launch.contains(&&k[..]));
+                let Some(dispatch) = launch_for(subject, analysis.as_ref(), wg, follows) else {
+                    continue;
+                };
                 // Keep only constants that differ from the defaults, so equal programs get equal
                 // ids; a parameter the launch rule reads stays, since the rule finds its value
                 // among the constants (the baseline carries it too).
@@ -156,7 +163,7 @@ impl Operator for Params {
                         ),
                         workgroup_size: wg,
                         workgroup_storage_bytes: 0,
-                        dispatch: program.dispatch.clone(),
+                        dispatch,
                         workspace: Cow::Borrowed(&[]),
                         then: program.then.clone(),
                     },
@@ -172,6 +179,71 @@ impl Operator for Params {
         }
         Ok(out)
     }
+}
+
+/// The launch of a move to workgroup size `wg` (`follows`: the launch rule reads a parameter the
+/// move changes, so it follows the move itself).
+///
+/// This concerns kernels that read no builtin but `global_invocation_id`, whose work is a function
+/// of the ids launched alone. A body that reads its workgroup or local id divides its work by
+/// workgroup, and its launch rule counts workgroups on purpose (a parameter that sets how many
+/// outputs a workgroup takes, as the spec's `params` declare it): its launch is left as written.
+///
+/// A rule that counts workgroups without following the size (`workgroups = (cdiv(n, 64))` beside
+/// a lifted `KF_WG_X`) would launch other invocations under another size: fewer, leaving outputs
+/// unwritten, or more, past the data. The move keeps the parent's invocations instead: `W`
+/// workgroups of `S` are the grid `W·S`, which the runtime launches in workgroups of any size.
+/// Along an axis where no bounds test of the invocation id comes before the kernel's side effects
+/// (`coarsen::guarded`), every id the parent ran did its work and no other may run, so the grid is
+/// the parent's ids in whole workgroups and the new size must divide it on every shape the
+/// constraints allow; `None` where it may not: such a candidate could only be wrong.
+fn launch_for(
+    subject: &Subject<'_>,
+    analysis: Option<&crate::analysis::ir::Analysis<'_>>,
+    wg: [u32; 3],
+    follows: bool,
+) -> Option<kf_runtime::Dispatch> {
+    use kf_runtime::DispatchMode;
+    use kf_runtime::expr::{Op, SizeExpr};
+    let program = subject.program;
+    let old = program.workgroup_size;
+    let by_ids_alone = analysis.is_some_and(|a| {
+        a.builtins
+            .iter()
+            .all(|b| !b.used() || b.builtin == naga::BuiltIn::GlobalInvocationId)
+    });
+    if wg == old || program.is_sequence() || follows || !by_ids_alone {
+        return Some(program.dispatch.clone());
+    }
+    let mut dispatch = program.dispatch.clone();
+    if dispatch.mode == DispatchMode::Workgroups {
+        dispatch.mode = DispatchMode::Grid;
+        for d in 0..3 {
+            dispatch.size[d] = super::coarsen::launched(program, d);
+        }
+    }
+    let divisors = kf_runtime::views::size_divisors(&subject.kernel.size_constraints());
+    for d in (0..3).filter(|&d| wg[d] != old[d]) {
+        if analysis.is_some_and(|a| super::coarsen::guarded(a, d as u32)) {
+            continue;
+        }
+        // The parent's ids along `d`: its grid rounded up to whole workgroups.
+        let mut ops = dispatch.size[d].ops().to_vec();
+        if program.dispatch.mode == DispatchMode::Grid && old[d] > 1 {
+            ops.extend([
+                Op::Lit(u64::from(old[d])),
+                Op::CeilDiv,
+                Op::Lit(u64::from(old[d])),
+                Op::Mul,
+            ]);
+        }
+        let ran = SizeExpr::from_ops(ops);
+        if !kf_runtime::views::multiple_of(&ran, &divisors, u64::from(wg[d])) {
+            return None;
+        }
+        dispatch.size[d] = ran;
+    }
+    Some(dispatch)
 }
 
 /// Whether the body of a kernel with a literal 1-D workgroup size depends on that size, by the
@@ -408,6 +480,45 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
         let rewrites = Params::default().apply(&subject).unwrap();
         let moves = workgroup_moves(&rewrites);
         assert!(moves.contains(&"param(KF_WG_X=64)"), "{moves:?}");
+    }
+
+    #[test]
+    fn a_move_of_the_size_keeps_the_invocations_a_workgroup_count_launched() {
+        // `dispatch_workgroups(cdiv(n, 64))` beside a literal size of 64: a move of the size
+        // launches the parent's `cdiv(n, 64) * 64` ids as a grid, whatever the new size.
+        let guarded = "@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) {\n    if (g.x < arrayLength(&x)) { y[g.x] = 2.0 * x[g.x]; }\n}\n";
+        let spec = r#"source = "", sizes(n = 1000), bind(x = input(n), y = output(n)), workgroups = (cdiv(n, 64))"#;
+        let (k, t) = (kernel_with(spec, guarded), target());
+        let rewrites = Params::default().apply(&subject_of(&k, &t)).unwrap();
+        let moves: Vec<&Rewrite> = rewrites
+            .iter()
+            .filter(|r| r.step.contains("KF_WG"))
+            .collect();
+        assert!(
+            moves.iter().any(|r| r.step == "param(KF_WG_X=128)"),
+            "{rewrites:?}"
+        );
+        for r in &moves {
+            assert_eq!(
+                r.program.dispatch.to_string(),
+                "grid(cdiv(n, 64) * 64, 1, 1)",
+                "{}",
+                r.step
+            );
+        }
+        // Without a bounds test every launched id writes: only sizes that divide the parent's
+        // `cdiv(n, 64) * 64` ids on every shape are moves (32 does, 128 does not).
+        let unguarded = "@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) {\n    y[g.x] = 2.0 * x[g.x];\n}\n";
+        let k = kernel_with(spec, unguarded);
+        let rewrites = Params::default().apply(&subject_of(&k, &t)).unwrap();
+        let moves = workgroup_moves(&rewrites);
+        assert!(moves.contains(&"param(KF_WG_X=32)"), "{moves:?}");
+        assert!(
+            moves.iter().all(
+                |m| ["param(KF_WG_X=32)", "param(KF_WG_X=16)", "param(KF_WG_X=8)"].contains(m)
+            ),
+            "{moves:?}"
+        );
     }
 
     #[test]
