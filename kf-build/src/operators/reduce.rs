@@ -2015,11 +2015,36 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec
             .for_loop
             .as_ref()
             .expect("split loops are counted");
+        // Reads before every write, where no loop runs both a read and a write: every lane makes
+        // them before a barrier ahead of the first loop that writes, so they see the values as
+        // they were, whichever lane reads which element (a softmax in place that reads its row's
+        // first element, or takes its maximum from the second on, before overwriting the row).
+        let first_write = loop_writes
+            .iter()
+            .map(|w| split_of(w.stmt).expect("filtered"))
+            .min_by_key(|sl| a.loops[sl.id].stmt)
+            .expect("a buffer no lane 0 statement writes is written in a split loop");
+        let first_head = a.loops[first_write.id].stmt;
+        let early = |x: &ir::Access| {
+            !x.write
+                && x.stmt < first_head
+                && loop_writes.iter().all(|w| {
+                    a.stmts[x.stmt]
+                        .loops
+                        .iter()
+                        .all(|l| !a.stmts[w.stmt].loops.contains(l))
+                })
+        };
+        let mut early_read = false;
         // Offsets, in units of the counter's coefficient, of the accesses on the elements of
         // their own iteration (`c[(k + 1) * s + r]` beside `c[k * s + r]`: offset 1).
         let mut offsets: Vec<i64> = Vec::new();
         for x in &accesses {
             let Some(sl) = split_of(x.stmt) else {
+                if early(x) {
+                    early_read = true;
+                    continue;
+                }
                 return Err(Skip(format!(
                     "`{name}` is written in a split loop and accessed outside it"
                 )));
@@ -2075,7 +2100,9 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec
                         _ => false,
                     },
                 };
-            if !same_lane {
+            if !same_lane && early(x) {
+                early_read = true;
+            } else if !same_lane {
                 // Another lane's element: only in a loop that does not write the buffer and
                 // starts after every loop that does, the two ordered by a barrier.
                 let head = a.loops[sl.id].stmt;
@@ -2098,6 +2125,16 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec
                 if !barriers.contains(&sl.id) {
                     barriers.push(sl.id);
                 }
+            }
+        }
+        if early_read {
+            if first_write.nested {
+                return Err(Skip(format!(
+                    "`{name}` is read by other lanes before a loop every lane runs overwrites it"
+                )));
+            }
+            if !barriers.contains(&first_write.id) {
+                barriers.push(first_write.id);
             }
         }
         // Iterations' counters differ by multiples of the step, so accesses whose offsets span

@@ -217,6 +217,38 @@ fn a_guard_on_a_local_variable_is_made_uniform() {
 }
 
 #[test]
+fn reads_before_a_row_is_overwritten_are_ordered_by_a_barrier_and_reads_after_are_not_taken() {
+    const IN_PLACE: &str =
+        include_str!("../../../../tests/data/kernels/softmax_in_place_first_element.wgsl");
+    let spec = "sizes(rows = 37, cols = 100), bind(x = inout(rows * cols), d = uniform(rows, cols)), grid = (rows), tolerance = 1e-4";
+    let k = testkit::resolve("K", spec, IN_PLACE);
+    let rewrites = apply(&ParallelReduction, &k, &testkit::lavapipe()).unwrap();
+    for r in &rewrites {
+        check_valid(&k, r);
+        // The first element and the maximum's reads come before the barrier, the overwriting
+        // loop after it.
+        let text = &r.program.wgsl;
+        let barrier = text
+            .find("storageBarrier()")
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(text[..barrier].contains("max("), "{}: {text}", r.step);
+        assert!(text[barrier..].contains("exp("), "{}: {text}", r.step);
+    }
+    // The same first element read after the row is overwritten: another lane's element, in a
+    // statement every lane runs.
+    let late = IN_PLACE.replace(
+        "    for (var i = 0u; i < d.cols; i++) { x[b + i] /= s; }",
+        "    let first = x[b];\n    for (var i = 0u; i < d.cols; i++) { x[b + i] /= s + first; }",
+    );
+    assert_ne!(late, IN_PLACE);
+    let k = testkit::resolve("K", spec, &late);
+    let why = apply(&ParallelReduction, &k, &testkit::lavapipe())
+        .unwrap_err()
+        .0;
+    assert!(why.contains("`x`"), "{why}");
+}
+
+#[test]
 fn skips_say_why() {
     let why = |name: &str| {
         let k = testkit::corpus()
