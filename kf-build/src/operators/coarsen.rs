@@ -355,11 +355,7 @@ pub(crate) fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip
             if subject.program.dispatch.mode == DispatchMode::Grid {
                 ops.extend([Op::Lit(wg), Op::CeilDiv, Op::Lit(wg), Op::Mul]);
             }
-            let text = SizeExpr::from_ops(ops)
-                .to_wgsl(&|name| {
-                    crate::analysis::uniforms::size_in_uniform(a.module, subject.kernel, name)
-                        .map(|t| format!("u32({t})"))
-                })
+            let text = super::extent_wgsl(a.module, subject.kernel, &SizeExpr::from_ops(ops))
                 .map_err(|name| {
                     Skip(format!(
                         "no bounds test of the invocation id's {c} before the kernel's stores, \

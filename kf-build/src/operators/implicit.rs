@@ -274,7 +274,28 @@ impl Operator for ImplicitGemm {
             .analyse(&program.entry)
             .map_err(|e| Skip(e.to_string()))?;
         let entry = Entry::new(&analysis)?;
-        let (nest, locals) = recognise(&entry, &analysis, subject.kernel)?;
+        let (mut nest, locals) = recognise(&entry, &analysis, subject.kernel)?;
+        // An axis without a bounds test: only where the launch runs exactly the ids below its
+        // extent, which the rewrite then tests itself (its blocks round the extent up).
+        for &d in &nest.unguarded {
+            let axis = ["x", "y", "z"][d];
+            let (extent, exact) = super::exact_launch(program, subject.kernel, d);
+            if !exact {
+                return Err(Skip(format!(
+                    "the store is not guarded by a bound on the id's {axis}, and the launch along \
+                     it ({extent} invocations in workgroups of {}) is not exact on every shape",
+                    program.workgroup_size[d]
+                )));
+            }
+            let text =
+                super::extent_wgsl(analysis.module, subject.kernel, &extent).map_err(|name| {
+                    Skip(format!(
+                        "the store is not guarded by a bound on the id's {axis}, and the size \
+                         `{name}` of its launch is in no uniform the kernel binds"
+                    ))
+                })?;
+            nest.extents.push(format!("(kfc_gid).{axis} < {text}"));
+        }
         let x = Exprs {
             e: &entry,
             locals: &locals,
@@ -369,6 +390,11 @@ pub struct Nest {
     /// Where the channel sits in its component when the kernel splits it; `None` when the
     /// channel is the component whole.
     split: Option<ChannelSplit>,
+    /// The components of the id the output uses that no guard bounds: the baseline's launch
+    /// must be exact along them, and the rewrite bounds them by its extent ([`Nest::extents`]).
+    unguarded: Vec<usize>,
+    /// Those bounds, `(kfc_gid).d < extent`, printed from the uniforms that hold the sizes.
+    extents: Vec<String>,
 }
 
 impl Nest {
@@ -963,11 +989,14 @@ pub fn recognise(
             *seen |= used;
         }
     }
-    if planes.iter().chain([&channel_axis]).any(|&c| !guarded[c]) {
-        return Err(Skip(
-            "the store is not guarded by bounds on every component of the id it uses".into(),
-        ));
-    }
+    // A component no guard bounds is bounded by the rewrite where the launch is exact along
+    // it (checked against the program in `apply`).
+    let unguarded: Vec<usize> = planes
+        .iter()
+        .chain([&channel_axis])
+        .copied()
+        .filter(|&c| !guarded[c])
+        .collect();
     // Components the rewrite leaves at zero must not matter.
     let mut used = pointer_atoms(&x, ir, parts, store_pointer, &mut memo)?
         | atoms(&x, ir, parts, store_value, &mut memo)?;
@@ -1051,6 +1080,8 @@ pub fn recognise(
             planes,
             channel_axis,
             split,
+            unguarded,
+            extents: Vec::new(),
         },
         locals,
     ))
@@ -1389,7 +1420,16 @@ fn generate(n: &Nest, x: &Exprs<'_>, cfg: &Config, entry: &str) -> Result<String
                 .map(|c| if g.active_when { c } else { format!("!{c}") })
         })
         .collect::<Result<_, _>>()?;
-    let mut active = active.join(" && ");
+    let mut active = n
+        .extents
+        .iter()
+        .cloned()
+        .chain(active)
+        .collect::<Vec<_>>()
+        .join(" && ");
+    if active.is_empty() {
+        active = "true".to_owned();
+    }
     if divisor.is_some() {
         active = format!("kfc_n0 + kfc_j < kfc_d && {active}");
     }

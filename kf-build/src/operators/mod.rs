@@ -269,6 +269,36 @@ pub fn grid_extent(parent: &Program, dim: usize) -> Vec<kf_runtime::expr::Op> {
     ops
 }
 
+/// The ids the baseline's launch runs along `d` (`grid_extent`), and whether it runs exactly the
+/// ids below that extent on every shape: a count of workgroups does, and a grid does where the
+/// spec's constraints make it a multiple of the workgroup size. A rewrite may then compute the
+/// axis without the kernel's own bounds test, bounding it by the extent ([`extent_wgsl`]).
+pub(crate) fn exact_launch(
+    program: &Program,
+    kernel: &ResolvedKernel,
+    d: usize,
+) -> (kf_runtime::expr::SizeExpr, bool) {
+    let extent = kf_runtime::expr::SizeExpr::from_ops(grid_extent(program, d));
+    let divisors = kf_runtime::views::size_divisors(&kernel.size_constraints());
+    let exact = program.dispatch.mode != kf_runtime::DispatchMode::Grid
+        || kf_runtime::views::multiple_of(&extent, &divisors, u64::from(program.workgroup_size[d]));
+    (extent, exact)
+}
+
+/// `extent` as WGSL `u32` arithmetic, its sizes read from the uniforms the spec fills with them
+/// (`analysis::uniforms::size_in_uniform`), whether the kernel reads them or not; `Err` names a
+/// size no uniform holds.
+pub(crate) fn extent_wgsl(
+    module: &naga::Module,
+    kernel: &ResolvedKernel,
+    extent: &kf_runtime::expr::SizeExpr,
+) -> Result<String, String> {
+    extent.to_wgsl(&|name| {
+        crate::analysis::uniforms::size_in_uniform(module, kernel, name)
+            .map(|t| format!("u32({t})"))
+    })
+}
+
 /// A launch rule with one workgroup per invocation of `parent`'s launch (its invocations per axis
 /// as workgroup counts): `reduce` and `scan` give every former invocation a workgroup.
 pub fn one_workgroup_per_invocation(parent: &Program) -> kf_runtime::Dispatch {

@@ -2192,25 +2192,19 @@ fn exact_extents(
     subject: &Subject<'_>,
 ) -> Result<Vec<String>, Skip> {
     let (parent, kernel) = (subject.program, subject.kernel);
-    let divisors = kf_runtime::views::size_divisors(&kernel.size_constraints());
-    let axes: Vec<(usize, SizeExpr, u32)> = m
+    let axes: Vec<(usize, SizeExpr, u32, bool)> = m
         .unguarded
         .iter()
         .map(|&d| {
-            (
-                d,
-                SizeExpr::from_ops(super::grid_extent(parent, d)),
-                parent.workgroup_size[d],
-            )
+            let (extent, exact) = super::exact_launch(parent, kernel, d);
+            (d, extent, parent.workgroup_size[d], exact)
         })
         .collect();
     // Every axis whose launch is not exact, so that the hint names every constraint at once.
-    let inexact: Vec<&(usize, SizeExpr, u32)> = axes
+    let inexact: Vec<(usize, &SizeExpr, u32)> = axes
         .iter()
-        .filter(|(_, extent, w)| {
-            parent.dispatch.mode == DispatchMode::Grid
-                && !kf_runtime::views::multiple_of(extent, &divisors, u64::from(*w))
-        })
+        .filter(|(.., exact)| !exact)
+        .map(|(d, extent, w, _)| (*d, extent, *w))
         .collect();
     if !inexact.is_empty() {
         let names: Vec<&str> = inexact.iter().map(|(d, ..)| AXES[*d]).collect();
@@ -2237,23 +2231,18 @@ fn exact_extents(
         )));
     }
     let mut out = Vec::new();
-    for (d, extent, _) in axes {
+    for (d, extent, ..) in axes {
         let axis = AXES[d];
         if d == 2 {
             // The rewrite launches one workgroup per batch: no bound to add.
             continue;
         }
-        let text = extent
-            .to_wgsl(&|name| {
-                crate::analysis::uniforms::size_in_uniform(ir.module, kernel, name)
-                    .map(|t| format!("u32({t})"))
-            })
-            .map_err(|name| {
-                Skip(format!(
-                    "{INEXACT_LAUNCH}{axis}, and the grid's size `{name}` is in no uniform the \
+        let text = super::extent_wgsl(ir.module, kernel, &extent).map_err(|name| {
+            Skip(format!(
+                "{INEXACT_LAUNCH}{axis}, and the grid's size `{name}` is in no uniform the \
                      kernel binds, so the bound the tiling needs cannot be written"
-                ))
-            })?;
+            ))
+        })?;
         // With a flat id, `kft_gid.x` is the virtual flat id: bounded by the flat grid.
         out.push(format!("kft_gid.{axis} < {text}"));
     }

@@ -102,20 +102,38 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     );
     let skip = apply(&ImplicitGemm, &depthwise, &testkit::h200()).unwrap_err();
     assert!(skip.0.contains("operands"), "{skip}");
-    // No guard on z: blocks of channels could name outputs the baseline never writes.
-    let unguarded = conv(
-        "@compute @workgroup_size(8, 8, 1)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x >= conv.width || gid.y >= conv.height) { return; }
+    // No guard on z: blocks of channels could name outputs the baseline never writes, unless
+    // the launch is exact along z (one invocation deep, `batch * cout` of them), where the
+    // rewrite bounds z itself by that extent, read from the uniform.
+    let unguarded = |wg_z: u32| {
+        conv(&format!(
+            "@compute @workgroup_size(8, 4, {wg_z})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    if (gid.x >= conv.width || gid.y >= conv.height) {{ return; }}
     var acc = 0.0;
-    for (var ic = 0u; ic < conv.in_ch; ic++) {
+    for (var ic = 0u; ic < conv.in_ch; ic++) {{
         acc += input[(ic * conv.height + gid.y) * conv.width + gid.x] * weight[gid.z * conv.in_ch + ic];
-    }
+    }}
     output[(gid.z * conv.height + gid.y) * conv.width + gid.x] = acc;
-}",
-    );
-    let skip = apply(&ImplicitGemm, &unguarded, &testkit::h200()).unwrap_err();
-    assert!(skip.0.contains("guarded"), "{skip}");
+}}"
+        ))
+    };
+    let exact = unguarded(1);
+    let rewrites = apply(&ImplicitGemm, &exact, &testkit::h200()).unwrap();
+    for r in &rewrites {
+        assert!(
+            r.program
+                .wgsl
+                .contains("(kfc_gid).z < (u32(conv.batch) * u32(conv.out_ch))"),
+            "{}",
+            r.program.wgsl
+        );
+        check_valid(&exact, r);
+    }
+    // Two invocations deep: `batch * cout` may be odd, and the baseline's last workgroup
+    // writes past it.
+    let skip = apply(&ImplicitGemm, &unguarded(2), &testkit::h200()).unwrap_err();
+    assert!(skip.0.contains("not exact"), "{skip}");
 }
 
 #[test]
