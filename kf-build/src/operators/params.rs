@@ -196,7 +196,8 @@ impl Operator for Params {
 /// Along an axis where no bounds test of the invocation id comes before the kernel's side effects
 /// (`coarsen::guarded`), every id the parent ran did its work and no other may run, so the grid is
 /// the parent's ids in whole workgroups and the new size must divide it on every shape the
-/// constraints allow; `None` where it may not: such a candidate could only be wrong.
+/// constraints allow; `None` where it may not: such a candidate could only be wrong. A kernel
+/// whose side effects happen in functions it calls is not judged so (their tests are not read).
 fn launch_for(
     subject: &Subject<'_>,
     analysis: Option<&crate::analysis::ir::Analysis<'_>>,
@@ -223,8 +224,17 @@ fn launch_for(
         }
     }
     let divisors = kf_runtime::views::size_divisors(&subject.kernel.size_constraints());
+    // Side effects inside a called function (a coarsened kernel's body, called below its own
+    // bound) hide their bounds tests from this analysis: such a kernel is not known to be
+    // unguarded, and keeps every size, as the verification will judge.
+    let opaque = analysis.is_none_or(|a| {
+        a.stmts.iter().any(|s| {
+            matches!(*s.stmt, naga::Statement::Call { function, .. }
+                if a.function_is_effectful(function))
+        })
+    });
     for d in (0..3).filter(|&d| wg[d] != old[d]) {
-        if analysis.is_some_and(|a| super::coarsen::guarded(a, d as u32)) {
+        if opaque || analysis.is_some_and(|a| super::coarsen::guarded(a, d as u32)) {
             continue;
         }
         // The parent's ids along `d`: its grid rounded up to whole workgroups.
@@ -519,6 +529,36 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
             ),
             "{moves:?}"
         );
+    }
+
+    #[test]
+    fn a_coarsened_kernel_keeps_its_workgroup_size_moves() {
+        // Coarsening calls the body below the parent's ids, where the body's own test stops the
+        // others: a larger workgroup only adds ids that do nothing, so those moves stay.
+        let guarded = "struct U { n: u32 }\n@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@group(0) @binding(2) var<uniform> u: U;\n@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) g: vec3<u32>) {\n    if (g.x < u.n) { y[g.x] = 2.0 * x[g.x]; }\n}\n";
+        let spec = r#"source = "", sizes(n = 1024), bind(x = input(n), y = output(n), u = uniform(n)), workgroups = (cdiv(n, 64))"#;
+        let t = target();
+        let k = kernel_with(spec, guarded);
+        let coarsened = crate::operators::coarsen::Coarsen
+            .apply(&subject_of(&k, &t))
+            .unwrap();
+        for c in &coarsened {
+            let subject = Subject {
+                kernel: &k,
+                program: &c.program,
+                target: &t,
+            };
+            let moves: Vec<[u32; 3]> = Params::default()
+                .apply(&subject)
+                .map(|r| r.iter().map(|r| r.program.workgroup_size).collect())
+                .unwrap_or_default();
+            assert!(
+                moves.iter().any(|w| w[0] > 64),
+                "{}: {moves:?}\n{}",
+                c.step,
+                c.program.wgsl
+            );
+        }
     }
 
     #[test]
