@@ -38,7 +38,7 @@
 
 use super::Skip;
 use super::access::for_each_stmt;
-use super::print::{Leaf, Leaves, Wgsl};
+use super::print::{Leaf, Leaves, Wgsl, pointee};
 pub use super::text::{Edit, apply_edits};
 use naga::common::wgsl::TypeContext;
 use naga::{
@@ -390,6 +390,17 @@ impl Poly {
         }
     }
 
+    /// The integer `c` with `self = c · p`, for a non-zero `p` (`2 * n` of `n`: 2).
+    pub fn integer_multiple_of(&self, p: &Poly) -> Option<i64> {
+        let first = p.0.first()?;
+        let matching = self.0.iter().find(|m| m.atoms == first.atoms)?;
+        if first.k == 0 || matching.k % first.k != 0 {
+            return None;
+        }
+        let c = matching.k / first.k;
+        (p.scale(c) == *self).then_some(c)
+    }
+
     /// Sum.
     pub fn add(&self, other: &Poly) -> Poly {
         Poly(self.0.iter().chain(&other.0).cloned().collect()).normal()
@@ -489,6 +500,12 @@ impl IndexForm {
     /// Whether no invocation id or loop variable appears.
     pub fn is_uniform(&self) -> bool {
         self.terms.is_empty()
+    }
+
+    /// Whether no loop variable appears (invocation ids may): the same on every lane of a
+    /// workgroup that stands for one invocation.
+    pub fn reads_no_loop_counter(&self) -> bool {
+        self.terms.iter().all(|(v, _)| !matches!(v, Var::Loop(_)))
     }
 
     /// The variables it depends on.
@@ -2729,10 +2746,6 @@ impl<'a> Analysis<'a> {
     /// WGSL text for expression `h`, or `None` for what cannot be re-stated (a call result, an
     /// atomic, a float literal that is not finite).
     pub fn expr_wgsl(&self, h: Handle<Expression>, naming: Naming) -> Option<String> {
-        self.print(h, naming, 0)
-    }
-
-    fn print(&self, h: Handle<Expression>, naming: Naming, _depth: u32) -> Option<String> {
         Wgsl {
             module: self.module,
             func: self.function,
@@ -2842,8 +2855,6 @@ fn trim_range(code: &str, r: TextRange, extra: &[char]) -> TextRange {
     let trimmed_end = text.trim_end_matches(|c: char| c.is_whitespace() || extra.contains(&c));
     r.start + start_trim..r.start + trimmed_end.len().max(start_trim)
 }
-
-use super::print::pointee;
 
 fn int_binary(op: BinaryOperator, a: i64, b: i64) -> Option<i64> {
     use BinaryOperator as B;

@@ -179,6 +179,18 @@ pub(crate) fn launched(program: &kf_runtime::Program, d: usize) -> SizeExpr {
     SizeExpr::from_ops(ops)
 }
 
+/// The ids `program` runs along `d`, in whole workgroups: `W·S` for `W` workgroups of `S`, a grid
+/// rounded up to whole workgroups. Where no bounds test stops them, these are the ids that do
+/// work, and a rewrite that regroups the invocations must run exactly these.
+pub(crate) fn ran(program: &kf_runtime::Program, d: usize) -> SizeExpr {
+    let mut ops = launched(program, d).ops().to_vec();
+    let w = u64::from(program.workgroup_size[d]);
+    if program.dispatch.mode == DispatchMode::Grid && w > 1 {
+        ops.extend([Op::Lit(w), Op::CeilDiv, Op::Lit(w), Op::Mul]);
+    }
+    SizeExpr::from_ops(ops)
+}
+
 /// The launch rule's extent along the coarsened dimension when each invocation takes `k` ids:
 /// enough invocations that `k` ids each reach the whole original extent (`⌈X / k⌉` for a
 /// constant extent `X`, else `(n + k - 1) / k`).
@@ -351,11 +363,7 @@ pub(crate) fn plan(a: &Analysis<'_>, subject: &Subject<'_>) -> Result<Plan, Skip
         _ if wg > 0 => {
             // The extent over sizes: whole workgroups (a grid rounded up to them), printed from
             // the uniforms the spec fills with the sizes, whether the kernel reads them or not.
-            let mut ops = extent.ops().to_vec();
-            if subject.program.dispatch.mode == DispatchMode::Grid {
-                ops.extend([Op::Lit(wg), Op::CeilDiv, Op::Lit(wg), Op::Mul]);
-            }
-            let text = super::extent_wgsl(a.module, subject.kernel, &SizeExpr::from_ops(ops))
+            let text = super::extent_wgsl(a.module, subject.kernel, &ran(subject.program, dim))
                 .map_err(|name| {
                     Skip(format!(
                         "no bounds test of the invocation id's {c} before the kernel's stores, \

@@ -205,7 +205,6 @@ fn launch_for(
     follows: bool,
 ) -> Option<kf_runtime::Dispatch> {
     use kf_runtime::DispatchMode;
-    use kf_runtime::expr::{Op, SizeExpr};
     let program = subject.program;
     let old = program.workgroup_size;
     let by_ids_alone = analysis.is_some_and(|a| {
@@ -237,17 +236,7 @@ fn launch_for(
         if opaque || analysis.is_some_and(|a| super::coarsen::guarded(a, d as u32)) {
             continue;
         }
-        // The parent's ids along `d`: its grid rounded up to whole workgroups.
-        let mut ops = dispatch.size[d].ops().to_vec();
-        if program.dispatch.mode == DispatchMode::Grid && old[d] > 1 {
-            ops.extend([
-                Op::Lit(u64::from(old[d])),
-                Op::CeilDiv,
-                Op::Lit(u64::from(old[d])),
-                Op::Mul,
-            ]);
-        }
-        let ran = SizeExpr::from_ops(ops);
+        let ran = super::coarsen::ran(program, d);
         if !kf_runtime::views::multiple_of(&ran, &divisors, u64::from(wg[d])) {
             return None;
         }

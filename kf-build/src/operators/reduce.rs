@@ -2067,8 +2067,11 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec
                         let coeff = r.coeff(Var::Loop(ref_for.var));
                         let offset = if r_rest == f_rest {
                             Some(0)
-                        } else if only_ids(&r_rest) && only_ids(&f_rest) {
-                            multiple_of(&f_rest.sub(&r_rest), &coeff)
+                        } else if r_rest.reads_no_loop_counter() && f_rest.reads_no_loop_counter() {
+                            let d = f_rest.sub(&r_rest);
+                            d.is_uniform()
+                                .then(|| d.offset.integer_multiple_of(&coeff))
+                                .flatten()
                         } else {
                             None
                         };
@@ -2152,27 +2155,6 @@ fn hazards(a: &Analysis<'_>, split: &[SplitLoop], lane0: &[usize]) -> Result<Vec
         }
     }
     Ok(barriers)
-}
-
-/// Whether an index form's terms are all invocation ids (no loop variable): the same on every
-/// lane of a workgroup that stands for one invocation.
-fn only_ids(form: &ir::IndexForm) -> bool {
-    form.terms.iter().all(|(v, _)| !matches!(v, Var::Loop(_)))
-}
-
-/// The integer `c` with `d = c · coeff`, when `d` has no terms and its uniform part is such a
-/// multiple of the non-zero `coeff`.
-fn multiple_of(d: &ir::IndexForm, coeff: &ir::Poly) -> Option<i64> {
-    if !d.terms.is_empty() {
-        return None;
-    }
-    let first = coeff.0.first()?;
-    let matching = d.offset.0.iter().find(|m| m.atoms == first.atoms)?;
-    if first.k == 0 || matching.k % first.k != 0 {
-        return None;
-    }
-    let c = matching.k / first.k;
-    (coeff.scale(c) == d.offset).then_some(c)
 }
 
 /// The index form of `x` in which a flat id taken apart by `/` and `%` reads as its digits

@@ -614,3 +614,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         );
     });
 }
+
+#[test]
+fn a_poly_is_an_integer_multiple_of_another_only_term_by_term() {
+    let n = Poly::atom("n".into());
+    let m = Poly::atom("m".into());
+    assert_eq!(n.scale(3).integer_multiple_of(&n), Some(3));
+    assert_eq!(n.scale(-2).integer_multiple_of(&n.scale(2)), Some(-1));
+    assert_eq!(Poly::default().integer_multiple_of(&n), None);
+    assert_eq!(n.add(&Poly::constant(1)).integer_multiple_of(&n), None);
+    assert_eq!(n.scale(3).integer_multiple_of(&n.scale(2)), None);
+    assert_eq!(n.add(&m).scale(2).integer_multiple_of(&n.add(&m)), Some(2));
+    assert_eq!(m.integer_multiple_of(&n), None);
+}
