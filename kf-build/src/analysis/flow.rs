@@ -210,7 +210,7 @@ pub fn bounds_guard<'b>(
 pub struct TopLevel {
     /// Values of locals.
     pub locals: Locals,
-    /// The bounds guards before the loop.
+    /// The bounds guards (before the loop, or around the store after it).
     pub guards: Vec<Guard>,
     /// Whether the loop has been walked.
     pub looped: bool,
@@ -283,8 +283,11 @@ pub fn walk_entry<W: LoopPattern>(
                 if top.locals.short_circuit(e, *condition, accept, reject)? {
                     continue;
                 }
-                if top.looped {
-                    return Err(Skip("branches after the loop".into()));
+                // After the loop only a bounds guard around the one store (`if (row < m && col
+                // < n) { c[..] = acc; }`), the same guard as one before the loop: whoever reads
+                // the guards refuses one that reads a value the loop carries.
+                if top.looped && top.store.is_some() {
+                    return Err(Skip("branches after the store".into()));
                 }
                 let (guard, inner) = bounds_guard(*condition, accept, reject, rest_is_return)
                     .ok_or_else(|| Skip("branches that are not bounds guards".into()))?;

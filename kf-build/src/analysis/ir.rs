@@ -1870,7 +1870,7 @@ impl<'a> Analysis<'a> {
     }
 
     /// Whether `h` is a zero of its type: `T()`, `0`, `0.0`, `false`.
-    fn is_zero_value(&self, h: Handle<Expression>) -> bool {
+    pub fn is_zero_value(&self, h: Handle<Expression>) -> bool {
         match self.function.expressions[h] {
             Expression::ZeroValue(_) => true,
             Expression::Literal(l) => {
@@ -2122,7 +2122,7 @@ impl<'a> Analysis<'a> {
 
     /// Whether `s` is an `if` naga made to evaluate a short-circuit operator: it only stores into
     /// unnamed temporaries (and nests such `if`s).
-    fn is_short_circuit_if(&self, s: &Statement) -> bool {
+    pub fn is_short_circuit_if(&self, s: &Statement) -> bool {
         let Statement::If { accept, reject, .. } = s else {
             return false;
         };

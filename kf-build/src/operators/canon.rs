@@ -311,6 +311,9 @@ fn normalisations(
             take((e, "count-up"), &mut out);
         }
     }
+    for edits in destage::destage(a) {
+        take((edits, "destage"), &mut out);
+    }
     if let Some(edits) = ids::flat_workgroup(a, program) {
         take((edits, "flat-workgroup"), &mut out);
     }
@@ -2414,6 +2417,7 @@ fn matching_brace(code: &str, open: usize) -> Option<usize> {
     ir::matching(code, open, b'{', b'}')
 }
 
+mod destage;
 mod ids;
 mod registers;
 mod reroll;
