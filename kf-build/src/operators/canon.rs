@@ -119,6 +119,11 @@
 //!   the same values; refused where a name could be captured either way, and where the call
 //!   sits in a loop header, an `else if`, behind `&&`/`||` or in `continuing`.
 //!
+//! - a slice loop staging operand tiles through workgroup memory (one element per invocation,
+//!   a barrier, an inner loop updating sums from the tiles, a barrier) → one loop over the
+//!   fused counter reading the loads the tiles held ([`destage`]): the same products added in
+//!   the same order; zero padding past `K` is dropped with the iterations it zeroed.
+//!
 //! - `var<private> v: T;` stored once at the top level of the entry point and read only after
 //!   that → `let v: T = value;` at the store (the analysis reads a `let` as a value; a private
 //!   variable is memory to it, and a store to memory before a loop stops the tiling operators).

@@ -882,14 +882,20 @@ fn cover(a: &Analysis<'_>, plan: &Plan, n: Handle<Expression>) -> Option<Poly> {
 fn guard_conjuncts(a: &Analysis<'_>, plan: &Plan, outer: usize) -> Vec<String> {
     let f = a.function;
     // An accumulator reached other than by loads and stores (a pointer passed on) is not traced.
+    let is_acc = |h: Handle<Expression>| matches!(f.expressions[h], Expression::LocalVariable(v) if plan.accumulators.contains(&v));
+    if a.stmts.iter().any(|s| match s.stmt {
+        Statement::Call { arguments, .. } => arguments.iter().any(|&x| is_acc(x)),
+        Statement::Store { value, .. } => is_acc(*value),
+        _ => false,
+    }) {
+        return Vec::new();
+    }
     for (_, e) in f.expressions.iter() {
         if matches!(e, Expression::Load { .. }) {
             continue;
         }
         let mut escapes = false;
-        crate::analysis::ir::for_each_operand(e, &mut |o| {
-            escapes |= matches!(f.expressions[o], Expression::LocalVariable(v) if plan.accumulators.contains(&v));
-        });
+        crate::analysis::ir::for_each_operand(e, &mut |o| escapes |= is_acc(o));
         if escapes {
             return Vec::new();
         }

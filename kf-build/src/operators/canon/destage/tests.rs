@@ -210,3 +210,25 @@ fn stagings_that_are_not_the_loads_they_hold_stay_as_written() {
         assert!(!canon.contains("destage"), "{name}: {canon}");
     }
 }
+
+#[test]
+fn padding_the_stores_do_not_guard_stays() {
+    // The sum is stored without the row and column tests: a row past `M` must still add zeros
+    // (its value lands in the buffer), so only the padding past `K`, which the loop's end now
+    // does, goes.
+    let wgsl = flat(FLAT_LOADS, FLAT_INNER).replace(
+        "    if (row < dims.m && col < dims.n) {\n        c[row * dims.n + col] = acc;\n    }",
+        "    c[min(row * dims.n + col, dims.m * dims.n - 1u)] = acc;",
+    );
+    assert!(wgsl.contains("min(row"), "{wgsl}");
+    let (canon, _) = canon_and_fired(&wgsl);
+    assert!(canon.contains("destage"), "{canon}\n{:?}", reasons(&wgsl));
+    assert!(canon.contains("kfd_k < dims.k;"), "{canon}");
+    let fused = &canon[canon.find("for (var kfd_k").unwrap()..];
+    assert!(
+        fused.contains("select(0.0f, a[") && fused.contains("< dims.m)"),
+        "{fused}"
+    );
+    assert!(fused.contains("< dims.n)"), "{fused}");
+    assert!(!fused.contains("< dims.k)"), "{fused}");
+}
