@@ -1,24 +1,20 @@
 """torch-gemm.py: what a user would run instead of the wild corpus's hand-tiled GEMMs, at their
-real shapes: torch fp32 (TF32 off) on the same GPU, GPU time per call from CUDA events over 50
-calls after 5 warm-up calls. Prints one `name microseconds` line per product."""
+real shapes: torch fp32 (TF32 off) on the same GPU, GPU time per call as torch_bench.py measures
+it (calls issued back to back between two CUDA events). Prints one `name microseconds` line per
+product."""
+import os
+import sys
+
 import torch
 
-torch.backends.cuda.matmul.allow_tf32 = False
-torch.backends.cudnn.allow_tf32 = False
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "kernelbench"))
+from torch_bench import back_to_back_ms, set_tf32  # noqa: E402
+
+set_tf32(False)
 
 
-def per_call_us(f, n=50):
-    for _ in range(5):
-        f()
-    torch.cuda.synchronize()
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(n):
-        f()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / n * 1000.0
+def per_call_us(fn):
+    return back_to_back_ms(fn, iters=50, warmup=5) * 1000.0
 
 
 a = torch.randn(512, 4096, device="cuda")
