@@ -151,7 +151,7 @@ pub(super) fn staged(a: &Analysis<'_>, outer: usize) -> Result<Vec<Edit>, Skip> 
             _ if phase > 0 => false,
             _ if a.is_short_circuit_if(st) => true,
             _ => {
-                writers.push(writer(a, s)?);
+                writers.extend(writers_at(a, s)?);
                 true
             }
         };
@@ -531,9 +531,9 @@ type TileStore = (
     Handle<Expression>,
 );
 
-/// The tile write at statement `s`: a store to a workgroup array, or an `if` whose branches each
-/// end with a store to the same element.
-fn writer(a: &Analysis<'_>, s: usize) -> Result<Writer, Skip> {
+/// The tile writes at statement `s`: a store to a workgroup array, or an `if` whose branches
+/// store to the same elements (`let`s between).
+fn writers_at(a: &Analysis<'_>, s: usize) -> Result<Vec<Writer>, Skip> {
     let no = |why: &str| Skip(why.to_owned());
     let store_of = |s: usize| -> Option<TileStore> {
         let Statement::Store { pointer, value } = *a.stmts[s].stmt else {
@@ -560,52 +560,56 @@ fn writer(a: &Analysis<'_>, s: usize) -> Result<Writer, Skip> {
                 },
                 _ => Value::Plain(value),
             };
-            Ok(Writer {
+            Ok(vec![Writer {
                 global,
                 form,
                 value,
                 store: s,
                 other_store: None,
-            })
+            }])
         }
         Statement::If { condition, .. } => {
-            let branch = |part: Part| -> Option<usize> {
-                let stmts = part_body(a, s, part);
-                let (&last, rest) = stmts.split_last()?;
-                rest.iter()
-                    .all(|&x| {
-                        matches!(a.stmts[x].stmt, Statement::Emit(_))
-                            || a.is_short_circuit_if(a.stmts[x].stmt)
-                    })
-                    .then_some(last)
+            // Each branch: `let`s and tile stores, the same elements in both.
+            let not_padded = || no("an `if` in the loop is not a padded load");
+            let branch = |part: Part| -> Option<Vec<(usize, TileStore)>> {
+                let mut stores = Vec::new();
+                for x in part_body(a, s, part) {
+                    match a.stmts[x].stmt {
+                        Statement::Emit(_) => {}
+                        st if a.is_short_circuit_if(st) => {}
+                        _ => stores.push((x, store_of(x)?)),
+                    }
+                }
+                Some(stores)
             };
-            let (yes, no_) = (
-                branch(Part::Accept)
-                    .ok_or_else(|| no("an `if` in the loop is not a padded load"))?,
-                branch(Part::Reject)
-                    .ok_or_else(|| no("an `if` in the loop is not a padded load"))?,
-            );
-            let (g1, f1, p1, v1) =
-                store_of(yes).ok_or_else(|| no("an `if` in the loop is not a padded load"))?;
-            let (g2, f2, p2, v2) =
-                store_of(no_).ok_or_else(|| no("an `if` in the loop is not a padded load"))?;
-            let same = g1 == g2
-                && f1 == f2
-                && a.expr_wgsl(p1, Naming::Inline) == a.expr_wgsl(p2, Naming::Inline);
-            if !same {
-                return Err(no("the branches of a padded load write different elements"));
+            let yes = branch(Part::Accept).ok_or_else(not_padded)?;
+            let no_ = branch(Part::Reject).ok_or_else(not_padded)?;
+            if yes.is_empty() || yes.len() != no_.len() {
+                return Err(not_padded());
             }
-            Ok(Writer {
-                global: g1,
-                form: f1,
-                value: Value::Select {
-                    condition,
-                    accept: v1,
-                    reject: v2,
-                },
-                store: yes,
-                other_store: Some(no_),
-            })
+            let mut out = Vec::new();
+            for &(s1, (g1, ref f1, p1, v1)) in &yes {
+                let mut matching = no_.iter().filter(|(_, (g2, ..))| *g2 == g1);
+                let (Some(&(s2, (_, ref f2, p2, v2))), None) = (matching.next(), matching.next())
+                else {
+                    return Err(no("the branches of a padded load write different arrays"));
+                };
+                if f1 != f2 || a.expr_wgsl(p1, Naming::Inline) != a.expr_wgsl(p2, Naming::Inline) {
+                    return Err(no("the branches of a padded load write different elements"));
+                }
+                out.push(Writer {
+                    global: g1,
+                    form: f1.clone(),
+                    value: Value::Select {
+                        condition,
+                        accept: v1,
+                        reject: v2,
+                    },
+                    store: s1,
+                    other_store: Some(s2),
+                });
+            }
+            Ok(out)
         }
         _ => Err(no("the loop does something else than write tiles")),
     }

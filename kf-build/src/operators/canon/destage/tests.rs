@@ -137,12 +137,35 @@ fn respellings_of_the_staging_are_destaged_alike() {
         }";
     let unpadded = "        ta[lid.y * 16u + lid.x] = a[row * dims.k + t * 16u + lid.x];
         tb[lid.y * 16u + lid.x] = b[(t * 16u + lid.y) * dims.n + col];";
-    for (name, wgsl, padded) in [
-        ("flat if/else", flat(FLAT_LOADS, FLAT_INNER), true),
-        ("inner loop unrolled by 4", flat(FLAT_LOADS, unrolled), true),
-        ("inner while", flat(FLAT_LOADS, while_inner), true),
-        ("no padding", flat(unpadded, FLAT_INNER), false),
-        ("corpus", corpus(), true),
+    // Both tiles under one test of the workgroup's corner (a whole tile is skipped where the
+    // block is outside C): every lane of a workgroup sees the same condition.
+    let one_if = "        if (wid.y * 16u < dims.m && wid.x * 16u < dims.n) {
+            let w = lid.y * 16u + lid.x;
+            ta[w] = a[row * dims.k + t * 16u + lid.x];
+            tb[w] = b[(t * 16u + lid.y) * dims.n + col];
+        } else {
+            tb[lid.y * 16u + lid.x] = 0.0;
+            ta[lid.y * 16u + lid.x] = 0.0;
+        }";
+    // (spelling, kernel, padded past K, tile takes the result)
+    for (name, wgsl, padded, tiles) in [
+        ("flat if/else", flat(FLAT_LOADS, FLAT_INNER), true, true),
+        // The corner test stays a `select` around each load, which tile does not read.
+        (
+            "both tiles under one if",
+            flat(one_if, FLAT_INNER),
+            false,
+            false,
+        ),
+        (
+            "inner loop unrolled by 4",
+            flat(FLAT_LOADS, unrolled),
+            true,
+            true,
+        ),
+        ("inner while", flat(FLAT_LOADS, while_inner), true, true),
+        ("no padding", flat(unpadded, FLAT_INNER), false, true),
+        ("corpus", corpus(), true, true),
     ] {
         let (canon, fired) = canon_and_fired(&wgsl);
         assert!(
@@ -150,7 +173,7 @@ fn respellings_of_the_staging_are_destaged_alike() {
             "{name}: {canon}\n{:?}",
             reasons(&wgsl)
         );
-        assert!(fired.contains(&"tile"), "{name}: {fired:?}\n{canon}");
+        assert_eq!(fired.contains(&"tile"), tiles, "{name}: {fired:?}\n{canon}");
         if padded {
             assert!(canon.contains("kfd_k < dims.k;"), "{name}: {canon}");
         } else {
@@ -180,6 +203,23 @@ fn stagings_that_are_not_the_loads_they_hold_stay_as_written() {
             flat(
                 FLAT_LOADS,
                 &FLAT_INNER.replace("ta[lid.y * 16u + i]", "ta[lid.y * 16u + (i + 1u) % 16u]"),
+            ),
+        ),
+        // One test for both tiles' edges: A's element is zeroed by B's bound, which depends on
+        // the row of the tile it sits in, not on the element: no load holds that value.
+        (
+            "both tiles under one edge test",
+            flat(
+                "        let ac = t * 16u + lid.x;
+        let br = t * 16u + lid.y;
+        if (row < dims.m && ac < dims.k && br < dims.k && col < dims.n) {
+            ta[lid.y * 16u + lid.x] = a[row * dims.k + ac];
+            tb[lid.y * 16u + lid.x] = b[br * dims.n + col];
+        } else {
+            ta[lid.y * 16u + lid.x] = 0.0;
+            tb[lid.y * 16u + lid.x] = 0.0;
+        }",
+                FLAT_INNER,
             ),
         ),
         // No barrier between the writes and the reads.
