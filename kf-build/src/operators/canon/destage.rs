@@ -11,8 +11,8 @@
 //! ([`destage`]), and `tile` takes it from there like any other GEMM.
 //!
 //! **Proven from the IR** for an outer counted loop at the top of the entry point (no `return`
-//! before it, so every invocation runs it), `t` from zero stepping by one (or by the tile depth
-//! `T`) while `t < N`:
+//! before it but under tests the same on the whole workgroup, so every lane of a workgroup that
+//! runs it runs it), `t` from zero stepping by one (or by the tile depth `T`) while `t < N`:
 //! - its body is, in order: writes of workgroup arrays, each `W[w(lid)] = v` or an `if` whose two
 //!   branches write the same element (`if (c) { W[w] = v; } else { W[w] = 0.0; }`, read as
 //!   `select(0.0, v, c)`), with `let`s between; a `workgroupBarrier()`; one counted loop `i` from
@@ -78,7 +78,12 @@ pub(super) fn staged(a: &Analysis<'_>, outer: usize) -> Result<Vec<Edit>, Skip> 
     if lo.parent.is_some() || !top_level(a, lo.stmt) {
         return Err(no("the outer loop is not at the top of the entry point"));
     }
-    if (0..lo.stmt).any(|s| matches!(a.stmts[s].stmt, Statement::Return { .. } | Statement::Kill)) {
+    // Whole workgroups may leave before the loop (`if (wid.z >= batch) { return; }`); a single
+    // invocation may not, since the tiles need every lane.
+    if (0..lo.stmt).any(|s| {
+        matches!(a.stmts[s].stmt, Statement::Return { .. } | Statement::Kill)
+            && !leaves_by_workgroup(a, s)
+    }) {
         return Err(no("an invocation may leave before the loop"));
     }
     if a.entry
@@ -490,6 +495,67 @@ fn top_level(a: &Analysis<'_>, mut s: usize) -> bool {
         s = p;
     }
     true
+}
+
+/// Whether statement `s` runs for every invocation of a workgroup or for none: every `if`
+/// around it tests a value the same on the whole workgroup, and nothing else encloses it.
+fn leaves_by_workgroup(a: &Analysis<'_>, mut s: usize) -> bool {
+    while let Some(p) = a.stmts[s].parent {
+        match *a.stmts[p].stmt {
+            Statement::Block(_) => {}
+            Statement::If { condition, .. } if workgroup_uniform(a, condition, 0) => {}
+            _ => return false,
+        }
+        s = p;
+    }
+    true
+}
+
+/// Whether `h` is the same for every invocation of a workgroup: built from the workgroup id,
+/// the workgroup count and values the same for the whole dispatch.
+fn workgroup_uniform(a: &Analysis<'_>, h: Handle<Expression>, depth: u32) -> bool {
+    if depth > 64 {
+        return false;
+    }
+    if a.is_dispatch_uniform(h) {
+        return true;
+    }
+    let f = a.function;
+    match f.expressions[h] {
+        Expression::FunctionArgument(_) => matches!(
+            a.builtin_of(h),
+            Some(BuiltIn::WorkGroupId | BuiltIn::NumWorkGroups)
+        ),
+        Expression::AccessIndex { base, .. } if a.builtin_of(base).is_some() => matches!(
+            a.builtin_of(base),
+            Some(BuiltIn::WorkGroupId | BuiltIn::NumWorkGroups)
+        ),
+        Expression::Load { pointer } => match f.expressions[pointer] {
+            Expression::LocalVariable(v) => {
+                if let Some((_, l, r)) = a.short_circuit(h) {
+                    return workgroup_uniform(a, l, depth + 1)
+                        && workgroup_uniform(a, r, depth + 1);
+                }
+                a.single_value(v)
+                    .is_some_and(|x| workgroup_uniform(a, x, depth + 1))
+            }
+            _ => false,
+        },
+        Expression::CallResult(_)
+        | Expression::AtomicResult { .. }
+        | Expression::SubgroupBallotResult
+        | Expression::SubgroupOperationResult { .. }
+        | Expression::WorkGroupUniformLoadResult { .. }
+        | Expression::GlobalVariable(_)
+        | Expression::LocalVariable(_) => false,
+        ref e => {
+            let mut ok = true;
+            crate::analysis::ir::for_each_operand(e, &mut |o| {
+                ok &= workgroup_uniform(a, o, depth + 1)
+            });
+            ok
+        }
+    }
 }
 
 /// Whether `s` is loop `f`'s exit test.

@@ -272,3 +272,21 @@ fn padding_the_stores_do_not_guard_stays() {
     assert!(fused.contains("< dims.n)"), "{fused}");
     assert!(!fused.contains("< dims.k)"), "{fused}");
 }
+
+#[test]
+fn whole_workgroups_may_leave_before_the_staging_and_single_invocations_may_not() {
+    let leave = |test: &str| {
+        flat(FLAT_LOADS, FLAT_INNER).replacen(
+            "    var acc = 0.0;",
+            &format!("    if ({test}) {{ return; }}\n    var acc = 0.0;"),
+            1,
+        )
+    };
+    // A workgroup past the batch (or past the matrix) leaves whole: its lanes stage nothing.
+    let whole = leave("wid.z >= 1u || wid.y * 16u >= dims.m");
+    let (canon, _) = canon_and_fired(&whole);
+    assert!(canon.contains("destage"), "{canon}\n{:?}", reasons(&whole));
+    // One invocation past the matrix leaves alone: its lane's elements would never be staged.
+    let single = leave("row >= dims.m");
+    assert!(reasons(&single).iter().all(Result::is_err), "{single}");
+}
