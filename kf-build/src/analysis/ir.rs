@@ -1925,6 +1925,51 @@ impl<'a> Analysis<'a> {
         }
     }
 
+    /// Whether `h` is the same for every invocation of a workgroup: built from the workgroup id,
+    /// the workgroup count and values the same for the whole dispatch
+    /// ([`Self::is_dispatch_uniform`]), through `let`s, locals assigned once and naga's lowering
+    /// of `&&`/`||`.
+    pub fn is_workgroup_uniform(&self, h: Handle<Expression>) -> bool {
+        self.workgroup_uniform_depth(h, 0)
+    }
+
+    fn workgroup_uniform_depth(&self, h: Handle<Expression>, depth: u32) -> bool {
+        if depth > 64 {
+            return false;
+        }
+        if self.is_dispatch_uniform(h) {
+            return true;
+        }
+        let f = self.function;
+        let of_workgroup =
+            |b: Option<BuiltIn>| matches!(b, Some(BuiltIn::WorkGroupId | BuiltIn::NumWorkGroups));
+        match f.expressions[h] {
+            Expression::FunctionArgument(_) => of_workgroup(self.builtin_of(h)),
+            Expression::AccessIndex { base, .. } if self.builtin_of(base).is_some() => {
+                of_workgroup(self.builtin_of(base))
+            }
+            Expression::Load { pointer } => match f.expressions[pointer] {
+                Expression::LocalVariable(v) => match self.short_circuit(h) {
+                    Some((_, l, r)) => {
+                        self.workgroup_uniform_depth(l, depth + 1)
+                            && self.workgroup_uniform_depth(r, depth + 1)
+                    }
+                    None => self
+                        .single_value(v)
+                        .is_some_and(|x| self.workgroup_uniform_depth(x, depth + 1)),
+                },
+                _ => false,
+            },
+            Expression::GlobalVariable(_) | Expression::LocalVariable(_) => false,
+            ref e if super::expr::is_effect_result(e) => false,
+            ref e => {
+                let mut ok = true;
+                for_each_operand(e, &mut |o| ok &= self.workgroup_uniform_depth(o, depth + 1));
+                ok
+            }
+        }
+    }
+
     // ----- index forms ------------------------------------------------------------------------
 
     /// The affine form of integer expression `h`, if it has one.

@@ -503,59 +503,12 @@ fn leaves_by_workgroup(a: &Analysis<'_>, mut s: usize) -> bool {
     while let Some(p) = a.stmts[s].parent {
         match *a.stmts[p].stmt {
             Statement::Block(_) => {}
-            Statement::If { condition, .. } if workgroup_uniform(a, condition, 0) => {}
+            Statement::If { condition, .. } if a.is_workgroup_uniform(condition) => {}
             _ => return false,
         }
         s = p;
     }
     true
-}
-
-/// Whether `h` is the same for every invocation of a workgroup: built from the workgroup id,
-/// the workgroup count and values the same for the whole dispatch.
-fn workgroup_uniform(a: &Analysis<'_>, h: Handle<Expression>, depth: u32) -> bool {
-    if depth > 64 {
-        return false;
-    }
-    if a.is_dispatch_uniform(h) {
-        return true;
-    }
-    let f = a.function;
-    match f.expressions[h] {
-        Expression::FunctionArgument(_) => matches!(
-            a.builtin_of(h),
-            Some(BuiltIn::WorkGroupId | BuiltIn::NumWorkGroups)
-        ),
-        Expression::AccessIndex { base, .. } if a.builtin_of(base).is_some() => matches!(
-            a.builtin_of(base),
-            Some(BuiltIn::WorkGroupId | BuiltIn::NumWorkGroups)
-        ),
-        Expression::Load { pointer } => match f.expressions[pointer] {
-            Expression::LocalVariable(v) => {
-                if let Some((_, l, r)) = a.short_circuit(h) {
-                    return workgroup_uniform(a, l, depth + 1)
-                        && workgroup_uniform(a, r, depth + 1);
-                }
-                a.single_value(v)
-                    .is_some_and(|x| workgroup_uniform(a, x, depth + 1))
-            }
-            _ => false,
-        },
-        Expression::CallResult(_)
-        | Expression::AtomicResult { .. }
-        | Expression::SubgroupBallotResult
-        | Expression::SubgroupOperationResult { .. }
-        | Expression::WorkGroupUniformLoadResult { .. }
-        | Expression::GlobalVariable(_)
-        | Expression::LocalVariable(_) => false,
-        ref e => {
-            let mut ok = true;
-            crate::analysis::ir::for_each_operand(e, &mut |o| {
-                ok &= workgroup_uniform(a, o, depth + 1)
-            });
-            ok
-        }
-    }
 }
 
 /// Whether `s` is loop `f`'s exit test.
