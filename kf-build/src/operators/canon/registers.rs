@@ -10,6 +10,11 @@
 //!   a kernel free of data races: nothing else this invocation does reads `c[i]` during the loop
 //!   (the loop makes no calls, has no barriers or atomics, and cannot `return` past the store
 //!   after it), and another invocation touching `c[i]` meanwhile would race in the original too.
+//!   The same holds for an element of a workgroup array a loop without barriers accumulates
+//!   into, the way single-workgroup reductions keep each lane's partial
+//!   (`W[lane] = init; for (..) { W[lane] = W[lane] + x[i]; }`): no other invocation may touch
+//!   `W[lane]` until a barrier, and the loop has none, so the register holds the partial and one
+//!   store after the loop leaves it where the workgroup's combining steps read it.
 //! - **A declaration without a value**, `var sum: f32;`, which WGSL starts at zero: written
 //!   `var sum: f32 = f32();`, so that the accumulator has a value before its loop.
 //! - **A one-element local array used as a register**, the way TVM (and so web-llm) declares
@@ -203,7 +208,13 @@ pub(super) fn global_accumulators(a: &Analysis<'_>) -> Vec<Vec<Edit>> {
             .collect();
         let mut globals: Vec<Handle<naga::GlobalVariable>> = accesses
             .iter()
-            .filter(|x| x.write && matches!(x.space, naga::AddressSpace::Storage { .. }))
+            .filter(|x| {
+                x.write
+                    && matches!(
+                        x.space,
+                        naga::AddressSpace::Storage { .. } | naga::AddressSpace::WorkGroup
+                    )
+            })
             .map(|x| x.global)
             .collect();
         globals.sort_by_key(|g| g.index());
@@ -292,12 +303,16 @@ fn store_before(
     g: Handle<naga::GlobalVariable>,
     place: &str,
 ) -> Option<(ir::TextRange, String)> {
-    let l = &a.stmts[a.loops[id].stmt];
-    let prev = l.index_in_block.checked_sub(1)?;
-    let p = a
-        .stmts
-        .iter()
-        .find(|s| s.parent == l.parent && s.part == l.part && s.index_in_block == prev)?;
+    // Past the loop counter's own start (`for (var i = lane; ..)` stores `i` before the loop).
+    let counter = a.loops[id].for_loop.as_ref().map(|f| f.var);
+    let mut at = a.previous_sibling(a.loops[id].stmt)?;
+    while let Statement::Store { pointer, .. } = *a.stmts[at].stmt
+        && counter.is_some()
+        && matches!(a.function.expressions[pointer], Expression::LocalVariable(v) if Some(v) == counter)
+    {
+        at = a.previous_sibling(at)?;
+    }
+    let p = &a.stmts[at];
     let Statement::Store { pointer, value } = *p.stmt else {
         return None;
     };
@@ -674,6 +689,54 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             "        if (t > 100u) { return; }\n        c[row * d.n + col] += a",
         );
         assert!(canon_of(&src).is_none_or(|o| !o.contains("kf_acc")));
+    }
+
+    /// A single workgroup's reduction keeps each lane's partial in its slot of workgroup memory
+    /// (wgebra's spelling); with no barrier in the loop the slot is the lane's alone there.
+    const SLOTS: &str = r#"
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+var<workgroup> ws: array<f32, 64>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) t: u32) {
+    ws[t] = -3.0e38;
+    for (var i = t; i < arrayLength(&x); i += 64u) {
+        ws[t] = max(ws[t], x[i]);
+    }
+    workgroupBarrier();
+    if (t == 0u) {
+        var m = ws[0];
+        for (var k = 1u; k < 64u; k++) { m = max(m, ws[k]); }
+        y[0] = m;
+    }
+}
+"#;
+
+    #[test]
+    fn a_workgroup_slot_a_loop_accumulates_into_moves_into_a_register() {
+        let spec = "sizes(n = 1000), bind(x = input(n), y = output(1)), workgroups = (1)";
+        let out = canon_with(spec, SLOTS).expect("a canonical form");
+        // The loop counter's own start sits between the first store and the loop.
+        assert!(out.contains("var kf_acc0: f32 = -3.0e38;"), "{out}");
+        assert!(out.contains("kf_acc0 = max(kf_acc0, x[i]);"), "{out}");
+        assert!(out.contains("}\n    ws[t] = kf_acc0;"), "{out}");
+        // A barrier in the loop lets other lanes read the slot meanwhile: left alone.
+        let src = SLOTS
+            .replace(
+                "for (var i = t; i < arrayLength(&x); i += 64u) {",
+                "for (var j = 0u; j < 4u; j++) {\n        let i = j * 64u + t;",
+            )
+            .replace(
+                "ws[t] = max(ws[t], x[i]);",
+                "ws[t] = max(ws[t], x[i]);\n        workgroupBarrier();",
+            );
+        let out = canon_with(spec, &src.replace("workgroupBarrier();\n    }", "}"))
+            .expect("without the barrier, a canonical form");
+        assert!(out.contains("kf_acc0"), "{out}");
+        assert!(canon_with(spec, &src).is_none_or(|o| !o.contains("kf_acc")));
+        // Another lane's slot read in the loop: left alone.
+        let src = SLOTS.replace("max(ws[t], x[i])", "max(ws[t], ws[(t + 1u) % 64u] + x[i])");
+        assert!(canon_with(spec, &src).is_none_or(|o| !o.contains("kf_acc")));
     }
 
     #[test]
