@@ -5,7 +5,8 @@
 //! entries are embedded by the macro, and the fixture app dispatches every stage through
 //! `kf-runtime` and checks the results against the CPU. A scan whose carry stage is wrong is
 //! caught by verification. A product written as one launch tunes to a split-K variant of two
-//! launches over a workspace, which the runtime allocates and binds in the app.
+//! launches over a workspace, which the runtime allocates and binds in the app, and so does a
+//! whole-array reduction one workgroup runs (`grid-reduce`).
 
 use kf_tests::*;
 
@@ -42,7 +43,7 @@ fn run_app(variant: Option<&str>) -> Vec<(String, String, String, String, String
         .collect();
     assert_eq!(
         lines.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(),
-        ["SUM", "SCAN", "GEMM_LONG_K"],
+        ["SUM", "SCAN", "GEMM_LONG_K", "NORM"],
         "{}",
         r.dump()
     );
@@ -141,7 +142,7 @@ fn user_declared_sequences_tune_cache_embed_and_dispatch_every_stage() {
     // The baseline, forced, runs its own sequence and is right too.
     for (name, variant, _, wg, _, ok) in run_app(Some("baseline"))
         .into_iter()
-        .filter(|l| l.0 != "GEMM_LONG_K")
+        .filter(|l| l.0 != "GEMM_LONG_K" && l.0 != "NORM")
     {
         assert_eq!(
             (variant.as_str(), wg.as_str(), ok),
@@ -221,6 +222,86 @@ fn a_split_k_variant_of_one_launch_is_cached_embedded_and_dispatched_with_its_wo
     let gemm = baseline.iter().find(|l| l.0 == "GEMM_LONG_K").unwrap();
     assert_eq!(
         (gemm.1.as_str(), gemm.4.as_str(), gemm.5),
+        ("baseline", "1", true)
+    );
+}
+
+#[test]
+fn a_whole_array_reduction_by_one_workgroup_becomes_two_launches_over_a_workspace() {
+    let dir = copy_crate("tests/fixtures/stages");
+    let manifest = dir.path().join("Cargo.toml");
+    // `grid-reduce` only. On a CPU adapter the many workgroups of the partial launch, each with
+    // its barriers, cost more than they save at this length (about 5 times the baseline's time on
+    // lavapipe), so the worker divides the rewrite's timings by 20: this checks that a sequence
+    // made from one launch is verified, cached, embedded and dispatched, never its speed, and
+    // verification runs as it always does.
+    let r = run(kf(&[
+        "tune",
+        "--json",
+        "--kernel",
+        "NORM",
+        "--operators",
+        "grid-reduce",
+        "--strategy",
+        "greedy",
+        "--budget",
+        "4",
+        "--seed",
+        "1",
+        "--adapter",
+        "0",
+        "--manifest-path",
+    ])
+    .arg(&manifest)
+    .env(
+        kf_build::evaluate::process::FAULT_ENV,
+        "faster:20:grid-reduce",
+    ));
+    assert_eq!(r.code, Some(0), "{}", r.dump());
+    let kernels = r.json()["kernels"].as_array().unwrap().clone();
+    assert_eq!(kernels[0]["status"], "tuned", "{}", r.dump());
+    let file = kernels[0]["cache_file"].as_str().unwrap();
+    let entry: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let program = match &entry["variant"]["program"] {
+        serde_json::Value::Null => &entry["variant"],
+        program => program,
+    };
+    assert!(
+        entry["variant"]["origin"]
+            .as_str()
+            .unwrap()
+            .contains("grid-reduce(add; float sums reassociated)"),
+        "{entry}"
+    );
+    // The partial launch takes the kernel's entry point; the user's code, renamed, folds the
+    // partials in the kernel's own launch.
+    assert_eq!(program["entry"], "main", "{entry}");
+    assert_eq!(program["then"][0]["entry"], "kfg_combine", "{entry}");
+    assert_eq!(program["workspace"][0]["group"], 1, "{entry}");
+    assert_eq!(program["workspace"][0]["words"], "KFG_PARTS", "{entry}");
+    let id = entry["variant"]["id"].as_str().unwrap().to_owned();
+
+    let _guard = crate::e2e::lock();
+    let b = build(dir.path());
+    assert!(
+        !b.stderr.contains("skipped cache file"),
+        "the macro embeds the entry:\n{}",
+        b.dump()
+    );
+    let lines = run_app(None);
+    let norm = lines.iter().find(|l| l.0 == "NORM").unwrap();
+    assert_eq!(norm.1, id, "the app runs the tuned entry");
+    assert_eq!(norm.2, "exact");
+    assert_eq!(norm.4, "2", "two launches where the kernel has one");
+    assert!(
+        norm.5,
+        "the spread reduction matches the CPU on a length it was not tuned on"
+    );
+    let baseline = run_app(Some("baseline"));
+    let norm = baseline.iter().find(|l| l.0 == "NORM").unwrap();
+    assert_eq!(
+        (norm.1.as_str(), norm.4.as_str(), norm.5),
         ("baseline", "1", true)
     );
 }

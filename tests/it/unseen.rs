@@ -9,8 +9,9 @@ use kf_tests::*;
 
 /// Operators whose rewrites change the kernel's structure (the parameter and loop-shape operators,
 /// and `coarsen`, are covered by the corpus tests).
-const STRUCTURAL: [&str; 11] = [
+const STRUCTURAL: [&str; 12] = [
     "reduce",
+    "grid-reduce",
     "scan",
     "tile",
     "tile-blocked",

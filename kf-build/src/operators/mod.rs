@@ -17,6 +17,7 @@
 pub mod attention;
 pub mod canon;
 pub mod coarsen;
+pub mod grid;
 pub mod hoist;
 pub mod implicit;
 pub mod lanes;
@@ -225,6 +226,7 @@ pub fn all() -> Vec<Box<dyn Operator>> {
         Box::new(widen::Widen),
         Box::new(tree::SubgroupTree),
         Box::new(tree::SubgroupScan),
+        Box::new(grid::GridReduce),
     ]
 }
 

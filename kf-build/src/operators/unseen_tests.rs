@@ -71,9 +71,9 @@ const KNOWN_MISSES: [(&str, &str); 4] = [
 /// The structural operator a kernel of `class` calls for (`None`: only the general ones).
 fn wanted(class: &str) -> &'static [&'static str] {
     match class {
-        "softmax" | "layernorm" | "rmsnorm" | "reduction" | "argreduce" | "gemv" => {
-            &["reduce", "subgroup-tree"]
-        }
+        "softmax" | "layernorm" | "rmsnorm" | "argreduce" | "gemv" => &["reduce", "subgroup-tree"],
+        // A whole array reduced by one workgroup is `grid-reduce`'s.
+        "reduction" => &["reduce", "subgroup-tree", "grid-reduce"],
         "gemm" => &["tile", "tile-blocked"],
         "conv" => &["implicit-gemm"],
         "depthwise" => &["unroll", "coarsen"],
