@@ -228,6 +228,11 @@ fn normalisations(
             out.push(found);
         }
     };
+    // Tests of what the spec fixes go first: the branch not taken is not normalised for nothing.
+    let fixed = fixed::fixed_tests(a, kernel);
+    if !fixed.is_empty() {
+        take((fixed, "fixed-uniform"), &mut out);
+    }
     // Pairs first: their value select alone would otherwise become a `max`.
     for s in 0..a.stmts.len() {
         if let Some((e, what)) = select_pair_to_if(a, s) {
@@ -2423,6 +2428,7 @@ fn matching_brace(code: &str, open: usize) -> Option<usize> {
 }
 
 mod destage;
+mod fixed;
 mod ids;
 mod registers;
 mod reroll;
