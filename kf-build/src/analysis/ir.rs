@@ -1582,6 +1582,19 @@ impl<'a> Analysis<'a> {
 
     /// Calls `f` on `h` and every expression it depends on (through lets; not through variables).
     pub fn visit(&self, h: Handle<Expression>, f: &mut dyn FnMut(&Expression)) {
+        self.visit_handles(h, &mut |_, e| {
+            f(e);
+            true
+        });
+    }
+
+    /// Calls `f` on `h` and, where `f` answers `true`, on the expressions it depends on (through
+    /// lets; not through variables), each once, with its handle.
+    pub fn visit_handles(
+        &self,
+        h: Handle<Expression>,
+        f: &mut dyn FnMut(Handle<Expression>, &Expression) -> bool,
+    ) {
         let mut stack = vec![h];
         let mut seen = vec![false; self.function.expressions.len()];
         while let Some(h) = stack.pop() {
@@ -1589,8 +1602,21 @@ impl<'a> Analysis<'a> {
                 continue;
             }
             let e = &self.function.expressions[h];
-            f(e);
-            for_each_operand(e, &mut |o| stack.push(o));
+            if f(h, e) {
+                for_each_operand(e, &mut |o| stack.push(o));
+            }
+        }
+    }
+
+    /// Whether statement `s` is counted loop `f`'s test: the `if` on its condition that starts
+    /// the body (naga's lowering of the header), or the `break` inside that `if`.
+    pub fn is_header_test(&self, s: usize, f: &ForLoop) -> bool {
+        match *self.stmts[s].stmt {
+            Statement::If { condition, .. } => condition == f.cond,
+            Statement::Break => self.stmts[s].parent.is_some_and(|p| {
+                matches!(*self.stmts[p].stmt, Statement::If { condition, .. } if condition == f.cond)
+            }),
+            _ => false,
         }
     }
 

@@ -143,7 +143,7 @@ pub(super) fn staged(a: &Analysis<'_>, outer: usize) -> Result<Vec<Edit>, Skip> 
         let st = a.stmts[s].stmt;
         let ok = match *st {
             Statement::Emit(_) => true,
-            _ if s == ft.step_stmt || header_test(a, s, ft) => true,
+            _ if s == ft.step_stmt || a.is_header_test(s, ft) => true,
             Statement::Store { pointer, .. } if is_local(a, pointer, fi.var) => phase < 2,
             Statement::ControlBarrier(b) if b.contains(naga::Barrier::WORK_GROUP) => {
                 phase += 1;
@@ -195,7 +195,7 @@ pub(super) fn staged(a: &Analysis<'_>, outer: usize) -> Result<Vec<Edit>, Skip> 
     for s in body(a, a.loops[inner].stmt) {
         match *a.stmts[s].stmt {
             Statement::Emit(_) => {}
-            _ if s == fi.step_stmt || header_test(a, s, fi) => {}
+            _ if s == fi.step_stmt || a.is_header_test(s, fi) => {}
             Statement::Store { pointer, value } => match a.function.expressions[pointer] {
                 Expression::LocalVariable(v)
                     if v != ft.var && v != fi.var && !a.declared_in_loop(v, outer) =>
@@ -512,10 +512,6 @@ fn leaves_by_workgroup(a: &Analysis<'_>, mut s: usize) -> bool {
 }
 
 /// Whether `s` is loop `f`'s exit test.
-fn header_test(a: &Analysis<'_>, s: usize, f: &ForLoop) -> bool {
-    matches!(*a.stmts[s].stmt, Statement::If { condition, .. } if condition == f.cond)
-}
-
 fn is_local(a: &Analysis<'_>, pointer: Handle<Expression>, v: Handle<LocalVariable>) -> bool {
     matches!(a.function.expressions[pointer], Expression::LocalVariable(w) if w == v)
 }
@@ -796,21 +792,13 @@ fn collect_loads(
     h: Handle<Expression>,
     out: &mut Vec<(Handle<Expression>, Handle<Expression>)>,
 ) {
-    let mut stack = vec![h];
-    let mut seen = vec![false; a.function.expressions.len()];
-    while let Some(x) = stack.pop() {
-        if std::mem::replace(&mut seen[x.index()], true) {
-            continue;
-        }
-        let e = &a.function.expressions[x];
-        if let Expression::Load { pointer } = *e
-            && a.root_global(pointer).is_some()
-        {
+    a.visit_handles(h, &mut |x, e| match *e {
+        Expression::Load { pointer } if a.root_global(pointer).is_some() => {
             out.push((x, pointer));
-            continue;
+            false
         }
-        crate::analysis::ir::for_each_operand(e, &mut |o| stack.push(o));
-    }
+        _ => true,
+    });
 }
 
 /// The conjuncts of a condition, through `&&` and naga's lowering of it.

@@ -512,13 +512,6 @@ fn interchange(a: &Analysis<'_>, outer: usize, lo: &ir::LoopInfo<'_>) -> Option<
     {
         return None;
     }
-    let is_header_test = |s: usize, f: &ir::ForLoop| match *a.stmts[s].stmt {
-        Statement::If { condition, .. } => condition == f.cond,
-        Statement::Break => a.stmts[s].parent.is_some_and(
-            |p| matches!(*a.stmts[p].stmt, Statement::If { condition, .. } if condition == f.cond),
-        ),
-        _ => false,
-    };
     // The outer body: `let`s (emits) and the inner loop; the inner body: emits and stores to `c`.
     let mut stores = Vec::new();
     for s in a.loop_stmts(outer) {
@@ -541,7 +534,7 @@ fn interchange(a: &Analysis<'_>, outer: usize, lo: &ir::LoopInfo<'_>) -> Option<
                 stores.push(a.root_global(pointer)?);
                 true
             }
-            _ => s == f.step_stmt || is_header_test(s, f),
+            _ => s == f.step_stmt || a.is_header_test(s, f),
         };
         if !ok {
             return None;
