@@ -152,47 +152,100 @@ fn user_declared_sequences_tune_cache_embed_and_dispatch_every_stage() {
     }
 }
 
-#[test]
-fn a_split_k_variant_of_one_launch_is_cached_embedded_and_dispatched_with_its_workspace() {
-    let dir = copy_crate("tests/fixtures/stages");
-    let manifest = dir.path().join("Cargo.toml");
-    // Split-K only: the baseline's workgroups of one invocation are clearly slower than any
-    // tiled variant, so the winner is one of them.
-    let r = run(kf(&[
+/// Tunes `kernel` of the fixture with `operator` alone (greedy, seed 1, `budget` evaluations,
+/// the worker's test `fault` if any) and returns its cache entry, which must hold a tuned variant
+/// whose origin names `operator`.
+#[track_caller]
+fn tuned_entry(
+    manifest: &std::path::Path,
+    kernel: &str,
+    operator: &str,
+    budget: &str,
+    fault: Option<&str>,
+) -> serde_json::Value {
+    let mut cmd = kf(&[
         "tune",
         "--json",
         "--kernel",
-        "GEMM_LONG_K",
+        kernel,
         "--operators",
-        "tile-split-k",
+        operator,
         "--strategy",
         "greedy",
         "--budget",
-        "5",
+        budget,
         "--seed",
         "1",
         "--adapter",
         "0",
         "--manifest-path",
-    ])
-    .arg(&manifest));
+    ]);
+    cmd.arg(manifest);
+    if let Some(f) = fault {
+        cmd.env(kf_build::evaluate::process::FAULT_ENV, f);
+    }
+    let r = run(&mut cmd);
     assert_eq!(r.code, Some(0), "{}", r.dump());
     let kernels = r.json()["kernels"].as_array().unwrap().clone();
     assert_eq!(kernels[0]["status"], "tuned", "{}", r.dump());
     let file = kernels[0]["cache_file"].as_str().unwrap();
     let entry: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
-    let program = match &entry["variant"]["program"] {
-        serde_json::Value::Null => &entry["variant"],
-        program => program,
-    };
     assert!(
         entry["variant"]["origin"]
             .as_str()
             .unwrap()
-            .contains("tile-split-k"),
+            .contains(operator),
         "{entry}"
     );
+    entry
+}
+
+/// The program of a cache entry's variant.
+fn program_of(entry: &serde_json::Value) -> &serde_json::Value {
+    match &entry["variant"]["program"] {
+        serde_json::Value::Null => &entry["variant"],
+        program => program,
+    }
+}
+
+/// Builds the fixture with its entries embedded and checks that the app runs `kernel`'s variant
+/// `id` as two launches, right against the CPU on a shape it was not tuned on, and the baseline,
+/// forced, as one.
+#[track_caller]
+fn dispatched_as_two_launches(dir: &std::path::Path, kernel: &str, id: &str) {
+    let _guard = crate::e2e::lock();
+    let b = build(dir);
+    assert!(
+        !b.stderr.contains("skipped cache file"),
+        "the macro embeds the entry:\n{}",
+        b.dump()
+    );
+    let lines = run_app(None);
+    let line = lines.iter().find(|l| l.0 == kernel).unwrap();
+    assert_eq!(line.1, id, "the app runs the tuned entry");
+    assert_eq!(line.2, "exact");
+    assert_eq!(line.4, "2", "two launches where the kernel has one");
+    assert!(
+        line.5,
+        "{kernel}'s variant matches the CPU on a shape it was not tuned on"
+    );
+    let baseline = run_app(Some("baseline"));
+    let line = baseline.iter().find(|l| l.0 == kernel).unwrap();
+    assert_eq!(
+        (line.1.as_str(), line.4.as_str(), line.5),
+        ("baseline", "1", true)
+    );
+}
+
+#[test]
+fn a_split_k_variant_of_one_launch_is_cached_embedded_and_dispatched_with_its_workspace() {
+    let dir = copy_crate("tests/fixtures/stages");
+    let manifest = dir.path().join("Cargo.toml");
+    // Split-K only: the baseline's workgroups of one invocation are clearly slower than any
+    // tiled variant, so the winner is one of them.
+    let entry = tuned_entry(&manifest, "GEMM_LONG_K", "tile-split-k", "5", None);
+    let program = program_of(&entry);
     // The entry holds both launches and the workspace, sized from the launch rule's sizes.
     assert_eq!(program["then"][0]["entry"], "kft_combine", "{entry}");
     assert_eq!(program["workspace"][0]["group"], 1, "{entry}");
@@ -200,29 +253,10 @@ fn a_split_k_variant_of_one_launch_is_cached_embedded_and_dispatched_with_its_wo
         .as_str()
         .unwrap_or_default();
     assert!(words.contains("m") && words.contains("n"), "{entry}");
-    let id = entry["variant"]["id"].as_str().unwrap().to_owned();
-
-    let _guard = crate::e2e::lock();
-    let b = build(dir.path());
-    assert!(
-        !b.stderr.contains("skipped cache file"),
-        "the macro embeds the entry:\n{}",
-        b.dump()
-    );
-    let lines = run_app(None);
-    let gemm = lines.iter().find(|l| l.0 == "GEMM_LONG_K").unwrap();
-    assert_eq!(gemm.1, id, "the app runs the tuned entry");
-    assert_eq!(gemm.2, "exact");
-    assert_eq!(gemm.4, "2", "two launches where the kernel has one");
-    assert!(
-        gemm.5,
-        "the split-K variant matches the CPU on a shape it was not tuned on"
-    );
-    let baseline = run_app(Some("baseline"));
-    let gemm = baseline.iter().find(|l| l.0 == "GEMM_LONG_K").unwrap();
-    assert_eq!(
-        (gemm.1.as_str(), gemm.4.as_str(), gemm.5),
-        ("baseline", "1", true)
+    dispatched_as_two_launches(
+        dir.path(),
+        "GEMM_LONG_K",
+        entry["variant"]["id"].as_str().unwrap(),
     );
 }
 
@@ -235,38 +269,14 @@ fn a_whole_array_reduction_by_one_workgroup_becomes_two_launches_over_a_workspac
     // lavapipe), so the worker divides the rewrite's timings by 20: this checks that a sequence
     // made from one launch is verified, cached, embedded and dispatched, never its speed, and
     // verification runs as it always does.
-    let r = run(kf(&[
-        "tune",
-        "--json",
-        "--kernel",
+    let entry = tuned_entry(
+        &manifest,
         "NORM",
-        "--operators",
         "grid-reduce",
-        "--strategy",
-        "greedy",
-        "--budget",
         "4",
-        "--seed",
-        "1",
-        "--adapter",
-        "0",
-        "--manifest-path",
-    ])
-    .arg(&manifest)
-    .env(
-        kf_build::evaluate::process::FAULT_ENV,
-        "faster:20:grid-reduce",
-    ));
-    assert_eq!(r.code, Some(0), "{}", r.dump());
-    let kernels = r.json()["kernels"].as_array().unwrap().clone();
-    assert_eq!(kernels[0]["status"], "tuned", "{}", r.dump());
-    let file = kernels[0]["cache_file"].as_str().unwrap();
-    let entry: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
-    let program = match &entry["variant"]["program"] {
-        serde_json::Value::Null => &entry["variant"],
-        program => program,
-    };
+        Some("faster:20:grid-reduce"),
+    );
+    let program = program_of(&entry);
     assert!(
         entry["variant"]["origin"]
             .as_str()
@@ -280,30 +290,7 @@ fn a_whole_array_reduction_by_one_workgroup_becomes_two_launches_over_a_workspac
     assert_eq!(program["then"][0]["entry"], "kfg_combine", "{entry}");
     assert_eq!(program["workspace"][0]["group"], 1, "{entry}");
     assert_eq!(program["workspace"][0]["words"], "KFG_PARTS", "{entry}");
-    let id = entry["variant"]["id"].as_str().unwrap().to_owned();
-
-    let _guard = crate::e2e::lock();
-    let b = build(dir.path());
-    assert!(
-        !b.stderr.contains("skipped cache file"),
-        "the macro embeds the entry:\n{}",
-        b.dump()
-    );
-    let lines = run_app(None);
-    let norm = lines.iter().find(|l| l.0 == "NORM").unwrap();
-    assert_eq!(norm.1, id, "the app runs the tuned entry");
-    assert_eq!(norm.2, "exact");
-    assert_eq!(norm.4, "2", "two launches where the kernel has one");
-    assert!(
-        norm.5,
-        "the spread reduction matches the CPU on a length it was not tuned on"
-    );
-    let baseline = run_app(Some("baseline"));
-    let norm = baseline.iter().find(|l| l.0 == "NORM").unwrap();
-    assert_eq!(
-        (norm.1.as_str(), norm.4.as_str(), norm.5),
-        ("baseline", "1", true)
-    );
+    dispatched_as_two_launches(dir.path(), "NORM", entry["variant"]["id"].as_str().unwrap());
 }
 
 #[test]

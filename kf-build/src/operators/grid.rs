@@ -253,17 +253,7 @@ impl<'p> Plan<'p> {
             return no("it does not step up by the workgroup size");
         }
         let start = fl.init.ok_or_else(|| Skip("it starts at zero".into()))?;
-        let lane = a.index_form(start).is_some_and(|f| {
-            f.offset.is_zero()
-                && f.terms.len() == 1
-                && f.terms[0].1.as_constant() == Some(1)
-                && matches!(
-                    f.terms[0].0,
-                    Var::Builtin(BuiltIn::LocalInvocationId | BuiltIn::GlobalInvocationId, 0)
-                        | Var::Builtin(BuiltIn::LocalInvocationIndex, _)
-                )
-        });
-        if !lane {
+        if !is_lane(a, start) {
             return no("it does not start at the lane");
         }
         if !fl.declared_in_header || fl.init_value_span.is_none() {
@@ -572,15 +562,18 @@ fn lane_stores_only(a: &Analysis<'_>, id: usize, acc: &Acc) -> Result<(), Skip> 
     Ok(())
 }
 
-/// Whether `pointer` is `W[lane]` (or `W[lane][..]`-free): one index, the lane.
+/// Whether `pointer` is `W[lane]`: a global array at the lane.
 fn lane_element(a: &Analysis<'_>, pointer: Handle<Expression>) -> bool {
     let Expression::Access { base, index } = a.function.expressions[pointer] else {
         return false;
     };
-    if !matches!(a.function.expressions[base], Expression::GlobalVariable(_)) {
-        return false;
-    }
-    a.index_form(index).is_some_and(|f| {
+    matches!(a.function.expressions[base], Expression::GlobalVariable(_)) && is_lane(a, index)
+}
+
+/// Whether `h` is the lane of the one workgroup: the local invocation id's (or, in one
+/// workgroup, the global id's) `x`, or the local invocation index.
+fn is_lane(a: &Analysis<'_>, h: Handle<Expression>) -> bool {
+    a.index_form(h).is_some_and(|f| {
         f.offset.is_zero()
             && f.terms.len() == 1
             && f.terms[0].1.as_constant() == Some(1)
