@@ -358,6 +358,10 @@ impl<'p> Plan<'p> {
             .ok_or_else(|| Skip("the loop has no span".into()))?;
         let start = a.text(fl.init_value_span.as_ref().expect("checked"));
         let wg = self.program.workgroup_size[0];
+        // The user's own step (a literal, a constant, or the override that sets the workgroup
+        // size, which the parameter search may move): the lanes keep dealing the partials out
+        // among themselves whatever the size.
+        let step = self.printer(a).print(fl.step)?;
         let indent = a.indent_at(span.start);
         let n = self.accs.len();
         let slot = |i: usize, j: &str| {
@@ -369,7 +373,7 @@ impl<'p> Plan<'p> {
         };
         let mut combine = format!(
             "// KernelFoundry: each lane folds every {wg}th partial of the grid's workgroups\n\
-             {indent}for (var kfg_j: u32 = u32({start}); kfg_j < {PARTS}; kfg_j = kfg_j + {wg}u) {{\n"
+             {indent}for (var kfg_j: u32 = u32({start}); kfg_j < {PARTS}; kfg_j = kfg_j + u32({step})) {{\n"
         );
         for (i, acc) in self.accs.iter().enumerate() {
             combine.push_str(&format!(
@@ -392,20 +396,24 @@ impl<'p> Plan<'p> {
         Ok(text)
     }
 
-    /// The partial launch's declarations and entry point.
-    fn partial(&self, a: &Analysis<'_>, group: u32) -> Result<String, Skip> {
-        let leaves = Body {
-            a,
-            counter: self.counter,
-            accs: &self.accs,
-        };
-        let w = Wgsl {
+    /// A printer of the loop's expressions for another function (see [`Body`]).
+    fn printer<'s, 'a>(&'s self, a: &'s Analysis<'a>) -> Wgsl<'s, Body<'s, 'a>> {
+        Wgsl {
             module: a.module,
             func: a.function,
             info: a.info,
-            leaves,
+            leaves: Body {
+                a,
+                counter: self.counter,
+                accs: &self.accs,
+            },
             max_depth: 64,
-        };
+        }
+    }
+
+    /// The partial launch's declarations and entry point.
+    fn partial(&self, a: &Analysis<'_>, group: u32) -> Result<String, Skip> {
+        let w = self.printer(a);
         let elem = &self.accs[0].ty;
         if self.accs.iter().any(|x| &x.ty != elem) {
             return Err(Skip("the accumulators have different types".into()));

@@ -82,7 +82,9 @@ fn spreads_a_sum_kept_in_a_register() {
     );
     // The user's loop now folds the partials, and the rest is the user's.
     assert!(
-        text.contains("for (var kfg_j: u32 = u32(t); kfg_j < KFG_PARTS; kfg_j = kfg_j + 128u)"),
+        text.contains(
+            "for (var kfg_j: u32 = u32(t); kfg_j < KFG_PARTS; kfg_j = kfg_j + u32(128u))"
+        ),
         "{text}"
     );
     assert!(text.contains("acc = acc + kfg_part[kfg_j];"), "{text}");
@@ -216,4 +218,18 @@ fn leaves_other_kernels_alone() {
     // A product is not spread.
     let src = sum_kernel("acc *= x[i];").replace("var acc = 0.0;", "var acc = 1.0;");
     skip(SPEC, &src);
+}
+
+/// A workgroup size set by an override (which the parameter search may move on the variant): the
+/// combining loop steps by the override, not by today's value.
+#[test]
+fn an_override_workgroup_size_stays_the_combining_step() {
+    let src = sum_kernel("acc += x[i];")
+        .replace(
+            "@compute @workgroup_size(128)",
+            "override WG: u32 = 128u;\n@compute @workgroup_size(WG)",
+        )
+        .replace("i += 128u", "i += WG");
+    let (_, text) = spread(SPEC, &src);
+    assert!(text.contains("kfg_j = kfg_j + u32(WG)"), "{text}");
 }
