@@ -229,7 +229,7 @@ fn normalisations(
         }
     };
     // Tests of what the spec fixes go first: the branch not taken is not normalised for nothing.
-    let fixed = fixed::fixed_tests(a, kernel);
+    let fixed = fixed::fixed_uniforms(a, kernel);
     if !fixed.is_empty() {
         take((fixed, "fixed-uniform"), &mut out);
     }

@@ -10,17 +10,74 @@
 //! `else`. The operators then see the one layout the kernel runs with; a hand-tiled product whose
 //! staging was behind the flag reaches `destage` and the tilings.
 //!
-//! Only integer values count: members the spec gives as an integer literal, and constants. A
-//! size (`uniform(m, ..)`) is not fixed, nor is a float literal (a `1e-5` epsilon is a value, not
-//! a mode).
+//! Every other read of such a member becomes the literal (`params.kernel_h` → `3u`): a pooling
+//! window, a stride or a padding the spec fixes is then a constant the loop operators unroll and
+//! fold.
+//!
+//! Only integer values count: `u32`/`i32` members the spec gives as an integer literal, and
+//! constants. A size (`uniform(m, ..)`) is not fixed, nor is a float literal (a `1e-5` epsilon is
+//! a value, not a mode).
 
 use crate::analysis::ir::{self, Analysis, Edit};
 use kf_runtime::resolve::ResolvedKernel;
 use naga::{BinaryOperator, Expression, Handle, Literal, Statement, UnaryOperator};
 
+/// The edits of the normalisation: the tests the spec fixes decided ([`fixed_tests`]), and every
+/// other read of an integer uniform member the spec fills with a literal written as that literal
+/// (`params.kernel_h` → `3u`), so loop bounds, strides and paddings the spec fixes are constants
+/// for the operators (a 3×3 window unrolls whole).
+pub(super) fn fixed_uniforms(a: &Analysis<'_>, kernel: &ResolvedKernel) -> Vec<Edit> {
+    let mut out = fixed_tests(a, kernel);
+    let decided: Vec<std::ops::Range<usize>> = out.iter().map(|e| e.range.clone()).collect();
+    let mut seen: Vec<std::ops::Range<usize>> = Vec::new();
+    for (h, e) in a.function.expressions.iter() {
+        if !matches!(e, Expression::Load { .. }) {
+            continue;
+        }
+        let suffix = match a.type_of(h) {
+            naga::TypeInner::Scalar(naga::Scalar {
+                kind: naga::ScalarKind::Uint,
+                width: 4,
+            }) => "u",
+            naga::TypeInner::Scalar(naga::Scalar {
+                kind: naga::ScalarKind::Sint,
+                width: 4,
+            }) => "i",
+            _ => continue,
+        };
+        let Some(k) = fixed_int(a, kernel, h).filter(|_| a.const_int(h).is_none()) else {
+            continue;
+        };
+        let Some(range) = a.expr_range(h) else {
+            continue;
+        };
+        let text = &a.code()[range.clone()];
+        let chain = !text.is_empty()
+            && text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c.is_whitespace());
+        if !chain
+            || seen.contains(&range)
+            || decided
+                .iter()
+                .any(|d| d.start <= range.start && range.end <= d.end)
+        {
+            continue;
+        }
+        seen.push(range.clone());
+        let literal = if k < 0 {
+            format!("({k}{suffix})")
+        } else {
+            format!("{k}{suffix}")
+        };
+        out.push(Edit::replace(range, literal));
+    }
+    out
+}
+
 /// The edits deciding every `if` of the entry point whose condition the spec fixes (outermost
 /// first; one inside a decided one waits for the next round).
-pub(super) fn fixed_tests(a: &Analysis<'_>, kernel: &ResolvedKernel) -> Vec<Edit> {
+fn fixed_tests(a: &Analysis<'_>, kernel: &ResolvedKernel) -> Vec<Edit> {
     let mut out: Vec<Edit> = Vec::new();
     for st in &a.stmts {
         let Statement::If { condition, .. } = *st.stmt else {
@@ -158,6 +215,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
         assert!(out.contains("y[i] = x[i];"), "{out}");
         assert!(!out.contains("y[i] = 1.0;"), "{out}");
         assert!(!out.contains("u.other"), "{out}");
+    }
+
+    #[test]
+    fn a_member_the_spec_fixes_reads_as_its_literal() {
+        let out = canon(
+            SPEC,
+            "    var acc = 0.0;\n    for (var k = 0u; k < u.mode + u.other; k++) {\n        acc += x[(i + k * u.other) % u.n];\n    }\n    y[i] = acc;",
+        )
+        .expect("a canonical form");
+        assert!(out.contains("k < 1u + 2u;"), "{out}");
+        assert!(out.contains("x[(i + k * 2u) % u.n]"), "{out}");
     }
 
     #[test]
