@@ -23,4 +23,7 @@ print("KJARNI_MATMUL_TILED m=512,k=4096,n=4096", round(per_call_us(lambda: a @ b
 x = torch.randn(32, 128, 128, device="cuda")
 y = torch.randn(32, 128, 128, device="cuda")
 print("KJARNI_BMM batch=32,m=128,k=128,n=128", round(per_call_us(lambda: torch.bmm(x, y)), 1))
+q = torch.randn(1024, 64, device="cuda")
+k = torch.randn(1024, 64, device="cuda")
+print("FAVICONDIFFUSION_BATCHED_MATMUL_BT m=1024,n=1024,k=64 (A @ B.T)", round(per_call_us(lambda: q @ k.T), 1))
 print("GPU", torch.cuda.get_device_name(0))
