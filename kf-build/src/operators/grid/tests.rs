@@ -234,3 +234,31 @@ fn an_override_workgroup_size_stays_the_combining_step() {
     let (_, text) = spread(SPEC, &src);
     assert!(text.contains("kfg_j = kfg_j + u32(WG)"), "{text}");
 }
+
+/// An `i32` counter cast from the lane, a bound read with `arrayLength`, an `i32` sum.
+#[test]
+fn spreads_an_i32_sum_to_an_array_length() {
+    let spec = "sizes(n = 5000), bind(x = input(n, range(0, 100)), y = output(1)), workgroups = (1)";
+    let src = "@group(0) @binding(0) var<storage, read> x: array<i32>;
+@group(0) @binding(1) var<storage, read_write> y: array<i32>;
+var<workgroup> part: array<i32, 64>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
+    var acc: i32 = 0;
+    for (var i: i32 = i32(lid.x); i < i32(arrayLength(&x)); i += 64) {
+        acc = acc + x[i];
+    }
+    part[lid.x] = acc;
+    workgroupBarrier();
+    if (lid.x == 0u) {
+        var t = 0;
+        for (var k = 0u; k < 64u; k++) { t += part[k]; }
+        y[0] = t;
+    }
+}
+";
+    let (step, text) = spread(spec, src);
+    assert_eq!(step, "grid-reduce(add)");
+    assert!(text.contains("var kfg_i: i32 = i32(kfg_wid.x * 256u + kfg_lid.x)"), "{text}");
+    assert!(text.contains("arrayLength(&x)"), "{text}");
+}
