@@ -46,11 +46,14 @@ pub enum Spelling {
     /// The first top-level `if (c) { return; }` of the entry point as an `if (!(c)) { .. }`
     /// around the statements after it.
     Guard,
+    /// The entry point's body behind a test of a module constant, as templates select a code
+    /// path at compile time: `const KF_MODE: u32 = 1u; .. if (KF_MODE == 1u) { body }`.
+    ModeConst,
 }
 
 impl Spelling {
     /// Every spelling, in a fixed order.
-    pub const ALL: [Spelling; 13] = [
+    pub const ALL: [Spelling; 14] = [
         Spelling::VecUniform,
         Spelling::Reorder,
         Spelling::LetChain,
@@ -64,6 +67,7 @@ impl Spelling {
         Spelling::ExtremumSelect,
         Spelling::ArgSelect,
         Spelling::Rename,
+        Spelling::ModeConst,
     ];
 
     /// A short name for tables.
@@ -82,6 +86,7 @@ impl Spelling {
             Spelling::VecUniform => "vec-uniform",
             Spelling::LetChain => "let-chain",
             Spelling::LoopBreak => "loop",
+            Spelling::ModeConst => "mode-const",
         }
     }
 
@@ -101,6 +106,7 @@ impl Spelling {
             Spelling::VecUniform => vec_uniform(wgsl),
             Spelling::LetChain => map_lines(wgsl, let_chain),
             Spelling::LoopBreak => for_loops(wgsl, true),
+            Spelling::ModeConst => mode_const(wgsl, entry),
         }
     }
 }
@@ -739,6 +745,35 @@ fn guard(wgsl: &str, entry: &str) -> String {
         depth += t.matches('{').count() as i32 - t.matches('}').count() as i32;
     }
     wgsl.to_owned()
+}
+
+/// The entry point's body inside `if (KF_MODE == 1u) { .. }`, the constant declared first.
+fn mode_const(wgsl: &str, entry: &str) -> String {
+    let Some(fn_at) = wgsl.find(&format!("fn {entry}(")) else {
+        return wgsl.to_owned();
+    };
+    let Some(open) = wgsl[fn_at..].find('{').map(|o| fn_at + o) else {
+        return wgsl.to_owned();
+    };
+    let Some(close) = wgsl.rfind('}').filter(|&c| c > open) else {
+        return wgsl.to_owned();
+    };
+    // The entry point must be the last function: its `}` is the text's last.
+    let body: String = wgsl[open + 1..close]
+        .split_inclusive('\n')
+        .map(|l| {
+            if l.trim().is_empty() {
+                l.to_owned()
+            } else {
+                format!("    {l}")
+            }
+        })
+        .collect();
+    format!(
+        "const KF_MODE: u32 = 1u;\n{}{{\n    if (KF_MODE == 1u) {{{body}    }}\n{}",
+        &wgsl[..open],
+        &wgsl[close..]
+    )
 }
 
 #[cfg(test)]

@@ -149,7 +149,7 @@ fn branch_text(a: &Analysis<'_>, span: ir::TextRange, value: bool) -> Option<Str
     let open = span.start + code[span.clone()].find('{')?;
     let close = ir::matching(code, open, b'{', b'}')?;
     if value {
-        return Some(a.source[open..=close].to_owned());
+        return Some(unwrapped(a, &span, open..close + 1));
     }
     let rest = &code[close + 1..span.end];
     let trimmed = rest.trim_start();
@@ -163,10 +163,37 @@ fn branch_text(a: &Analysis<'_>, span: ir::TextRange, value: bool) -> Option<Str
     let at = span.end - after_else.trim_start().len();
     if code[at..].starts_with('{') {
         let end = ir::matching(code, at, b'{', b'}')?;
-        return Some(a.source[at..=end].to_owned());
+        return Some(unwrapped(a, &span, at..end + 1));
     }
     // `else if ..`: the chain as a block of its own.
     Some(format!("{{\n{}\n}}", &a.source[at..span.end]))
+}
+
+/// The block at `block` (braces included) of the `if` at `span`, as its statements alone when
+/// nothing it declares is named elsewhere in the entry point (the code reads as if the test had
+/// never been written: a template's mode wrapped around the whole body), else as the block.
+fn unwrapped(a: &Analysis<'_>, span: &ir::TextRange, block: std::ops::Range<usize>) -> String {
+    let code = a.code();
+    let inner = &code[block.start + 1..block.end - 1];
+    let declared: Vec<&str> = super::identifiers(inner)
+        .windows(2)
+        .filter(|w| matches!(w[0], "let" | "var" | "const"))
+        .map(|w| w[1])
+        .collect();
+    let clash = a.entry_range().map_or(true, |entry| {
+        let outside = format!(
+            "{} {}",
+            &code[entry.start..span.start],
+            &code[span.end..entry.end]
+        );
+        let names = super::identifiers(&outside);
+        declared.iter().any(|d| names.contains(d))
+    });
+    if clash {
+        a.source[block].to_owned()
+    } else {
+        a.source[block.start + 1..block.end - 1].to_owned()
+    }
 }
 
 #[cfg(test)]

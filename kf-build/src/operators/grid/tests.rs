@@ -238,7 +238,8 @@ fn an_override_workgroup_size_stays_the_combining_step() {
 /// An `i32` counter cast from the lane, a bound read with `arrayLength`, an `i32` sum.
 #[test]
 fn spreads_an_i32_sum_to_an_array_length() {
-    let spec = "sizes(n = 5000), bind(x = input(n, range(0, 100)), y = output(1)), workgroups = (1)";
+    let spec =
+        "sizes(n = 5000), bind(x = input(n, range(0, 100)), y = output(1)), workgroups = (1)";
     let src = "@group(0) @binding(0) var<storage, read> x: array<i32>;
 @group(0) @binding(1) var<storage, read_write> y: array<i32>;
 var<workgroup> part: array<i32, 64>;
@@ -259,6 +260,9 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
 ";
     let (step, text) = spread(spec, src);
     assert_eq!(step, "grid-reduce(add)");
-    assert!(text.contains("var kfg_i: i32 = i32(kfg_wid.x * 256u + kfg_lid.x)"), "{text}");
+    assert!(
+        text.contains("var kfg_i: i32 = i32(kfg_wid.x * 256u + kfg_lid.x)"),
+        "{text}"
+    );
     assert!(text.contains("arrayLength(&x)"), "{text}");
 }
