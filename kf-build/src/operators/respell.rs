@@ -687,19 +687,21 @@ fn rename(wgsl: &str, entry: &str) -> String {
     format!("{}{out}", &wgsl[..open])
 }
 
+/// The positions of the entry point's opening and closing braces; the entry point must be the
+/// last function (its `}` is the text's last).
+fn entry_braces(wgsl: &str, entry: &str) -> Option<(usize, usize)> {
+    let fn_at = wgsl.find(&format!("fn {entry}("))?;
+    let open = fn_at + wgsl[fn_at..].find('{')?;
+    let close = wgsl.rfind('}').filter(|&c| c > open)?;
+    Some((open, close))
+}
+
 /// `if (c) { return; }` (on one line or three) at the top level of the entry point's body →
 /// `if (!(c)) {` with the rest of the body inside.
 fn guard(wgsl: &str, entry: &str) -> String {
-    let Some(fn_at) = wgsl.find(&format!("fn {entry}(")) else {
+    let Some((open, close)) = entry_braces(wgsl, entry) else {
         return wgsl.to_owned();
     };
-    let Some(open) = wgsl[fn_at..].find('{').map(|o| fn_at + o) else {
-        return wgsl.to_owned();
-    };
-    let Some(close) = wgsl.rfind('}').filter(|&c| c > open) else {
-        return wgsl.to_owned();
-    };
-    // The entry point must be the last function: its `}` is the text's last.
     let body = &wgsl[open + 1..close];
     let lines: Vec<&str> = body.split_inclusive('\n').collect();
     let Some(top) = lines
@@ -749,16 +751,9 @@ fn guard(wgsl: &str, entry: &str) -> String {
 
 /// The entry point's body inside `if (KF_MODE == 1u) { .. }`, the constant declared first.
 fn mode_const(wgsl: &str, entry: &str) -> String {
-    let Some(fn_at) = wgsl.find(&format!("fn {entry}(")) else {
+    let Some((open, close)) = entry_braces(wgsl, entry) else {
         return wgsl.to_owned();
     };
-    let Some(open) = wgsl[fn_at..].find('{').map(|o| fn_at + o) else {
-        return wgsl.to_owned();
-    };
-    let Some(close) = wgsl.rfind('}').filter(|&c| c > open) else {
-        return wgsl.to_owned();
-    };
-    // The entry point must be the last function: its `}` is the text's last.
     let body: String = wgsl[open + 1..close]
         .split_inclusive('\n')
         .map(|l| {
