@@ -31,6 +31,7 @@
 //!
 //! A `max` or `min` gives the same bits; an `f32` sum is reassociated and the step says so.
 
+use super::reduce::{combine_expr, op_name};
 use super::{Moves, Operator, Rewrite, Skip, Subject};
 use crate::analysis::ir::{self, AccOp, Analysis, Edit, InitialValue, Var};
 use crate::analysis::print::{Leaf, Leaves, Wgsl};
@@ -90,13 +91,7 @@ impl Operator for GridReduce {
                 "the adapter runs fewer than {LANES} invocations per workgroup"
             )));
         }
-        let group = subject.kernel.interface.workspace_group();
-        let max_groups = subject.target.limit("max_bind_groups", 4);
-        if u64::from(group) >= max_groups {
-            return Err(Skip(format!(
-                "no bind group is free for the workspace (the kernel uses {group} of the adapter's {max_groups})"
-            )));
-        }
+        let group = super::workspace_group(subject)?;
         let parsed = ir::parse(&program.wgsl).map_err(|e| Skip(e.to_string()))?;
         let a = parsed
             .analyse(&program.entry)
@@ -187,15 +182,6 @@ fn default_parts(subject: &Subject<'_>) -> u32 {
         .target
         .limit("max_compute_workgroups_per_dimension", 65535);
     if max >= 512 { 512 } else { 64 }
-}
-
-fn op_name(op: AccOp) -> &'static str {
-    match op {
-        AccOp::Add => "add",
-        AccOp::Max => "max",
-        AccOp::Min => "min",
-        _ => "other",
-    }
 }
 
 /// One accumulator of the loop.
@@ -379,7 +365,7 @@ impl<'p> Plan<'p> {
             combine.push_str(&format!(
                 "{indent}    {} = {};\n",
                 acc.name,
-                fold(acc.op, &acc.name, &slot(i, "kfg_j"))
+                combine_expr(acc.op, &acc.name, &slot(i, "kfg_j"))
             ));
         }
         combine.push_str(&format!("{indent}}}"));
@@ -470,7 +456,7 @@ impl<'p> Plan<'p> {
                  \x20   workgroupBarrier();\n",
                 local(acc),
                 LANES / 2,
-                fold(acc.op, r, "kfg_red[kfg_lid.x + kfg_s]"),
+                combine_expr(acc.op, r, "kfg_red[kfg_lid.x + kfg_s]"),
                 if self.accs.len() == 1 {
                     "kfg_wid.x".to_owned()
                 } else {
@@ -523,15 +509,6 @@ fn in_body(a: &Analysis<'_>, s: usize, looped: usize) -> bool {
 /// The partial launch's register for `acc`.
 fn local(acc: &Acc) -> String {
     format!("kfg_{}", acc.name)
-}
-
-/// `acc ⊕ x` in WGSL.
-fn fold(op: AccOp, acc: &str, x: &str) -> String {
-    match op {
-        AccOp::Max => format!("max({acc}, {x})"),
-        AccOp::Min => format!("min({acc}, {x})"),
-        _ => format!("{acc} + {x}"),
-    }
 }
 
 /// Refuses unless every read of `acc` outside loop `id` is stored, whole, into workgroup memory

@@ -143,6 +143,19 @@ pub fn invocations_expressible(subject: &Subject<'_>) -> Result<(), Skip> {
     }
 }
 
+/// The bind group a variant's own workspace goes in (the one after the kernel's, see
+/// `kf_runtime::Workspace`), or why there is none free on the adapter.
+pub(crate) fn workspace_group(subject: &Subject<'_>) -> Result<u32, Skip> {
+    let group = subject.kernel.interface.workspace_group();
+    let max = subject.target.limit("max_bind_groups", 4);
+    if u64::from(group) >= max {
+        return Err(Skip(format!(
+            "no bind group is free for the workspace (the kernel uses {group} of the adapter's {max})"
+        )));
+    }
+    Ok(group)
+}
+
 /// The one gate every rewrite passes: validates `wgsl`, checks its interface against the baseline and builds the [`Rewrite`]: the
 /// parent's constants with `constants` set on top, the workgroup size those constants give, the
 /// parent's launch rule.

@@ -2012,13 +2012,7 @@ impl SplitK {
                 "the output's length names `{n}`, which the launch rule does not: the workspace is sized from the sizes an app passes at dispatch"
             )));
         }
-        let group = kernel.interface.workspace_group();
-        let max = subject.target.limit("max_bind_groups", 4);
-        if u64::from(group) >= max {
-            return Err(Skip(format!(
-                "no bind group is free for the workspace (the kernel uses {group} of the adapter's {max})"
-            )));
-        }
+        let group = super::workspace_group(subject)?;
         Ok(SplitK { group, out_len })
     }
 
