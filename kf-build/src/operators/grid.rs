@@ -295,7 +295,7 @@ impl<'p> Plan<'p> {
             let init = match a.value_before(l.stmt, acc.var) {
                 Some(InitialValue::Zero) => None,
                 Some(InitialValue::Expr(h)) if acc.op == AccOp::Add && a.is_zero_value(h) => None,
-                Some(InitialValue::Expr(h)) if acc.op != AccOp::Add && a.is_dispatch_uniform(h) => {
+                Some(InitialValue::Expr(h)) if acc.op.idempotent() && a.is_dispatch_uniform(h) => {
                     Some(h)
                 }
                 _ => {

@@ -216,6 +216,18 @@ fn leaves_other_kernels_alone() {
     // The partial read after the loop other than stored at the lane's slot.
     let src = sum_kernel("acc += x[i];").replace("part[t] = acc;", "part[0] = acc;");
     skip(SPEC, &src);
+    // An update reading another accumulator (`big` is then loop-carried, not an accumulator:
+    // the first launch would read a workgroup's own running maximum).
+    let src = sum_kernel("acc += x[i];")
+        .replace("var acc = 0.0;", "var acc = 0.0;\n    var big = 0.0;")
+        .replace(
+            "acc += x[i];",
+            "big = max(big, x[i]);\n        acc += x[i] / (big + 1.0);",
+        );
+    assert!(
+        skip(SPEC, &src).contains("does more than update accumulators"),
+        "{src}"
+    );
     // A product is not spread.
     let src = sum_kernel("acc *= x[i];").replace("var acc = 0.0;", "var acc = 1.0;");
     skip(SPEC, &src);
