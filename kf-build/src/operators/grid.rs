@@ -26,7 +26,8 @@
 //! or workgroup memory besides its counter and accumulators, and no buffer the entry point
 //! writes; a sum starts from zero (a `max` or `min` from any dispatch-uniform value: folding the
 //! start in once per partial changes nothing); and after the loop each accumulator is only
-//! stored to workgroup memory at the lane's own element. That the steps after the loop fold the
+//! stored to workgroup memory at the lane's own element or folded across the subgroup by its own
+//! operator (`subgroupAdd(acc)`). That the steps after the loop fold the
 //! lanes' values by `⊕` is what the user's kernel claims; verification checks it on every shape.
 //!
 //! A `max` or `min` gives the same bits; an `f32` sum is reassociated and the step says so.
@@ -39,7 +40,8 @@ use crate::evolve::descriptor::Dim;
 use kf_runtime::expr::{Op, SizeExpr};
 use kf_runtime::{Dispatch, DispatchMode, Program, Stage, Workspace};
 use naga::{
-    AddressSpace, BuiltIn, Expression, Handle, LocalVariable, ScalarKind, Statement, TypeInner,
+    AddressSpace, BuiltIn, CollectiveOperation, Expression, Handle, LocalVariable, ScalarKind,
+    Statement, SubgroupOperation, TypeInner,
 };
 use std::borrow::Cow;
 
@@ -512,7 +514,8 @@ fn local(acc: &Acc) -> String {
 }
 
 /// Refuses unless every read of `acc` outside loop `id` is stored, whole, into workgroup memory
-/// at the lane's own element (what the combining steps after the loop start from).
+/// at the lane's own element, or folded across the subgroup by its own operator
+/// (`subgroupAdd(acc)` for a sum): what the combining steps after the loop start from.
 fn lane_stores_only(a: &Analysis<'_>, id: usize, acc: &Acc) -> Result<(), Skip> {
     let loop_stmt = a.loops[id].stmt;
     let outside: Vec<Handle<Expression>> = a
@@ -526,20 +529,37 @@ fn lane_stores_only(a: &Analysis<'_>, id: usize, acc: &Acc) -> Result<(), Skip> 
             return Err(Skip(format!("`{}` is written after the loop", acc.name)));
         }
     }
+    let same_op = |op: SubgroupOperation| {
+        matches!(
+            (op, acc.op),
+            (SubgroupOperation::Add, AccOp::Add)
+                | (SubgroupOperation::Max, AccOp::Max)
+                | (SubgroupOperation::Min, AccOp::Min)
+        )
+    };
     for l in outside {
-        let stored = a.stmts.iter().enumerate().any(|(s, st)| {
-            let Statement::Store { pointer, value } = *st.stmt else {
-                return false;
-            };
+        let folded = a.stmts.iter().enumerate().any(|(s, st)| {
             s > loop_stmt
-                && value == l
-                && a.root_global(pointer)
-                    .is_some_and(|g| a.module.global_variables[g].space == AddressSpace::WorkGroup)
-                && lane_element(a, pointer)
+                && match *st.stmt {
+                    Statement::Store { pointer, value } => {
+                        value == l
+                            && a.root_global(pointer).is_some_and(|g| {
+                                a.module.global_variables[g].space == AddressSpace::WorkGroup
+                            })
+                            && lane_element(a, pointer)
+                    }
+                    Statement::SubgroupCollectiveOperation {
+                        op,
+                        collective_op: CollectiveOperation::Reduce,
+                        argument,
+                        ..
+                    } => argument == l && same_op(op),
+                    _ => false,
+                }
         });
-        if !stored {
+        if !folded {
             return Err(Skip(format!(
-                "`{}` is read after the loop other than stored at the lane's element of workgroup memory",
+                "`{}` is read after the loop other than stored at the lane's element of workgroup memory or folded by its own operator across a subgroup",
                 acc.name
             )));
         }

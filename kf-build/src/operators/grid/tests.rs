@@ -129,9 +129,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     assert!(text.contains("= max(kf_acc0, kfg_part[kfg_j]);"), "{text}");
 }
 
-/// A `while` loop, a minimum from a start read from a uniform, and subgroups after the loop.
+/// A `while` loop, a minimum from a start read from a uniform, and lane 0 folding the slots.
 #[test]
-fn spreads_a_while_loop_and_a_subgroup_fold() {
+fn spreads_a_while_loop_and_a_serial_fold() {
     let src = format!(
         "{HEAD}
 @compute @workgroup_size(128)
@@ -277,4 +277,40 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
         "{text}"
     );
     assert!(text.contains("arrayLength(&x)"), "{text}");
+}
+
+/// The lanes' partials folded across each subgroup (`subgroupMax`), the subgroups' results through
+/// workgroup memory: the spelling of reductions written for adapters with subgroups.
+#[test]
+fn spreads_a_max_folded_by_subgroups() {
+    let src = format!(
+        "{HEAD}
+@compute @workgroup_size(128)
+fn main(@builtin(local_invocation_index) t: u32, @builtin(subgroup_invocation_id) sl: u32, @builtin(subgroup_size) sn: u32) {{
+    var m = -3.0e38;
+    for (var i = t; i < u.x; i += 128u) {{
+        m = max(m, x[i]);
+    }}
+    let s = subgroupMax(m);
+    if (sl == 0u) {{
+        part[t / sn] = s;
+    }}
+    workgroupBarrier();
+    if (t == 0u) {{
+        var r = part[0];
+        for (var k = 1u; k < 128u / sn; k++) {{ r = max(r, part[k]); }}
+        y = r;
+    }}
+}}
+"
+    );
+    let (step, text) = spread(SPEC, &src);
+    assert_eq!(step, "grid-reduce(max)");
+    assert!(text.contains("let s = subgroupMax(m);"), "{text}");
+    // Folded across subgroups by another operator: left alone.
+    let other = src.replace("subgroupMax(m)", "subgroupAdd(m)");
+    assert!(
+        skip(SPEC, &other).contains("folded by its own operator"),
+        "{other}"
+    );
 }
