@@ -26,4 +26,7 @@ print("KJARNI_BMM batch=32,m=128,k=128,n=128", round(per_call_us(lambda: torch.b
 q = torch.randn(1024, 64, device="cuda")
 k = torch.randn(1024, 64, device="cuda")
 print("FAVICONDIFFUSION_BATCHED_MATMUL_BT m=1024,n=1024,k=64 (A @ B.T)", round(per_call_us(lambda: q @ k.T), 1))
+a2 = torch.randn(2048, 2048, device="cuda")
+b2 = torch.randn(2048, 2048, device="cuda")
+print("SURFGRAD_MATMUL_8X8 / MEGANEURA_MATMUL m=n=k=2048", round(per_call_us(lambda: a2 @ b2), 1))
 print("GPU", torch.cuda.get_device_name(0))

@@ -128,6 +128,18 @@
 //!   that → `let v: T = value;` at the store (the analysis reads a `let` as a value; a private
 //!   variable is memory to it, and a store to memory before a loop stops the tiling operators).
 //!
+//! - a loop nest that only stores zeros into a local array nothing touched before (`for (..) {
+//!   for (..) { sums[i][j] = 0.0; } }`) → nothing, since WGSL starts the array at zero
+//!   (`zero-stores`); a local array read and written only at constant indices → one scalar per
+//!   element (`scalarise`, `sums[1][3]` → `sums_1_3`); a `let` that nothing reads, of a value
+//!   without effects → nothing (`unused-let`).
+//!
+//! - a register-blocked kernel, each invocation computing a `TM × TN` block of outputs in as
+//!   many accumulators that are translates of the block's corner → the corner alone over a
+//!   launch `TM × TN` times as wide (`deblock`, [`deblock`]): the tilings then choose their own
+//!   block for the adapter. The same sums in the same order. Alone in its round, since it
+//!   changes the launch rule.
+//!
 //! A normalisation whose text does not parse costs only itself: the others of its round are
 //! kept.
 //!
@@ -157,6 +169,8 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
     }
     let mut text = subject.program.wgsl.to_string();
     let mut applied: Vec<&'static str> = Vec::new();
+    // How much wider the launch has grown (a de-blocking), per axis.
+    let mut scale = [1u64; 3];
     for _ in 0..ROUNDS {
         let Ok(parsed) = ir::parse(&text) else {
             break;
@@ -164,7 +178,8 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
         let Ok(a) = parsed.analyse(&subject.program.entry) else {
             break;
         };
-        let mut found = normalisations(&a, subject.program, subject.kernel);
+        let mut widen = [1u64; 3];
+        let mut found = normalisations(&a, subject.program, subject.kernel, &mut widen);
         if found.is_empty() {
             break;
         }
@@ -187,6 +202,11 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
         let Some(next) = next else {
             break;
         };
+        if found.iter().any(|(_, what)| *what == "deblock") {
+            for (s, w) in scale.iter_mut().zip(widen) {
+                *s *= w;
+            }
+        }
         applied.extend(found.iter().map(|(_, what)| *what));
         text = next;
     }
@@ -207,7 +227,28 @@ pub fn canonicalise(subject: &Subject<'_>) -> Option<Rewrite> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    super::finish(subject, text, &[], step, Vec::new()).ok()
+    let mut r = super::finish(subject, text, &[], step, Vec::new()).ok()?;
+    widen_launch(&mut r.program, scale);
+    Some(r)
+}
+
+/// The launch of a de-blocked program: `scale[d]` times the invocations along `d`. A `grid`
+/// rule is rounded up to whole workgroups first: the original launched those invocations too,
+/// and each computed a block.
+fn widen_launch(program: &mut kf_runtime::Program, scale: [u64; 3]) {
+    use kf_runtime::expr::{Op, SizeExpr};
+    for (d, &s) in scale.iter().enumerate() {
+        if s == 1 {
+            continue;
+        }
+        let mut ops = program.dispatch.size[d].ops().to_vec();
+        if program.dispatch.mode == kf_runtime::program::DispatchMode::Grid {
+            let w = u64::from(program.workgroup_size[d]);
+            ops.extend([Op::Lit(w), Op::CeilDiv, Op::Lit(w), Op::Mul]);
+        }
+        ops.extend([Op::Lit(s), Op::Mul]);
+        program.dispatch.size[d] = SizeExpr::from_ops(ops);
+    }
 }
 
 /// The edits of every normalisation that applies to `a`, each group with its name; no two edits
@@ -216,6 +257,7 @@ fn normalisations(
     a: &Analysis<'_>,
     program: &kf_runtime::Program,
     kernel: &kf_runtime::resolve::ResolvedKernel,
+    widen: &mut [u64; 3],
 ) -> Vec<(Vec<Edit>, &'static str)> {
     let single = single_axes(program);
     let mut out: Vec<(Vec<Edit>, &'static str)> = Vec::new();
@@ -257,6 +299,18 @@ fn normalisations(
     let registers = registers::single_element_arrays(a);
     if !registers.is_empty() {
         take((registers, "array-1"), &mut out);
+    }
+    let zeroed = deblock::dead_zero_stores(a);
+    if !zeroed.is_empty() {
+        take((zeroed, "zero-stores"), &mut out);
+    }
+    let scalars = registers::scalarise_arrays(a);
+    if !scalars.is_empty() {
+        take((scalars, "scalarise"), &mut out);
+    }
+    let unused = deblock::unused_lets(a);
+    if !unused.is_empty() {
+        take((unused, "unused-let"), &mut out);
     }
     for found in counted_loops_to_for(a) {
         take(found, &mut out);
@@ -332,6 +386,14 @@ fn normalisations(
         && let Some(edits) = ids::lone_ids(a)
     {
         take((edits, "lone-ids"), &mut out);
+    }
+    // Alone in its round, on a program every other normalisation is done with: it widens the
+    // launch, which the round's other groups could not be told about.
+    if out.is_empty()
+        && let Some(d) = deblock::deblock(a)
+    {
+        *widen = d.scale;
+        take((d.edits, "deblock"), &mut out);
     }
     out
 }
@@ -2427,6 +2489,7 @@ fn matching_brace(code: &str, open: usize) -> Option<usize> {
     ir::matching(code, open, b'{', b'}')
 }
 
+mod deblock;
 mod destage;
 mod fixed;
 mod ids;

@@ -1,0 +1,232 @@
+//! De-blocking and the normalisations that prepare it, on register-blocked products spelled
+//! several ways, and the near misses it must refuse.
+
+use crate::operators::testkit;
+
+const SPEC: &str = "sizes(m = 40, n = 40, k = 24), bind(dims = uniform(m, k, n), a = input(m * k), b = input(k * n), c = output(m * n)), workgroups = (cdiv(n, 32), cdiv(m, 32))";
+
+const HEAD: &str = "struct Dims { M: u32, K: u32, N: u32 }
+@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(1) var<storage, read> a: array<f32>;
+@group(0) @binding(2) var<storage, read> b: array<f32>;
+@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+";
+
+/// A 2 × 2 block per invocation in `sums[i][j]`, zeroed by loops, updates written out.
+const ARRAY_BLOCK: &str = "
+@compute @workgroup_size(16, 16)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let row = gid.y * 2u;
+    let col = gid.x * 2u;
+    var sums: array<array<f32, 2>, 2>;
+    for (var i = 0u; i < 2u; i++) {
+        for (var j = 0u; j < 2u; j++) {
+            sums[i][j] = 0.0;
+        }
+    }
+    for (var k = 0u; k < dims.K; k++) {
+        let a0 = a[row * dims.K + k];
+        let a1 = a[(row + 1u) * dims.K + k];
+        let b0 = b[k * dims.N + col];
+        let b1 = b[k * dims.N + col + 1u];
+        sums[0][0] += a0 * b0;
+        sums[0][1] += a0 * b1;
+        sums[1][0] += a1 * b0;
+        sums[1][1] += a1 * b1;
+    }
+    if (row < dims.M) {
+        if (col < dims.N) { c[row * dims.N + col] = sums[0][0]; }
+        if (col + 1u < dims.N) { c[row * dims.N + col + 1u] = sums[0][1]; }
+    }
+    if (row + 1u < dims.M) {
+        if (col < dims.N) { c[(row + 1u) * dims.N + col] = sums[1][0]; }
+        if (col + 1u < dims.N) { c[(row + 1u) * dims.N + col + 1u] = sums[1][1]; }
+    }
+}
+";
+
+fn canon(body: &str) -> Option<(String, String)> {
+    testkit::canonical_text(SPEC, &format!("{HEAD}{body}"))
+}
+
+#[test]
+fn a_block_in_a_zeroed_local_array_becomes_one_output_per_invocation() {
+    let (step, text) = canon(ARRAY_BLOCK).expect("a canonical form");
+    println!("{step}\n{text}");
+    assert!(step.contains("deblock"), "{step}");
+}
+
+/// The same block in named scalars with explicit zeros, a `while` loop, the second row's
+/// loads offset by a whole row, one guard per store, and the corner's updates not first.
+const NAMED_BLOCK: &str = "
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let r0 = id.y * 2u;
+    let c0 = id.x * 2u;
+    var s11 = 0.0;
+    var s00 = 0.0;
+    var s01: f32 = 0.0;
+    var s10 = 0.0;
+    var kk = 0u;
+    while (kk < dims.K) {
+        let lo = a[r0 * dims.K + kk];
+        let hi = a[r0 * dims.K + dims.K + kk];
+        s11 = s11 + hi * b[kk * dims.N + c0 + 1u];
+        s00 += lo * b[kk * dims.N + c0];
+        s01 += lo * b[kk * dims.N + c0 + 1u];
+        s10 += hi * b[kk * dims.N + c0];
+        kk += 1u;
+    }
+    if (max(r0, c0 + 1u) < min(dims.M, dims.N)) {
+        c[(r0 + 1u) * dims.N - dims.N + c0 + 1u] = s01;
+    }
+    if (max(r0 + 1u, c0 + 1u) < min(dims.M, dims.N)) { c[(r0 + 1u) * dims.N + c0 + 1u] = s11; }
+    if (max(r0, c0) < min(dims.M, dims.N)) { c[r0 * dims.N + c0] = s00; }
+    if (max(r0 + 1u, c0) < min(dims.M, dims.N)) { c[(r0 + 1u) * dims.N + c0] = s10; }
+}
+";
+
+#[test]
+fn a_block_in_named_scalars_under_other_guards_is_deblocked_too() {
+    let (step, text) = canon(NAMED_BLOCK).expect("a canonical form");
+    assert!(step.contains("deblock"), "{step}\n{text}");
+    assert!(
+        !text.contains("s11") && !text.contains("s01") && !text.contains("s10"),
+        "{text}"
+    );
+    assert!(text.contains("s00"), "{text}");
+}
+
+#[test]
+fn the_launch_grows_by_the_block() {
+    let k = testkit::resolve("k.wgsl", SPEC, &format!("{HEAD}{ARRAY_BLOCK}"));
+    let target = testkit::lavapipe();
+    let r = crate::operators::canonicalise(&crate::operators::Subject {
+        kernel: &k,
+        program: &k.baseline,
+        target: &target,
+    })
+    .expect("a canonical form");
+    let sizes = [("m", 40u64), ("n", 40), ("k", 24)];
+    let before = k.baseline.dispatch.size.clone();
+    let after = r.program.dispatch.size.clone();
+    for (d, want) in [(0, 2u64), (1, 2), (2, 1)] {
+        assert_eq!(
+            after[d].eval_with(&sizes).unwrap(),
+            want * before[d].eval_with(&sizes).unwrap(),
+            "axis {d}"
+        );
+    }
+}
+
+/// Near misses, each a block that is not a translate of its corner, or has more to it.
+#[test]
+fn blocks_that_are_not_translates_are_left_alone() {
+    for (what, from, to) in [
+        // One accumulator reads another row's element than its place says.
+        (
+            "a wrong row",
+            "let a1 = a[(row + 1u) * dims.K + k];",
+            "let a1 = a[(row + 2u) * dims.K + k];",
+        ),
+        // One store lands off the block.
+        (
+            "a wrong column",
+            "c[(row + 1u) * dims.N + col + 1u] = sums[1][1];",
+            "c[(row + 1u) * dims.N + col + 2u] = sums[1][1];",
+        ),
+        // A guard that is not the translate of the corner's.
+        (
+            "a wrong guard",
+            "if (row + 1u < dims.M) {",
+            "if (row < dims.M) {",
+        ),
+        // One accumulator's update multiplies where the corner's adds a product.
+        (
+            "another update",
+            "sums[1][1] += a1 * b1;",
+            "sums[1][1] += a1 + b1;",
+        ),
+        // The id read once without the block's factor.
+        (
+            "a plain id",
+            "let col = gid.x * 2u;",
+            "let col = gid.x * 2u + gid.y % 2u;",
+        ),
+        // The output read in the loop: the new launch would read what others write.
+        (
+            "a written buffer read",
+            "let b1 = b[k * dims.N + col + 1u];",
+            "let b1 = c[k * dims.N + col + 1u];",
+        ),
+        // Something else done before the loop.
+        (
+            "another store",
+            "let col = gid.x * 2u;",
+            "let col = gid.x * 2u;\n    c[0] = 1.0;",
+        ),
+    ] {
+        let body = ARRAY_BLOCK.replace(from, to);
+        assert_ne!(body, ARRAY_BLOCK, "{what}: the respelling applies");
+        let step = canon(&body).map(|c| c.0).unwrap_or_default();
+        assert!(!step.contains("deblock"), "{what}: {step}");
+    }
+}
+
+#[test]
+fn zeroing_loops_go_only_before_anything_else_touches_the_array() {
+    // A store before the loops: they no longer write what the array holds.
+    let body = ARRAY_BLOCK.replace(
+        "var sums: array<array<f32, 2>, 2>;",
+        "var sums: array<array<f32, 2>, 2>;\n    sums[1][1] = 3.0;",
+    );
+    let step = canon(&body).map(|c| c.0).unwrap_or_default();
+    assert!(!step.contains("zero-stores"), "{step}");
+    assert!(!step.contains("deblock"), "{step}");
+    // A non-zero fill.
+    let body = ARRAY_BLOCK.replace("sums[i][j] = 0.0;", "sums[i][j] = 1.0;");
+    let step = canon(&body).map(|c| c.0).unwrap_or_default();
+    assert!(!step.contains("zero-stores"), "{step}");
+}
+
+#[test]
+fn arrays_indexed_by_a_variable_are_not_split() {
+    let wgsl = format!(
+        "{HEAD}
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    var t: array<f32, 4>;
+    t[1] = a[gid.x];
+    t[gid.x % 4u] = 2.0;
+    c[gid.x] = t[1];
+}}
+"
+    );
+    let step = testkit::canonical_text(SPEC, &wgsl)
+        .map(|c| c.0)
+        .unwrap_or_default();
+    assert!(!step.contains("scalarise"), "{step}");
+    let split = wgsl.replace("t[gid.x % 4u] = 2.0;", "t[3] = 2.0;");
+    let (step, text) = testkit::canonical_text(SPEC, &split).expect("a canonical form");
+    assert!(step.contains("scalarise"), "{step}");
+    assert!(text.contains("t_1") && !text.contains("t["), "{text}");
+}
+
+#[test]
+fn unused_lets_go_but_calls_stay() {
+    let wgsl = format!(
+        "{HEAD}
+fn f(i: u32) -> f32 {{ return a[i]; }}
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    let unused = a[gid.x + 1u];
+    let used = a[gid.x];
+    c[gid.x] = used;
+}}
+"
+    );
+    let (step, text) = testkit::canonical_text(SPEC, &wgsl).expect("a canonical form");
+    assert!(step.contains("unused-let"), "{step}");
+    assert!(!text.contains("unused"), "{text}");
+    assert!(text.contains("let used"), "{text}");
+}
