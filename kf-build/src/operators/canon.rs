@@ -308,6 +308,14 @@ fn normalisations(
     if !scalars.is_empty() {
         take((scalars, "scalarise"), &mut out);
     }
+    let unrolled = unindex::unroll_register_loops(a);
+    if !unrolled.is_empty() {
+        take((unrolled, "unroll-registers"), &mut out);
+    }
+    let elements = unindex::let_elements(a);
+    if !elements.is_empty() {
+        take((elements, "let-element"), &mut out);
+    }
     let unused = deblock::unused_lets(a);
     if !unused.is_empty() {
         take((unused, "unused-let"), &mut out);
@@ -2496,6 +2504,7 @@ mod ids;
 mod registers;
 mod reroll;
 mod ties;
+mod unindex;
 
 #[cfg(test)]
 mod tests;

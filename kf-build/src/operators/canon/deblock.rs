@@ -8,7 +8,7 @@
 //! made. It is the inverse of register blocking, proven, not guessed:
 //!
 //! - the accumulators are scalar float locals starting at zero, each updated once per iteration
-//!   of one top-level counted loop (`acc = acc + e`, `e` not reading `acc`) with dispatch-uniform
+//!   of one top-level counted loop (`acc = acc + e` or `fma(x, y, acc)`, the terms not reading `acc`) with dispatch-uniform
 //!   bounds, and read once after it, as the value stored to a global, under `if` guards that hold
 //!   nothing else; the loop does nothing else, and the rest of the entry point only names values;
 //! - the invocation id is read only as `global_invocation_id.d * c` with `T_d` dividing each `c`;
@@ -46,7 +46,8 @@ pub(super) struct Deblock {
 struct Acc {
     var: Handle<LocalVariable>,
     update: usize,
-    value: Handle<Expression>,
+    /// What each iteration adds: `[e]` for `acc + e`, `[x, y]` for `fma(x, y, acc)`.
+    terms: Vec<Handle<Expression>>,
     store: usize,
     index: Handle<Expression>,
     global: Handle<naga::GlobalVariable>,
@@ -54,6 +55,10 @@ struct Acc {
 }
 
 const GID: BuiltIn = BuiltIn::GlobalInvocationId;
+
+/// A read of an id component: the product holding it (or the read itself), the read, and the
+/// product's constant factor (1 for a plain read).
+type IdRead = (Handle<Expression>, Handle<Expression>, i64);
 
 /// The de-blocking of `a`'s entry point, when it is proven (see the module documentation).
 pub(super) fn deblock(a: &Analysis<'_>) -> Option<Deblock> {
@@ -76,8 +81,15 @@ pub(super) fn deblock(a: &Analysis<'_>) -> Option<Deblock> {
     let guards: HashSet<usize> = accs.iter().flat_map(|t| t.guards.iter().copied()).collect();
     let stores: HashSet<usize> = accs.iter().map(|t| t.store).collect();
     let loop_stmt = a.loops[l].stmt;
+    // naga's evaluation of `&&` and `||` in a guard: an `if` storing into a temporary.
+    let short_circuits: Vec<usize> = (0..a.stmts.len())
+        .filter(|&s| a.is_short_circuit_if(a.stmts[s].stmt))
+        .collect();
     for (s, st) in a.stmts.iter().enumerate() {
         if s == loop_stmt || a.in_loop(s, l) || stores.contains(&s) || guards.contains(&s) {
+            continue;
+        }
+        if short_circuits.iter().any(|&c| a.within(s, c)) {
             continue;
         }
         match *st.stmt {
@@ -109,7 +121,7 @@ pub(super) fn deblock(a: &Analysis<'_>) -> Option<Deblock> {
     }
     a.const_int(lp.step)?;
     // Every read of an id component: `gid.d * c`.
-    let mut reads: [Vec<(Handle<Expression>, Handle<Expression>, i64)>; 2] = Default::default();
+    let mut reads: [Vec<IdRead>; 2] = Default::default();
     for (h, e) in f.expressions.iter() {
         let Expression::AccessIndex { base, index } = *e else {
             continue;
@@ -145,9 +157,7 @@ pub(super) fn deblock(a: &Analysis<'_>) -> Option<Deblock> {
             reads[index as usize].push((h, h, 1));
         }
     }
-    let gcd_of = |rs: &[(Handle<Expression>, Handle<Expression>, i64)]| {
-        rs.iter().fold(0i64, |g, r| gcd(g, r.2))
-    };
+    let gcd_of = |rs: &[IdRead]| rs.iter().fold(0i64, |g, r| gcd(g, r.2));
     let (gx, gy) = (gcd_of(&reads[0]), gcd_of(&reads[1]));
     let forms: Vec<IndexForm> = accs
         .iter()
@@ -282,30 +292,36 @@ fn accumulator(
     {
         return None;
     }
-    let Expression::Binary {
-        op: naga::BinaryOperator::Add,
-        left,
-        right,
-    } = f.expressions[value]
-    else {
-        return None;
-    };
     let is_acc = |h: Handle<Expression>| matches!(f.expressions[h], Expression::Load { pointer } if matches!(f.expressions[pointer], Expression::LocalVariable(v) if v == var));
-    let term = if is_acc(left) {
-        right
-    } else if is_acc(right) {
-        left
-    } else {
-        return None;
+    // `acc + e` (either order) or `fma(x, y, acc)`: the terms, and the update's read of `acc`.
+    let (terms, own) = match f.expressions[value] {
+        Expression::Binary {
+            op: naga::BinaryOperator::Add,
+            left,
+            right,
+        } if is_acc(left) => (vec![right], left),
+        Expression::Binary {
+            op: naga::BinaryOperator::Add,
+            left,
+            right,
+        } if is_acc(right) => (vec![left], right),
+        Expression::Math {
+            fun: naga::MathFunction::Fma,
+            arg,
+            arg1: Some(y),
+            arg2: Some(acc),
+            ..
+        } if is_acc(acc) => (vec![arg, y], acc),
+        _ => return None,
     };
-    if a.reads_local(term, var) {
+    if terms.iter().any(|&t| a.reads_local(t, var)) {
         return None;
     }
     let loads = a.loads_of(var);
     if loads.len() != 2 {
         return None;
     }
-    let read = *loads.iter().find(|&&h| h != left && h != right)?;
+    let read = *loads.iter().find(|&&h| h != own)?;
     let store = a
         .stmts
         .iter()
@@ -336,7 +352,7 @@ fn accumulator(
     Some(Acc {
         var,
         update: s,
-        value: term,
+        terms,
         store,
         index,
         global,
@@ -420,7 +436,8 @@ impl Matcher<'_, '_> {
     fn same_acc(&self, t: &Acc, b: &Acc) -> bool {
         t.global == b.global
             && t.guards.len() == b.guards.len()
-            && self.same(t.value, b.value)
+            && t.terms.len() == b.terms.len()
+            && t.terms.iter().zip(&b.terms).all(|(&x, &y)| self.same(x, y))
             && self.same(t.index, b.index)
             && t.guards.iter().zip(&b.guards).all(|(&g, &h)| {
                 match (self.a.stmts[g].stmt, self.a.stmts[h].stmt) {
@@ -455,6 +472,10 @@ impl Matcher<'_, '_> {
             };
             let diff = fx.sub(&fy);
             return diff.terms.is_empty() && diff.offset == sx.add(&sy);
+        }
+        // A guard's `&&` or `||`, read through naga's temporary.
+        if let (Some((op, p, q)), Some((op2, r, t))) = (a.short_circuit(x), a.short_circuit(y)) {
+            return op == op2 && self.same(p, r) && self.same(q, t);
         }
         let (ex, ey) = (&f.expressions[x], &f.expressions[y]);
         let payload = match (ex, ey) {
@@ -540,7 +561,7 @@ fn edits(
     a: &Analysis<'_>,
     accs: &[Acc],
     b: usize,
-    reads: &[Vec<(Handle<Expression>, Handle<Expression>, i64)>; 2],
+    reads: &[Vec<IdRead>; 2],
     t: [i64; 2],
 ) -> Option<Deblock> {
     let mut removed: Vec<ir::TextRange> = Vec::new();

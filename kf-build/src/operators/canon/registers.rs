@@ -610,6 +610,144 @@ fn interchange(a: &Analysis<'_>, outer: usize, lo: &ir::LoopInfo<'_>) -> Option<
     Some(Edit::replace(outer_span, text))
 }
 
+/// The most elements [`scalarise_arrays`] splits an array into.
+const MAX_SCALARISED: usize = 256;
+
+/// `var x : array<array<T, N>, M>;` read and written only at constant indices (`x[1][3]`) →
+/// one `var x_1_3 : T = T();` per element, each access the element's name. Exact: every access
+/// names one element, the elements share no memory, and each starts at zero as the array's
+/// elements did. Register-blocked kernels keep their block this way (surfgrad's `sums[i][j]`
+/// once its zeroing loops are gone); the de-blocking reads scalars.
+pub(super) fn scalarise_arrays(a: &Analysis<'_>) -> Vec<Edit> {
+    let f = a.function;
+    let code = a.code();
+    let mut out = Vec::new();
+    'vars: for (v, local) in f.local_variables.iter() {
+        let Some(name) = &local.name else {
+            continue;
+        };
+        if !local.init.is_none_or(|i| a.is_zero_value(i)) {
+            continue;
+        }
+        // The extents, outermost first, down to a scalar or vector element.
+        let mut extents = Vec::new();
+        let mut ty = local.ty;
+        while let naga::TypeInner::Array {
+            base,
+            size: naga::ArraySize::Constant(n),
+            ..
+        } = a.module.types[ty].inner
+        {
+            extents.push(n.get() as usize);
+            ty = base;
+        }
+        let count: usize = extents.iter().product();
+        if extents.is_empty()
+            || !(2..=MAX_SCALARISED).contains(&count)
+            || !matches!(
+                a.module.types[ty].inner,
+                naga::TypeInner::Scalar(_) | naga::TypeInner::Vector { .. }
+            )
+        {
+            continue;
+        }
+        let refs: Vec<Handle<Expression>> = f
+            .expressions
+            .iter()
+            .filter(|(_, e)| matches!(e, Expression::LocalVariable(l) if *l == v))
+            .map(|(h, _)| h)
+            .collect();
+        if statements_use(&f.body, &refs) {
+            continue;
+        }
+        // Follow each access chain from the variable to its element.
+        let mut elements: Vec<(Handle<Expression>, Vec<usize>)> = Vec::new();
+        let mut frontier: Vec<(Handle<Expression>, Vec<usize>)> =
+            refs.iter().map(|&h| (h, Vec::new())).collect();
+        while let Some((h, path)) = frontier.pop() {
+            let users: Vec<(Handle<Expression>, &Expression)> = f
+                .expressions
+                .iter()
+                .filter(|(_, e)| crate::analysis::expr::operands(e).contains(&h))
+                .collect();
+            if path.len() == extents.len() {
+                elements.push((h, path));
+                continue;
+            }
+            if !path.is_empty() && statements_use(&f.body, &[h]) {
+                continue 'vars;
+            }
+            for (u, e) in users {
+                let index = match *e {
+                    Expression::AccessIndex { base, index } if base == h => index as usize,
+                    Expression::Access { base, index } if base == h => match a.const_int(index) {
+                        Some(i) if i >= 0 => i as usize,
+                        _ => continue 'vars,
+                    },
+                    _ => continue 'vars,
+                };
+                if index >= extents[path.len()] {
+                    continue 'vars;
+                }
+                let mut p = path.clone();
+                p.push(index);
+                frontier.push((u, p));
+            }
+        }
+        let element = |p: &[usize]| {
+            let suffix: Vec<String> = p.iter().map(|i| i.to_string()).collect();
+            format!("{name}_{}", suffix.join("_"))
+        };
+        let elem_ty = a.type_name(ty);
+        let Some(decl) = a.local_span(v) else {
+            continue;
+        };
+        let Some(end) = code[decl.start..].find(';').map(|e| decl.start + e) else {
+            continue;
+        };
+        if !code[decl.start..].starts_with("var") {
+            continue;
+        }
+        let mut names = Vec::with_capacity(count);
+        let mut index = vec![0usize; extents.len()];
+        for _ in 0..count {
+            names.push(element(&index));
+            for d in (0..extents.len()).rev() {
+                index[d] += 1;
+                if index[d] < extents[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        if names
+            .iter()
+            .any(|n| super::word_positions(code, n).next().is_some())
+        {
+            continue;
+        }
+        let indent = a.indent_at(decl.start);
+        let decls: Vec<String> = names
+            .iter()
+            .map(|n| format!("var {n} : {elem_ty} = {elem_ty}()"))
+            .collect();
+        let mut edits = vec![Edit::replace(
+            decl.start..end,
+            decls.join(&format!(";\n{indent}")),
+        )];
+        for (h, path) in &elements {
+            match a.expr_range(*h) {
+                Some(r) if a.text(&r).starts_with(name.as_str()) && a.text(&r).ends_with(']') => {
+                    edits.push(Edit::replace(r, element(path)))
+                }
+                _ => continue 'vars,
+            }
+        }
+        out.extend(edits);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use crate::operators::testkit;
@@ -752,143 +890,4 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             .expect("a canonical form");
         assert!(out.contains("var s: f32 = f32();"), "{out}");
     }
-}
-
-/// The most elements [`scalarise_arrays`] splits an array into.
-const MAX_SCALARISED: usize = 256;
-
-/// `var x : array<array<T, N>, M>;` read and written only at constant indices (`x[1][3]`) →
-/// one `var x_1_3 : T = T();` per element, each access the element's name. Exact: every access
-/// names one element, the elements share no memory, and each starts at zero as the array's
-/// elements did. Register-blocked kernels keep their block this way (surfgrad's `sums[i][j]`
-/// once its zeroing loops are gone); the de-blocking reads scalars.
-pub(super) fn scalarise_arrays(a: &Analysis<'_>) -> Vec<Edit> {
-    let f = a.function;
-    let code = a.code();
-    let mut out = Vec::new();
-    'vars: for (v, local) in f.local_variables.iter() {
-        let Some(name) = &local.name else {
-            continue;
-        };
-        if !local.init.is_none_or(|i| a.is_zero_value(i)) {
-            continue;
-        }
-        // The extents, outermost first, down to a scalar or vector element.
-        let mut extents = Vec::new();
-        let mut ty = local.ty;
-        while let naga::TypeInner::Array {
-            base,
-            size: naga::ArraySize::Constant(n),
-            ..
-        } = a.module.types[ty].inner
-        {
-            extents.push(n.get() as usize);
-            ty = base;
-        }
-        let count: usize = extents.iter().product();
-        if extents.is_empty()
-            || count < 2
-            || count > MAX_SCALARISED
-            || !matches!(
-                a.module.types[ty].inner,
-                naga::TypeInner::Scalar(_) | naga::TypeInner::Vector { .. }
-            )
-        {
-            continue;
-        }
-        let refs: Vec<Handle<Expression>> = f
-            .expressions
-            .iter()
-            .filter(|(_, e)| matches!(e, Expression::LocalVariable(l) if *l == v))
-            .map(|(h, _)| h)
-            .collect();
-        if statements_use(&f.body, &refs) {
-            continue;
-        }
-        // Follow each access chain from the variable to its element.
-        let mut elements: Vec<(Handle<Expression>, Vec<usize>)> = Vec::new();
-        let mut frontier: Vec<(Handle<Expression>, Vec<usize>)> =
-            refs.iter().map(|&h| (h, Vec::new())).collect();
-        while let Some((h, path)) = frontier.pop() {
-            let users: Vec<(Handle<Expression>, &Expression)> = f
-                .expressions
-                .iter()
-                .filter(|(_, e)| crate::analysis::expr::operands(e).contains(&h))
-                .collect();
-            if path.len() == extents.len() {
-                elements.push((h, path));
-                continue;
-            }
-            if path.len() > 0 && statements_use(&f.body, &[h]) {
-                continue 'vars;
-            }
-            for (u, e) in users {
-                let index = match *e {
-                    Expression::AccessIndex { base, index } if base == h => index as usize,
-                    Expression::Access { base, index } if base == h => match a.const_int(index) {
-                        Some(i) if i >= 0 => i as usize,
-                        _ => continue 'vars,
-                    },
-                    _ => continue 'vars,
-                };
-                if index >= extents[path.len()] {
-                    continue 'vars;
-                }
-                let mut p = path.clone();
-                p.push(index);
-                frontier.push((u, p));
-            }
-        }
-        let element = |p: &[usize]| {
-            let suffix: Vec<String> = p.iter().map(|i| i.to_string()).collect();
-            format!("{name}_{}", suffix.join("_"))
-        };
-        let elem_ty = a.type_name(ty);
-        let Some(decl) = a.local_span(v) else {
-            continue;
-        };
-        let Some(end) = code[decl.start..].find(';').map(|e| decl.start + e) else {
-            continue;
-        };
-        if !code[decl.start..].starts_with("var") {
-            continue;
-        }
-        let mut names = Vec::with_capacity(count);
-        let mut index = vec![0usize; extents.len()];
-        for _ in 0..count {
-            names.push(element(&index));
-            for d in (0..extents.len()).rev() {
-                index[d] += 1;
-                if index[d] < extents[d] {
-                    break;
-                }
-                index[d] = 0;
-            }
-        }
-        if names
-            .iter()
-            .any(|n| super::word_positions(code, n).next().is_some())
-        {
-            continue;
-        }
-        let indent = a.indent_at(decl.start);
-        let decls: Vec<String> = names
-            .iter()
-            .map(|n| format!("var {n} : {elem_ty} = {elem_ty}()"))
-            .collect();
-        let mut edits = vec![Edit::replace(
-            decl.start..end,
-            decls.join(&format!(";\n{indent}")),
-        )];
-        for (h, path) in &elements {
-            match a.expr_range(*h) {
-                Some(r) if a.text(&r).starts_with(name.as_str()) && a.text(&r).ends_with(']') => {
-                    edits.push(Edit::replace(r, element(path)))
-                }
-                _ => continue 'vars,
-            }
-        }
-        out.extend(edits);
-    }
-    out
 }

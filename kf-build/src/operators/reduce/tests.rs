@@ -751,10 +751,16 @@ fn ids_run(
 }
 
 /// Every corpus kernel (and SUM_DIM1) with the rewrite `pick` takes from its reductions on an
-/// H200-like adapter, where it has one.
+/// H200-like adapter, where it has one, and the program it was made from: the canonical form
+/// (whose launch a de-blocking widens), or the baseline.
 fn forms_on_corpus(
     pick: fn(&[Rewrite]) -> Option<&Rewrite>,
-) -> Vec<(String, kf_runtime::resolve::ResolvedKernel, Rewrite)> {
+) -> Vec<(
+    String,
+    kf_runtime::resolve::ResolvedKernel,
+    Rewrite,
+    kf_runtime::Program,
+)> {
     let mut kernels: Vec<(String, kf_runtime::resolve::ResolvedKernel)> = testkit::corpus()
         .into_iter()
         .map(|k| (k.name, k.kernel))
@@ -763,9 +769,16 @@ fn forms_on_corpus(
     kernels
         .into_iter()
         .filter_map(|(name, kernel)| {
-            let rewrites = apply(&ParallelReduction, &kernel, &testkit::h200()).ok()?;
+            let target = testkit::h200();
+            let rewrites = apply(&ParallelReduction, &kernel, &target).ok()?;
             let r = pick(&rewrites)?.clone();
-            Some((name, kernel, r))
+            let source = super::super::canonicalise(&super::super::Subject {
+                kernel: &kernel,
+                program: &kernel.baseline,
+                target: &target,
+            })
+            .map_or_else(|| kernel.baseline.clone(), |c| c.program);
+            Some((name, kernel, r, source))
         })
         .collect()
 }
@@ -773,9 +786,9 @@ fn forms_on_corpus(
 #[test]
 fn lane_groups_run_exactly_the_baselines_ids_for_every_parameter_value() {
     let mut checked = Vec::new();
-    for (name, kernel, r) in &forms_on_corpus(lane_groups) {
-        let baseline = ids_run(kernel, &kernel.baseline, None);
-        let wgs = kernel.baseline.workgroup_size;
+    for (name, kernel, r, source) in &forms_on_corpus(lane_groups) {
+        let baseline = ids_run(kernel, source, None);
+        let wgs = source.workgroup_size;
         let param = |n: &str| r.params.iter().find(|(k, _)| k == n).unwrap().1.clone();
         // Every point the parameter operator can move to, on every subgroup size the adapter may
         // choose that holds a whole group and divides the workgroup.
@@ -1055,9 +1068,9 @@ fn column_ids_run(
 #[test]
 fn column_groups_run_exactly_the_baselines_ids_for_every_parameter_value() {
     let mut checked = Vec::new();
-    for (name, kernel, r) in &forms_on_corpus(column_groups) {
-        let baseline = ids_run(kernel, &kernel.baseline, None);
-        let wgs = kernel.baseline.workgroup_size;
+    for (name, kernel, r, source) in &forms_on_corpus(column_groups) {
+        let baseline = ids_run(kernel, source, None);
+        let wgs = source.workgroup_size;
         let param = |n: &str| r.params.iter().find(|(k, _)| k == n).unwrap().1.clone();
         // Every pair the parameter operator can move to, and a column count that divides no
         // workgroup size (its spare lanes repeat work no one reads).

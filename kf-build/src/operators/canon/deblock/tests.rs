@@ -97,6 +97,54 @@ fn a_block_in_named_scalars_under_other_guards_is_deblocked_too() {
     assert!(text.contains("s00"), "{text}");
 }
 
+/// [`ARRAY_BLOCK`] with each store under one guard, `&&`-joined or the negation of an `||`
+/// (naga evaluates both through temporaries), every store spelled alike.
+fn joined_guards(or: bool) -> String {
+    let guard = |r: &str, c: &str| {
+        if or {
+            format!("!({r} >= dims.M || {c} >= dims.N)")
+        } else {
+            format!("{r} < dims.M && {c} < dims.N")
+        }
+    };
+    let stores: String = [
+        ("row", "col", 0, 0),
+        ("row", "col + 1u", 0, 1),
+        ("row + 1u", "col", 1, 0),
+        ("row + 1u", "col + 1u", 1, 1),
+    ]
+    .iter()
+    .map(|(r, c, i, j)| {
+        format!(
+            "    if ({}) {{ c[({r}) * dims.N + {c}] = sums[{i}][{j}]; }}\n",
+            guard(r, c)
+        )
+    })
+    .collect();
+    let at = ARRAY_BLOCK.find("    if (row < dims.M) {").unwrap();
+    format!("{}{stores}}}\n", &ARRAY_BLOCK[..at])
+}
+
+#[test]
+fn a_block_under_joined_guards_is_deblocked_too() {
+    for or in [false, true] {
+        let body = joined_guards(or);
+        let (step, text) = canon(&body).expect("a canonical form");
+        assert!(step.contains("deblock"), "{step}\n{text}");
+        assert!(
+            !text.contains("sums_1_1") && text.contains("sums_0_0"),
+            "{text}"
+        );
+        // One half of one guard not the translate of the corner's.
+        let wrong = body
+            .replacen("row + 1u < dims.M", "row + 2u < dims.M", 1)
+            .replacen("row + 1u >= dims.M", "row + 2u >= dims.M", 1);
+        assert_ne!(wrong, body);
+        let step = canon(&wrong).map(|c| c.0).unwrap_or_default();
+        assert!(!step.contains("deblock"), "{step}");
+    }
+}
+
 #[test]
 fn the_launch_grows_by_the_block() {
     let k = testkit::resolve("k.wgsl", SPEC, &format!("{HEAD}{ARRAY_BLOCK}"));
@@ -229,4 +277,88 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
     assert!(step.contains("unused-let"), "{step}");
     assert!(!text.contains("unused"), "{text}");
     assert!(text.contains("let used"), "{text}");
+}
+
+/// [`ARRAY_BLOCK`] with its updates and stores in loops over the block, the stores reading a
+/// `let` array gathered from named accumulators as meganeura writes it.
+const LOOPED_BLOCK: &str = "
+@compute @workgroup_size(16, 16)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let row = gid.y * 2u;
+    let col = gid.x * 2u;
+    var acc: array<array<f32, 2>, 2>;
+    var bc: array<f32, 2>;
+    for (var k = 0u; k < dims.K; k++) {
+        for (var j = 0u; j < 2u; j++) {
+            bc[j] = b[k * dims.N + col + j];
+        }
+        for (var i = 0u; i < 2u; i++) {
+            let av = a[(row + i) * dims.K + k];
+            for (var j = 0u; j < 2u; j++) {
+                acc[i][j] = fma(av, bc[j], acc[i][j]);
+            }
+        }
+    }
+    for (var i = 0u; i < 2u; i++) {
+        for (var j = 0u; j < 2u; j++) {
+            if (row + i < dims.M && col + j < dims.N) {
+                c[(row + i) * dims.N + col + j] = acc[i][j];
+            }
+        }
+    }
+}
+";
+
+#[test]
+fn a_block_addressed_by_loops_is_written_out_and_deblocked() {
+    let (step, text) = canon(LOOPED_BLOCK).expect("a canonical form");
+    assert!(step.contains("unroll-registers"), "{step}");
+    assert!(step.contains("deblock"), "{step}\n{text}");
+    assert!(
+        !text.contains("acc_1_1") && text.contains("acc_0_0"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_let_array_gathered_from_named_sums_reads_as_the_sums() {
+    let body = "
+@compute @workgroup_size(16, 16)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let row = gid.y * 2u;
+    let col = gid.x * 2u;
+    var s0_0 = 0.0; var s0_1 = 0.0; var s1_0 = 0.0; var s1_1 = 0.0;
+    for (var k = 0u; k < dims.K; k++) {
+        let a0 = a[row * dims.K + k];
+        let a1 = a[(row + 1u) * dims.K + k];
+        let b0 = b[k * dims.N + col];
+        let b1 = b[k * dims.N + col + 1u];
+        s0_0 += a0 * b0; s0_1 += a0 * b1; s1_0 += a1 * b0; s1_1 += a1 * b1;
+    }
+    let s = array<array<f32, 2>, 2>(
+        array<f32, 2>(s0_0, s0_1),
+        array<f32, 2>(s1_0, s1_1),
+    );
+    for (var i = 0u; i < 2u; i++) {
+        for (var j = 0u; j < 2u; j++) {
+            let r = row + i;
+            let q = col + j;
+            if r < dims.M && q < dims.N {
+                c[r * dims.N + q] = s[i][j];
+            }
+        }
+    }
+}
+";
+    let (step, text) = canon(body).expect("a canonical form");
+    assert!(step.contains("let-element"), "{step}");
+    assert!(step.contains("deblock"), "{step}\n{text}");
+    // A sum written again after the gather: its element is not the variable any more.
+    let late = body.replace(
+        "    for (var i = 0u; i < 2u; i++) {\n        for",
+        "    s1_1 = 0.0;\n    for (var i = 0u; i < 2u; i++) {\n        for",
+    );
+    assert_ne!(late, body);
+    let step = canon(&late).map(|c| c.0).unwrap_or_default();
+    assert!(!step.contains("deblock"), "{step}");
 }
