@@ -132,7 +132,11 @@
 //!   for (..) { sums[i][j] = 0.0; } }`) → nothing, since WGSL starts the array at zero
 //!   (`zero-stores`); a local array read and written only at constant indices → one scalar per
 //!   element (`scalarise`, `sums[1][3]` → `sums_1_3`); a `let` that nothing reads, of a value
-//!   without effects → nothing (`unused-let`).
+//!   without effects → nothing (`unused-let`); an innermost short loop whose counter indexes a
+//!   local array or constructed value → written out with the counter a literal
+//!   (`unroll-registers`), and a literal element of a `let` array built from variables → the
+//!   variable, where nothing writes it after the construction (`let-element`), both in
+//!   [`unindex`].
 //!
 //! - a register-blocked kernel, each invocation computing a `TM × TN` block of outputs in as
 //!   many accumulators that are translates of the block's corner → the corner alone over a
