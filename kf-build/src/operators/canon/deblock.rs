@@ -104,15 +104,18 @@ pub(super) fn deblock(a: &Analysis<'_>) -> Option<Deblock> {
         }
     }
     for &g in &guards {
-        let Statement::If { ref reject, .. } = *a.stmts[g].stmt else {
+        if !matches!(a.stmts[g].stmt, Statement::If { .. }) {
             return None;
-        };
+        }
         // An empty else (naga ends it with the function's `return`).
-        if reject
-            .iter()
-            .any(|s| !matches!(s, Statement::Emit(_) | Statement::Return { value: None }))
-        {
-            return None;
+        let rejects = (0..a.stmts.len())
+            .filter(|&s| a.stmts[s].parent == Some(g) && a.stmts[s].part == ir::Part::Reject);
+        for s in rejects {
+            match *a.stmts[s].stmt {
+                Statement::Emit(_) => {}
+                Statement::Return { value: None } if at_end(a, s) => {}
+                _ => return None,
+            }
         }
     }
     let uniform = |h: Handle<Expression>| a.is_dispatch_uniform(h);
@@ -335,6 +338,12 @@ fn accumulator(
     let Expression::GlobalVariable(global) = f.expressions[base] else {
         return None;
     };
+    if !matches!(
+        a.module.global_variables[global].space,
+        naga::AddressSpace::Storage { .. }
+    ) {
+        return None;
+    }
     if !a.stmts[store].loops.is_empty() || store < s {
         return None;
     }

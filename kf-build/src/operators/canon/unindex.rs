@@ -190,7 +190,14 @@ pub(super) fn let_elements(a: &Analysis<'_>) -> Vec<Edit> {
         let (Some(at), Some(read)) = (a.evaluated_at(target), a.evaluated_at(h)) else {
             continue;
         };
-        if a.stores_to(v).iter().any(|&s| s >= at) || read < at {
+        // Nor a call that is handed a pointer to it.
+        let handed = a.stmts[at..].iter().any(|st| match st.stmt {
+            naga::Statement::Call { arguments, .. } => {
+                arguments.iter().any(|&x| a.local_root(x) == Some(v))
+            }
+            _ => false,
+        });
+        if handed || a.stores_to(v).iter().any(|&s| s >= at) || read < at {
             continue;
         }
         let (Some(range), Some(name)) = (a.expr_range(h), f.local_variables[v].name.as_ref())

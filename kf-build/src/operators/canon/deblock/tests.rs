@@ -207,6 +207,12 @@ fn blocks_that_are_not_translates_are_left_alone() {
             "let b1 = b[k * dims.N + col + 1u];",
             "let b1 = c[k * dims.N + col + 1u];",
         ),
+        // A guard whose else leaves early: the stores after it are skipped with it.
+        (
+            "a return in a guard's else",
+            "sums[0][1]; }\n    }\n",
+            "sums[0][1]; }\n    } else { return; }\n",
+        ),
         // Something else done before the loop.
         (
             "another store",
