@@ -82,12 +82,7 @@ pub(super) fn single_element_arrays(a: &Analysis<'_>) -> Vec<Edit> {
         if n.get() != 1 {
             continue;
         }
-        let refs: Vec<Handle<Expression>> = f
-            .expressions
-            .iter()
-            .filter(|(_, e)| matches!(e, Expression::LocalVariable(l) if *l == v))
-            .map(|(h, _)| h)
-            .collect();
+        let refs = variable_refs(f, v);
         // Every use of the variable is an access to element 0.
         let mut accesses = Vec::new();
         let mut whole_use = false;
@@ -144,6 +139,15 @@ pub(super) fn single_element_arrays(a: &Analysis<'_>) -> Vec<Edit> {
         }
     }
     out
+}
+
+/// The expressions naming local `v` (naga makes one per mention).
+fn variable_refs(f: &naga::Function, v: Handle<naga::LocalVariable>) -> Vec<Handle<Expression>> {
+    f.expressions
+        .iter()
+        .filter(|(_, e)| matches!(e, Expression::LocalVariable(l) if *l == v))
+        .map(|(h, _)| h)
+        .collect()
 }
 
 /// Whether a statement of `block` names one of `refs` directly (a store of the whole array, a
@@ -651,12 +655,7 @@ pub(super) fn scalarise_arrays(a: &Analysis<'_>) -> Vec<Edit> {
         {
             continue;
         }
-        let refs: Vec<Handle<Expression>> = f
-            .expressions
-            .iter()
-            .filter(|(_, e)| matches!(e, Expression::LocalVariable(l) if *l == v))
-            .map(|(h, _)| h)
-            .collect();
+        let refs = variable_refs(f, v);
         if statements_use(&f.body, &refs) {
             continue;
         }
