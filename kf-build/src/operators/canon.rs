@@ -68,6 +68,9 @@
 //!   `global_invocation_id.x`, the parameter added if missing: equal by definition, for every id.
 //!   The operators that need the global id (`coarsen`, `widen`) then find one.
 //!
+//!   A multiple of it too: `workgroup_id.y * 64u + local_invocation_id.y * 4u` over a workgroup
+//!   16 high → `(global_invocation_id.y * 4u)`, the corner of a register block (`deblock`).
+//!
 //!   The same in `i32` (`i32(blockIdx.x) * 64 + i32(threadIdx.x)`, TVM's spelling) →
 //!   `i32(global_invocation_id.x)`: equal modulo 2³², as WGSL's integer arithmetic wraps.
 //!
@@ -1717,31 +1720,41 @@ fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
     };
     let one = Some(ir::Poly::constant(1));
     let flat = extent(1) == one && extent(2) == one;
-    let matches = |h: Handle<Expression>| -> Option<u32> {
+    // `c · (W·wid.d + lid.d)` for a constant `c ≥ 1`: the axis and `c`.
+    let matches = |h: Handle<Expression>| -> Option<(u32, i64)> {
         let form = a.index_form(h)?;
         if !form.offset.is_zero() || form.terms.len() != 2 {
             return None;
         }
+        let scale = form
+            .terms
+            .iter()
+            .find(|(v, _)| {
+                matches!(
+                    v,
+                    ir::Var::Builtin(
+                        BuiltIn::LocalInvocationId | BuiltIn::LocalInvocationIndex,
+                        _
+                    )
+                )
+            })?
+            .1
+            .as_constant()
+            .filter(|&c| c >= 1)?;
         let (mut wid, mut lid) = (None, None);
         for (v, c) in &form.terms {
             match *v {
                 ir::Var::Builtin(BuiltIn::WorkGroupId, d)
-                    if extent(d as usize).as_ref() == Some(c) =>
+                    if extent(d as usize).map(|e| e.scale(scale)).as_ref() == Some(c) =>
                 {
                     wid = Some(d)
                 }
-                ir::Var::Builtin(BuiltIn::LocalInvocationId, d) if c.as_constant() == Some(1) => {
-                    lid = Some(d)
-                }
-                ir::Var::Builtin(BuiltIn::LocalInvocationIndex, 0)
-                    if c.as_constant() == Some(1) && flat =>
-                {
-                    lid = Some(0)
-                }
+                ir::Var::Builtin(BuiltIn::LocalInvocationId, d) => lid = Some(d),
+                ir::Var::Builtin(BuiltIn::LocalInvocationIndex, 0) if flat => lid = Some(0),
                 _ => return None,
             }
         }
-        (wid? == lid?).then_some(wid?)
+        (wid? == lid?).then_some((wid?, scale))
     };
     let is_int = |h: Handle<Expression>, kind: ScalarKind| {
         matches!(
@@ -1754,7 +1767,7 @@ fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
     // modulo 2³², as WGSL's integer arithmetic wraps.
     let is_i32 = |h| is_int(h, ScalarKind::Sint);
     // The outermost expressions with that value: those no matching expression contains.
-    let found: Vec<(Handle<Expression>, u32)> = a
+    let found: Vec<(Handle<Expression>, (u32, i64))> = a
         .function
         .expressions
         .iter()
@@ -1765,7 +1778,7 @@ fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
                 .map(|d| (h, d))
         })
         .collect();
-    let outer: Vec<(Handle<Expression>, u32)> = found
+    let outer: Vec<(Handle<Expression>, (u32, i64))> = found
         .iter()
         .copied()
         .filter(|(h, _)| {
@@ -1778,12 +1791,17 @@ fn global_ids(a: &Analysis<'_>) -> Option<(Vec<Edit>, &'static str)> {
         return None;
     }
     let (name, mut edits) = global_id_parameter(a)?;
-    for (h, d) in outer {
+    for (h, (d, c)) in outer {
         let r = a.expr_range(h)?;
         let id = format!("{name}.{}", ["x", "y", "z"][d as usize]);
+        let id = if is_i32(h) { format!("i32({id})") } else { id };
         edits.push(Edit::replace(
             r,
-            if is_i32(h) { format!("i32({id})") } else { id },
+            match (c, is_i32(h)) {
+                (1, _) => id,
+                (c, true) => format!("({id} * {c})"),
+                (c, false) => format!("({id} * {c}u)"),
+            },
         ));
     }
     Some((edits, "global-id"))

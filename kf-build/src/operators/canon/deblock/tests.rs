@@ -368,3 +368,25 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let step = canon(&late).map(|c| c.0).unwrap_or_default();
     assert!(!step.contains("deblock"), "{step}");
 }
+
+#[test]
+fn a_block_placed_by_workgroup_and_local_ids_is_deblocked_too() {
+    // meganeura's spelling of the block's corner: `wid.y * 32u + lid.y * 2u` over a workgroup
+    // 16 high, which the canonical form reads as `gid.y * 2u`.
+    let body = ARRAY_BLOCK
+        .replace(
+            "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
+        )
+        .replace("let row = gid.y * 2u;", "let row = wid.y * 32u + lid.y * 2u;")
+        .replace("let col = gid.x * 2u;", "let col = lid.x * 2u + wid.x * 32u;");
+    let (step, text) = canon(&body).expect("a canonical form");
+    assert!(
+        step.contains("global-id") && step.contains("deblock"),
+        "{step}\n{text}"
+    );
+    // Not a multiple of the workgroup's ids: `wid.y * 30u + lid.y * 2u` skips rows.
+    let gaps = body.replace("wid.y * 32u", "wid.y * 30u");
+    let step = canon(&gaps).map(|c| c.0).unwrap_or_default();
+    assert!(!step.contains("deblock"), "{step}");
+}
