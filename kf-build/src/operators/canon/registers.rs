@@ -65,7 +65,6 @@ pub(super) fn zero_initialisers(a: &Analysis<'_>) -> Vec<Edit> {
 /// (see the module documentation). Locals without a value wait for [`zero_initialisers`].
 pub(super) fn single_element_arrays(a: &Analysis<'_>) -> Vec<Edit> {
     let f = a.function;
-    let code = a.code();
     let mut out = Vec::new();
     for (v, local) in f.local_variables.iter() {
         let (Some(name), Some(init)) = (&local.name, local.init) else {
@@ -112,17 +111,11 @@ pub(super) fn single_element_arrays(a: &Analysis<'_>) -> Vec<Edit> {
             }
             _ => continue,
         };
-        let Some(decl) = a.local_span(v) else {
+        let Some(decl) = var_declaration(a, v) else {
             continue;
         };
-        let Some(end) = code[decl.start..].find(';').map(|e| decl.start + e) else {
-            continue;
-        };
-        if !code[decl.start..].starts_with("var") {
-            continue;
-        }
         let mut edits = vec![Edit::replace(
-            decl.start..end,
+            decl.clone(),
             format!("var {name} : {} = {init_text}", a.type_name(base)),
         )];
         let mut ok = true;
@@ -139,6 +132,17 @@ pub(super) fn single_element_arrays(a: &Analysis<'_>) -> Vec<Edit> {
         }
     }
     out
+}
+
+/// The text of local `v`'s declaration `var ..` up to its `;` (excluded), when it is spelled
+/// with `var`.
+fn var_declaration(a: &Analysis<'_>, v: Handle<naga::LocalVariable>) -> Option<ir::TextRange> {
+    let code = a.code();
+    let decl = a.local_span(v)?;
+    let end = code[decl.start..].find(';').map(|e| decl.start + e)?;
+    code[decl.start..]
+        .starts_with("var")
+        .then_some(decl.start..end)
 }
 
 /// The expressions naming local `v` (naga makes one per mention).
@@ -698,15 +702,9 @@ pub(super) fn scalarise_arrays(a: &Analysis<'_>) -> Vec<Edit> {
             format!("{name}_{}", suffix.join("_"))
         };
         let elem_ty = a.type_name(ty);
-        let Some(decl) = a.local_span(v) else {
+        let Some(decl) = var_declaration(a, v) else {
             continue;
         };
-        let Some(end) = code[decl.start..].find(';').map(|e| decl.start + e) else {
-            continue;
-        };
-        if !code[decl.start..].starts_with("var") {
-            continue;
-        }
         let mut names = Vec::with_capacity(count);
         let mut index = vec![0usize; extents.len()];
         for _ in 0..count {
@@ -731,7 +729,7 @@ pub(super) fn scalarise_arrays(a: &Analysis<'_>) -> Vec<Edit> {
             .map(|n| format!("var {n} : {elem_ty} = {elem_ty}()"))
             .collect();
         let mut edits = vec![Edit::replace(
-            decl.start..end,
+            decl.clone(),
             decls.join(&format!(";\n{indent}")),
         )];
         for (h, path) in &elements {
