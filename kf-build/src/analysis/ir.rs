@@ -314,6 +314,11 @@ pub struct LoopInfo<'a> {
     pub not_counted: Option<String>,
 }
 
+/// The greatest common divisor (`gcd(0, b)` is `b`).
+pub fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 /// A value an index form is built over: an invocation-id component or a loop variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Var {
@@ -1735,6 +1740,22 @@ impl<'a> Analysis<'a> {
             self.stmts[o].index_in_block < self.stmts[s].index_in_block
                 && !matches!(self.stmts[o].stmt, Statement::Emit(_))
         })
+    }
+
+    /// Whether statement `s` sits in statement `outer` (`None`: the function's body) through
+    /// nothing but blocks: it runs whenever `outer`'s block does.
+    pub fn in_blocks_of(&self, s: usize, outer: Option<usize>) -> bool {
+        let mut at = s;
+        loop {
+            let p = self.stmts[at].parent;
+            if p == outer {
+                return true;
+            }
+            match p {
+                Some(p) if matches!(self.stmts[p].stmt, Statement::Block(_)) => at = p,
+                _ => return false,
+            }
+        }
     }
 
     /// Whether statement `inner` is `outer` or nested inside it.

@@ -498,7 +498,7 @@ fn quarter(
     let mut monos = Vec::new();
     for m in &p.0 {
         let k = u64::try_from(m.k).ok().filter(|k| *k > 0)?;
-        let g = gcd(k, u64::from(WIDTH));
+        let g = crate::analysis::ir::gcd(k, u64::from(WIDTH));
         let need = u64::from(WIDTH) / g;
         let mut factors: Vec<String> = Vec::new();
         let mut found = need == 1;
@@ -533,10 +533,6 @@ fn quarter(
         1 => monos.pop(),
         _ => Some(format!("({})", monos.join(" + "))),
     }
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 /// The size the spec fills the uniform value `atom` (its canonical WGSL text) with.

@@ -156,11 +156,15 @@ pub(super) fn deblock(a: &Analysis<'_>) -> Option<Deblock> {
                 None => reads[index as usize].push((h, h, 1)),
             }
         }
-        if a.stmts.iter().any(|s| stmt_operands(s.stmt).contains(&h)) {
+        let mut in_statement = false;
+        for st in &a.stmts {
+            ir::for_each_stmt_operand(st.stmt, &mut |o| in_statement |= o == h);
+        }
+        if in_statement {
             reads[index as usize].push((h, h, 1));
         }
     }
-    let gcd_of = |rs: &[IdRead]| rs.iter().fold(0i64, |g, r| gcd(g, r.2));
+    let gcd_of = |rs: &[IdRead]| rs.iter().fold(0, |g, r| ir::gcd(g, r.2.unsigned_abs())) as i64;
     let (gx, gy) = (gcd_of(&reads[0]), gcd_of(&reads[1]));
     let forms: Vec<IndexForm> = accs
         .iter()
@@ -210,7 +214,7 @@ fn accumulators(a: &Analysis<'_>) -> Option<(usize, Vec<Acc>)> {
         let Some(lp) = info.for_loop.as_ref() else {
             continue;
         };
-        if info.depth != 0 || a.stmts[info.stmt].parent.is_some() {
+        if info.depth != 0 || !a.in_blocks_of(info.stmt, None) {
             continue;
         }
         let mut accs = Vec::new();
@@ -220,7 +224,7 @@ fn accumulators(a: &Analysis<'_>) -> Option<(usize, Vec<Acc>)> {
                 Statement::Emit(_) | Statement::Block(_) => {}
                 Statement::If { .. } | Statement::Break if a.is_header_test(s, lp) => {}
                 Statement::Store { .. } if s == lp.step_stmt => {}
-                Statement::Store { pointer, value } if in_blocks_of(a, s, info.stmt) => {
+                Statement::Store { pointer, value } if a.in_blocks_of(s, Some(info.stmt)) => {
                     match accumulator(a, s, pointer, value) {
                         Some(acc) => accs.push(acc),
                         None => ok = false,
@@ -254,21 +258,6 @@ fn at_end(a: &Analysis<'_>, s: usize) -> bool {
             Some(p) => at = p,
         }
     }
-}
-
-/// Whether statement `s` sits in statement `outer` through nothing but blocks.
-fn in_blocks_of(a: &Analysis<'_>, s: usize, outer: usize) -> bool {
-    let mut at = s;
-    while let Some(p) = a.stmts[at].parent {
-        if p == outer {
-            return true;
-        }
-        if !matches!(a.stmts[p].stmt, Statement::Block(_)) {
-            return false;
-        }
-        at = p;
-    }
-    false
 }
 
 /// The accumulator updated by statement `s` (`acc = acc + value`), with its one store after the
@@ -641,7 +630,7 @@ pub(super) fn dead_zero_stores(a: &Analysis<'_>) -> Vec<Edit> {
     let f = a.function;
     let mut out = Vec::new();
     'loops: for (l, info) in a.loops.iter().enumerate() {
-        if info.depth != 0 || a.stmts[info.stmt].parent.is_some() {
+        if info.depth != 0 || !a.in_blocks_of(info.stmt, None) {
             continue;
         }
         let mut target = None;
@@ -714,16 +703,6 @@ pub(super) fn dead_zero_stores(a: &Analysis<'_>) -> Vec<Edit> {
         }
     }
     out
-}
-
-fn stmt_operands(s: &Statement) -> Vec<Handle<Expression>> {
-    let mut v = Vec::new();
-    ir::for_each_stmt_operand(s, &mut |h| v.push(h));
-    v
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 { a.abs() } else { gcd(b, a % b) }
 }
 
 /// The divisors of `g` from the largest; `[1]` for 0 (the axis is not read).

@@ -75,7 +75,7 @@ pub(super) fn staged(a: &Analysis<'_>, outer: usize) -> Result<Vec<Edit>, Skip> 
         .for_loop
         .as_ref()
         .ok_or_else(|| no("not a counted loop"))?;
-    if lo.parent.is_some() || !top_level(a, lo.stmt) {
+    if lo.parent.is_some() || !a.in_blocks_of(lo.stmt, None) {
         return Err(no("the outer loop is not at the top of the entry point"));
     }
     // Whole workgroups may leave before the loop (`if (wid.z >= batch) { return; }`); a single
@@ -484,17 +484,6 @@ fn part_body(a: &Analysis<'_>, p: usize, part: Part) -> Vec<usize> {
         }
     }
     out
-}
-
-/// Whether statement `s` sits at the top level of the entry point (in blocks at most).
-fn top_level(a: &Analysis<'_>, mut s: usize) -> bool {
-    while let Some(p) = a.stmts[s].parent {
-        if !matches!(a.stmts[p].stmt, Statement::Block(_)) {
-            return false;
-        }
-        s = p;
-    }
-    true
 }
 
 /// Whether statement `s` runs for every invocation of a workgroup or for none: every `if`
