@@ -747,11 +747,17 @@ pub(super) fn unused_lets(a: &Analysis<'_>) -> Vec<Edit> {
     out
 }
 
-/// Whether evaluating `h` has no effect and reads no result of one.
+/// Whether evaluating `h` has no effect and reads no result of one. naga evaluates `a && b` and
+/// `a || b` into an unnamed temporary in an `if` that may call functions, so a read of such a
+/// temporary counts as an effect: the `let`'s text holds those calls.
 fn pure(a: &Analysis<'_>, h: Handle<Expression>) -> bool {
+    let f = a.function;
     let mut ok = true;
     a.visit(h, &mut |e| {
-        ok &= !crate::analysis::expr::is_effect_result(e)
+        let temporary =
+            matches!(*e, Expression::LocalVariable(v) if f.local_variables[v].name.is_none());
+        ok &= !temporary
+            && !crate::analysis::expr::is_effect_result(e)
             && !matches!(
                 e,
                 Expression::ImageLoad { .. }

@@ -268,12 +268,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
 
 #[test]
 fn unused_lets_go_but_calls_stay() {
+    // `g` writes memory: its result is read by nothing, but the call (or the statements it is
+    // spelled out as) must stay.
     let wgsl = format!(
         "{HEAD}
-fn f(i: u32) -> f32 {{ return a[i]; }}
+fn g(i: u32) -> f32 {{ c[i + 1u] = 7.0; return a[i]; }}
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
     let unused = a[gid.x + 1u];
+    let kept = g(gid.x);
     let used = a[gid.x];
     c[gid.x] = used;
 }}
@@ -283,6 +286,18 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {{
     assert!(step.contains("unused-let"), "{step}");
     assert!(!text.contains("unused"), "{text}");
     assert!(text.contains("let used"), "{text}");
+    let body = &text[text.find("fn main").unwrap()..];
+    assert!(body.contains("7.0") || body.contains("g(gid.x)"), "{text}");
+    // Behind `&&` the call is not spelled out; the unread `let` holding it must stay.
+    let behind = wgsl.replace(
+        "let kept = g(gid.x);",
+        "let kept = (gid.x > 3u) && (g(gid.x) > 0.0);",
+    );
+    let text = testkit::canonical_text(SPEC, &behind)
+        .map(|c| c.1)
+        .unwrap_or(behind.clone());
+    let body = &text[text.find("fn main").unwrap()..];
+    assert!(body.contains("g(gid.x)") || body.contains("7.0"), "{text}");
 }
 
 /// [`ARRAY_BLOCK`] with its updates and stores in loops over the block, the stores reading a
